@@ -1,0 +1,1 @@
+"""Checks judge what the engine recorded; the catalogue defines every check once."""

@@ -1,0 +1,180 @@
+"""Card validation: required fields, interfaces, skills, capabilities, security, transport hygiene.
+
+Each function returns one CheckResult for a catalogued id; problems are listed in the message so a
+person can fix them all in one pass.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from probe.checks.urls import LOOPBACK, host_class
+from probe.results import CheckResult, Status, StepName, make_check
+from probe.wire.card import Card
+
+_MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
+_KNOWN_BINDINGS = {"JSONRPC", "GRPC", "HTTP+JSON"}
+
+_REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "1.0": {"name": str, "description": str, "version": str, "supportedInterfaces": list, "capabilities": dict,
+            "defaultInputModes": list, "defaultOutputModes": list, "skills": list},
+    "0.3": {"protocolVersion": str, "name": str, "description": str, "url": str, "version": str,
+            "capabilities": dict, "defaultInputModes": list, "defaultOutputModes": list, "skills": list},
+    "0.2": {"name": str, "description": str, "url": str, "version": str, "capabilities": dict,
+            "defaultInputModes": list, "defaultOutputModes": list, "skills": list},
+    "0.1": {"name": str, "url": str, "version": str, "capabilities": dict, "skills": list},
+}
+_V = StepName.VALIDATE
+
+
+def _result(check_id: str, problems: list[str], ok_message: str = "") -> CheckResult:
+    if problems:
+        return make_check(check_id, Status.FAIL, "; ".join(problems[:8]) + (" …" if len(problems) > 8 else ""),
+                          step=_V)
+    return make_check(check_id, Status.PASS, ok_message, step=_V)
+
+
+def _typename(t: type | tuple[type, ...]) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean"}
+    return names.get(t, str(t)) if isinstance(t, type) else "/".join(names.get(x, str(x)) for x in t)
+
+
+def required_fields(card: Card) -> CheckResult:
+    spec = _REQUIRED.get(card.family, _REQUIRED["1.0"])
+    problems: list[str] = []
+    for name, typ in spec.items():
+        value = card.doc.get(name)
+        if value is None:
+            problems.append(f"{name} is missing")
+        elif not isinstance(value, typ) or isinstance(value, bool):
+            problems.append(f"{name} is a {type(value).__name__}, expected a {_typename(typ)}")
+        elif isinstance(value, str | list) and not value and name != "skills":
+            problems.append(f"{name} is empty")
+    if card.hybrid and not isinstance(card.doc.get("url"), str):
+        problems.append("hybrid card: top-level url is not a string")
+    return _result("card.required_fields", problems, f"all {card.family} required fields present")
+
+
+def interfaces(card: Card) -> CheckResult:
+    problems: list[str] = []
+    if card.family == "1.0":
+        entries = card.doc.get("supportedInterfaces")
+        if isinstance(entries, list) and not entries:
+            problems.append("supportedInterfaces is empty")
+        for i, e in enumerate(entries if isinstance(entries, list) else []):
+            where = f"supportedInterfaces[{i}]"
+            if not isinstance(e, dict):
+                problems.append(f"{where} is not an object")
+                continue
+            problems += _interface_problems(where, e.get("url"), e.get("protocolBinding"), e.get("protocolVersion"))
+    else:
+        pt = card.doc.get("preferredTransport")
+        if pt is not None and pt not in _KNOWN_BINDINGS:
+            problems.append(f"preferredTransport {pt!r} is not JSONRPC, GRPC or HTTP+JSON")
+        for i, e in enumerate(card.doc.get("additionalInterfaces") or []):
+            if not isinstance(e, dict) or not isinstance(e.get("url"), str) or not isinstance(e.get("transport"), str):
+                problems.append(f"additionalInterfaces[{i}] needs url and transport strings")
+    return _result("card.interfaces", problems, f"{len(card.interfaces)} interface(s) advertised")
+
+
+def _interface_problems(where: str, url: Any, binding: Any, version: Any) -> list[str]:
+    out: list[str] = []
+    if not isinstance(url, str) or not url:
+        out.append(f"{where}.url is missing")
+    elif binding != "GRPC" and not urlsplit(url).scheme.startswith("http"):
+        out.append(f"{where}.url {url[:80]!r} is not an absolute http(s) URL")
+    if not isinstance(binding, str) or not binding:
+        out.append(f"{where}.protocolBinding is missing")
+    elif binding not in _KNOWN_BINDINGS and ":" not in binding:
+        out.append(f"{where}.protocolBinding {binding!r} is neither JSONRPC, GRPC, HTTP+JSON nor a URI")
+    if not isinstance(version, str) or not version:
+        out.append(f"{where}.protocolVersion is missing")
+    elif not _MAJOR_MINOR.match(version):
+        out.append(f"{where}.protocolVersion {version!r} is not Major.Minor (e.g. \"1.0\")")
+    return out
+
+
+def skills(card: Card) -> CheckResult:
+    problems: list[str] = []
+    entries = card.doc.get("skills")
+    if not isinstance(entries, list):
+        return _result("card.skills", ["skills is not an array"])
+    required: dict[str, type] = ({"id": str, "name": str} if card.family == "0.1"
+                                 else {"id": str, "name": str, "description": str, "tags": list})
+    seen: set[str] = set()
+    for i, s in enumerate(entries):
+        if not isinstance(s, dict):
+            problems.append(f"skills[{i}] is not an object")
+            continue
+        for name, typ in required.items():
+            if not isinstance(s.get(name), typ) or (typ is str and not s.get(name)):
+                problems.append(f"skills[{i}].{name} is missing or not a {_typename(typ)}")
+        if isinstance(s.get("id"), str):
+            if s["id"] in seen:
+                problems.append(f"skill id {s['id']!r} is not unique")
+            seen.add(s["id"])
+    msg = f"{len(entries)} skill(s)" + (" (an empty skills list is allowed but unhelpful)" if not entries else "")
+    return _result("card.skills", problems, msg)
+
+
+def capabilities(card: Card) -> CheckResult:
+    caps = card.doc.get("capabilities")
+    problems: list[str] = []
+    if isinstance(caps, dict):
+        for flag in ("streaming", "pushNotifications", "extendedAgentCard", "stateTransitionHistory"):
+            if flag in caps and not isinstance(caps[flag], bool):
+                problems.append(f"capabilities.{flag} is {caps[flag]!r}, not a boolean")
+    if "supportsAuthenticatedExtendedCard" in card.doc and not isinstance(
+            card.doc["supportsAuthenticatedExtendedCard"], bool):
+        problems.append("supportsAuthenticatedExtendedCard is not a boolean")
+    return _result("card.capabilities", problems)
+
+
+def security(card: Card) -> CheckResult:
+    schemes = card.doc.get("securitySchemes")
+    declared = set(schemes) if isinstance(schemes, dict) else set()
+    problems: list[str] = []
+    for where, names in _requirement_names(card.doc):
+        problems += [f"{where} names undeclared scheme {n!r}" for n in names if n not in declared]
+    return _result("card.security", problems,
+                   f"{len(declared)} scheme(s) declared" if declared else "no security declared")
+
+
+def _requirement_names(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(where, scheme names) for every 1.0 securityRequirements and 0.3 security entry, card and skills."""
+    out: list[tuple[str, list[str]]] = []
+    holders: list[tuple[str, Any]] = [("", doc)]
+    holders += [(f"skills[{i}].", s) for i, s in enumerate(doc.get("skills") or []) if isinstance(s, dict)]
+    for prefix, holder in holders:
+        for i, req in enumerate(holder.get("securityRequirements") or []):
+            if isinstance(req, dict) and isinstance(req.get("schemes"), dict):
+                out.append((f"{prefix}securityRequirements[{i}]", list(req["schemes"])))
+        for i, req in enumerate(holder.get("security") or []):
+            if isinstance(req, dict):
+                out.append((f"{prefix}security[{i}]", list(req)))
+    return out
+
+
+def https(card: Card) -> CheckResult:
+    problems = []
+    for iface in card.interfaces:
+        p = urlsplit(iface.url)
+        if p.scheme == "http" and host_class(p.hostname or "") != LOOPBACK:
+            problems.append(f"{iface.url[:100]} is plain http")
+    return _result("card.https", problems)
+
+
+def protocol_version(card: Card) -> CheckResult:
+    if card.family in ("1.0", "0.3"):
+        label = "1.0 and 0.3 (hybrid)" if card.hybrid else card.family
+        return make_check("card.protocol_version", Status.PASS, f"protocol {label}", step=_V)
+    what = {"0.1": "an A2A 0.1 card (authentication.schemes, no protocolVersion)",
+            "0.2": "an A2A 0.2 card", "unknown": "a card of no recognisable A2A version"}[card.family]
+    return make_check("card.protocol_version", Status.FAIL, f"this is {what}", step=_V)
+
+
+def validate(card: Card) -> list[CheckResult]:
+    return [protocol_version(card), required_fields(card), interfaces(card), skills(card), capabilities(card),
+            security(card), https(card)]

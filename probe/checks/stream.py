@@ -1,0 +1,211 @@
+"""Judge an SSE stream as it arrives: content type, envelope, first event, ids, ordering, artifacts, close.
+
+The judge sees every event once, in arrival order, and keeps only small state (ids, the current
+state, known artifacts), so a long or hostile stream costs bounded memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from probe.reasons import Reason
+from probe.results import CheckResult, Status, StepName, make_check
+from probe.wire.bindings import EventStream
+from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, is_regression
+from probe.wire.http import Deadline
+from probe.wire.sse import SSEError
+
+# check id -> the reason it produces when it is the first MUST failure, in order of precedence
+_REASON_BY_CHECK: tuple[tuple[str, Reason], ...] = (
+    ("stream.content_type", Reason.STREAM_NOT_SSE),
+    ("stream.no_regression", Reason.STREAM_STATE_REGRESSION),
+    ("stream.events_parse", Reason.STREAM_PROTOCOL_VIOLATION),
+    ("stream.first_event", Reason.STREAM_PROTOCOL_VIOLATION),
+    ("stream.consistent_ids", Reason.STREAM_PROTOCOL_VIOLATION),
+    ("stream.artifact_chunks", Reason.STREAM_PROTOCOL_VIOLATION),
+    ("stream.closes_after_terminal", Reason.STREAM_PROTOCOL_VIOLATION),
+    ("stream.terminal", Reason.STREAM_NO_TERMINAL),
+)
+_MAX_PROBLEMS = 5
+
+
+class StreamJudge:
+    def __init__(self, dialect: Dialect, close_grace: float = 1.0) -> None:
+        self.d = dialect
+        self.close_grace = close_grace
+        self.started = False
+        self.events = 0
+        self.problems: dict[str, list[str]] = {cid: [] for cid, _ in _REASON_BY_CHECK}
+        self.rpc_error: str | None = None
+        self.first: Item | None = None
+        self.task_id: str | None = None
+        self.context_id: str | None = None
+        self.state: TaskState | None = None
+        self.terminal_at: int | None = None  # event index of the terminal state
+        self.closed = False
+        self.artifacts: dict[str, bool] = {}  # artifactId -> lastChunk seen
+        self.texts: list[str] = []
+        self.status_text = ""
+        self.comments = 0
+        self.line_endings: set[str] = set()
+
+    def _problem(self, check_id: str, message: str) -> None:
+        bucket = self.problems[check_id]
+        if len(bucket) < _MAX_PROBLEMS:
+            bucket.append(message)
+
+    def opened(self, content_type: str) -> None:
+        self.started = True
+        base = content_type.split(";", 1)[0].strip().lower()
+        if base != "text/event-stream":
+            self._problem("stream.content_type", f"Content-Type {content_type!r}, expected text/event-stream")
+
+    async def consume(self, es: EventStream, deadline: Deadline) -> None:
+        """Read events until the server closes; after a terminal event wait at most `close_grace` for it."""
+        it = es.events().__aiter__()
+        try:
+            while True:
+                if self.terminal_at is not None:
+                    wait = min(self.close_grace, deadline.remaining())
+                    try:
+                        ev = await asyncio.wait_for(it.__anext__(), timeout=wait)
+                    except TimeoutError:
+                        self._problem("stream.closes_after_terminal",
+                                      f"still open {self.close_grace:g}s after the terminal event")
+                        return
+                else:
+                    ev = await it.__anext__()
+                self.on_event(ev.sse.event, ev.envelope, ev.problem)
+                if self.rpc_error:
+                    return
+        except StopAsyncIteration:
+            self.closed = True
+        except SSEError as exc:
+            self._problem("stream.events_parse", str(exc))
+        finally:
+            self.comments, self.line_endings = es.parser.comments, set(es.parser.line_endings)
+            if self.closed and es.parser.has_partial_event:
+                self._problem("stream.events_parse", "the stream ended in the middle of an event")
+            await it.aclose()  # type: ignore[attr-defined]
+
+    def timed_out(self, detail: str) -> None:
+        if self.terminal_at is None:
+            self._problem("stream.terminal", f"{detail}: {self.events} event(s), last state {self._state_name()}")
+
+    def on_event(self, name: str, envelope: Any, problem: str | None) -> None:
+        index = self.events
+        self.events += 1
+        if problem is not None or envelope is None:
+            self._problem("stream.events_parse", f"event {index}: {problem or 'not JSON-RPC'}")
+            return
+        if envelope.problems:
+            self._problem("stream.events_parse", f"event {index}: " + "; ".join(envelope.problems))
+        if envelope.error is not None:
+            self.rpc_error = envelope.error.describe() + (" (SSE event: error)" if name == "error" else "")
+            return
+        item = self.d.result_item(envelope.result)
+        if item.kind == "unknown":
+            self._problem("stream.events_parse", f"event {index}: " + "; ".join(item.problems))
+            return
+        if self.terminal_at is not None:
+            self._after_terminal(index, item)
+            return
+        if self.first is None:
+            self._first(item)
+        else:
+            self._ids(index, item)
+        self._advance(index, item)
+
+    def _first(self, item: Item) -> None:
+        self.first = item
+        if item.kind not in ("task", "message"):
+            self._problem("stream.first_event", f"the first event is a {item.kind} update, not the Task")
+        self.task_id, self.context_id = item.task_id, item.context_id
+
+    def _ids(self, index: int, item: Item) -> None:
+        if self.first is not None and self.first.kind == "message":
+            self._problem("stream.first_event", f"event {index} follows a Message reply, which must be the only event")
+            return
+        if self.task_id is None and item.task_id:
+            self.task_id, self.context_id = item.task_id, item.context_id
+        if item.task_id and self.task_id and item.task_id != self.task_id:
+            self._problem("stream.consistent_ids", f"event {index} has taskId {item.task_id[:40]!r}, "
+                                                   f"the stream's task is {self.task_id[:40]!r}")
+        if item.context_id and self.context_id and item.context_id != self.context_id:
+            self._problem("stream.consistent_ids", f"event {index} has contextId {item.context_id[:40]!r}, "
+                                                   f"expected {self.context_id[:40]!r}")
+
+    def _advance(self, index: int, item: Item) -> None:
+        if item.kind == "artifact":
+            self._artifact(index, item)
+        self.texts += item.texts
+        if item.state is not None:
+            if self.state is not None and is_regression(self.state, item.state):
+                self._problem("stream.no_regression", f"event {index}: {self.state} -> {item.state}")
+            self.state = item.state
+            if item.status_text:
+                self.status_text = item.status_text
+        if item.kind == "message" or item.state in TERMINAL or item.final:
+            self.terminal_at = index
+
+    def _artifact(self, index: int, item: Item) -> None:
+        aid = item.artifact_id
+        if aid is None:
+            self._problem("stream.artifact_chunks", f"event {index}: artifact update without artifactId")
+            return
+        if item.append and aid not in self.artifacts:
+            self._problem("stream.artifact_chunks", f"event {index}: append to unknown artifact {aid[:40]!r}")
+        if self.artifacts.get(aid):
+            self._problem("stream.artifact_chunks", f"event {index}: chunk for {aid[:40]!r} after its lastChunk")
+        self.artifacts[aid] = item.last_chunk
+
+    def _after_terminal(self, index: int, item: Item) -> None:
+        # a final Task snapshot repeating the terminal state is allowed (spec §7); anything else is not
+        if item.kind == "task" and item.state == self.state:
+            return
+        if item.state is not None and self.state is not None and item.state != self.state:
+            self._problem("stream.no_regression",
+                          f"event {index}: {self.state} -> {item.state} after the terminal state")
+        else:
+            self._problem("stream.closes_after_terminal", f"event {index} ({item.kind}) after the terminal event")
+
+    def _state_name(self) -> str:
+        return self.state.value if self.state else "none"
+
+    def final_item(self) -> Item | None:
+        if self.first is not None and self.first.kind == "message":
+            return self.first
+        if self.state is None:
+            return None
+        return Item("task", task_id=self.task_id, context_id=self.context_id, state=self.state, texts=self.texts,
+                    status_text=self.status_text)
+
+    def _finish_checks(self) -> None:
+        if self.terminal_at is None and not self.problems["stream.terminal"] and self.rpc_error is None:
+            if self.state in INTERRUPTED:
+                return  # closing at INPUT_REQUIRED/AUTH_REQUIRED is allowed; the outcome check reports it
+            how = "the server closed the stream" if self.closed else "the stream stopped"
+            self._problem("stream.terminal", f"{how} after {self.events} event(s) with no terminal state "
+                                             f"(last state {self._state_name()})")
+        if self.first is None and self.rpc_error is None and not self.problems["stream.content_type"]:
+            self._problem("stream.first_event", "the stream carried no events")
+
+    def checks(self) -> list[CheckResult]:
+        self._finish_checks()
+        out = []
+        s = StepName.STREAM
+        for cid, _ in _REASON_BY_CHECK:
+            msgs = self.problems[cid]
+            out.append(make_check(cid, Status.FAIL if msgs else Status.PASS, "; ".join(msgs), step=s))
+        return out
+
+    def failure(self) -> tuple[Reason, str] | None:
+        if self.rpc_error is not None:
+            return Reason.INVOKE_JSONRPC_ERROR, f"the stream carried an error: {self.rpc_error}"
+        for cid, reason in _REASON_BY_CHECK:
+            if self.problems[cid]:
+                return reason, f"{cid}: " + "; ".join(self.problems[cid])
+        if self.final_item() is None:
+            return Reason.STREAM_NO_TERMINAL, "no task state received"
+        return None

@@ -1,0 +1,447 @@
+"""The probe engine: discover -> validate -> invoke -> stream, exactly as a real client walks it.
+
+The engine drives the wire, records what it saw as check results and step results, and picks one
+primary failure reason. It never raises for anything an agent does; a bug in the probe becomes
+`probe_error` so the daemon keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+
+from probe.checks import card as card_checks
+from probe.checks import urls
+from probe.checks.stream import StreamJudge
+from probe.reasons import Reason
+from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult, make_check
+from probe.target import Target
+from probe.wire import card as cardwire
+from probe.wire import jsonrpc
+from probe.wire.bindings import BINDINGS, Binding, Call, Op
+from probe.wire.card import Card, CardError, Interface
+from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version
+from probe.wire.http import BodyTooLarge, ConnectFailed, Deadline, DeadlineExceeded, HttpClient, RedirectRefused
+
+log = structlog.get_logger("a2a_probe.engine")
+
+FULL_STEPS = (StepName.INVOKE, StepName.STREAM)
+_POLL_START, _POLL_MAX = 0.05, 2.0
+
+
+class StepFailed(Exception):
+    def __init__(self, reason: Reason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+async def run_probe(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS) -> ProbeResult:
+    """Probe one agent within `target.timeout`; always returns a result."""
+    t0 = time.monotonic()
+    result = ProbeResult(agent=target.name, target_url=target.card_url or target.url)
+    run = _Run(target, client, result, Deadline.after(target.timeout))
+    try:
+        await run.walk(steps)
+    except Exception as exc:  # a probe bug must never take the daemon down
+        log.exception("probe_internal_error", agent=target.name)
+        result.reason = result.reason or Reason.PROBE_ERROR
+        result.steps.append(StepResult(name=StepName.VALIDATE, status=Status.FAIL, reason=Reason.PROBE_ERROR,
+                                       detail=f"internal error: {type(exc).__name__}: {exc}"[:300]))
+    result.duration_s = time.monotonic() - t0
+    result.success = result.reason is None
+    return result
+
+
+class _Run:
+    def __init__(self, target: Target, client: HttpClient, result: ProbeResult, deadline: Deadline) -> None:
+        self.t = target
+        self.client = client
+        self.r = result
+        self.deadline = deadline
+        self.card: Card | None = None
+        self.binding: Binding | None = None
+        self.url_findings: list[urls.Finding] = []
+
+    # ---- orchestration
+
+    async def walk(self, steps: Sequence[StepName]) -> None:
+        if not await self._step(StepName.DISCOVER, self.discover):
+            return
+        validated = await self._step(StepName.VALIDATE, self.validate)
+        if self.binding is None:
+            return
+        card_invalid = not validated
+        for name in steps:
+            fn = {StepName.PING: self.ping, StepName.INVOKE: self.invoke, StepName.STREAM: self.stream}[name]
+            ok = await self._step(name, fn)
+            if not ok and name is not StepName.STREAM:
+                break  # stream after a failed invoke would only repeat the same failure
+        if card_invalid and self.r.reason is None:
+            self.r.reason = Reason.CARD_INVALID
+
+    async def _step(self, name: StepName, fn: Any) -> bool:
+        step = StepResult(name=name)
+        self.r.steps.append(step)
+        t0 = time.monotonic()
+        try:
+            await fn(step)
+            step.status = Status.SKIP if step.status is Status.SKIP and step.detail else Status.PASS
+        except StepFailed as exc:
+            step.status, step.reason, step.detail = Status.FAIL, exc.reason, exc.detail[:500]
+            if self.r.reason is None:
+                self.r.reason = self._explain(name, exc.reason)
+        finally:
+            step.duration_s = time.monotonic() - t0
+        return step.status is not Status.FAIL
+
+    def _explain(self, step: StepName, reason: Reason) -> Reason:
+        """When calling the advertised URL fails, a suspicious URL is the explanation, not the symptom."""
+        if step not in (StepName.PING, StepName.INVOKE, StepName.STREAM):
+            return reason
+        ids = {f.check_id for f in self.url_findings}
+        if "interface.no_path_repeat" in ids and reason in _ROUTE_REASONS:
+            return Reason.INTERFACE_PATH_DOUBLED
+        if "interface.routable_host" in ids and reason in _ROUTE_REASONS:
+            return Reason.INTERFACE_URL_UNROUTABLE
+        return reason
+
+    def check(self, check_id: str, status: Status, message: str = "", *, step: StepName,
+              recommendation: str | None = None) -> CheckResult:
+        c = make_check(check_id, status, message, step=step, recommendation=recommendation)
+        self.r.checks.append(c)
+        return c
+
+    # ---- discover
+
+    async def discover(self, step: StepResult) -> None:
+        record = cardwire.Discovery()
+        # public discovery carries no credentials: only the version header, which selects the card shape
+        # on servers that serve 0.3 and 1.0 cards from one path (a2a-js legacyCompat)
+        headers = {"A2A-Version": "1.0"} if self.t.a2a_version != "0.3" else {}
+        d = StepName.DISCOVER
+        try:
+            card = await cardwire.discover(self.client, self.t.url, self.t.card_url, deadline=self.deadline,
+                                           headers=headers, record=record,
+                                           allow_cross_origin_redirect=self.t.allow_cross_origin_redirect)
+        except RedirectRefused as exc:
+            self._attempts(step, record, exc.exchange)
+            self.check("card.no_cross_origin_redirect", Status.FAIL, str(exc), step=d)
+            raise StepFailed(Reason.CARD_UNREACHABLE, f"{exc} (credentials are never sent to another origin)") from None
+        except BodyTooLarge as exc:
+            self._attempts(step, record, exc.exchange)
+            self.check("card.size", Status.FAIL, str(exc), step=d)
+            raise StepFailed(Reason.CARD_INVALID, f"the card is too large: {exc}") from None
+        except (ConnectFailed, DeadlineExceeded) as exc:
+            self._attempts(step, record, exc.exchange)
+            raise StepFailed(Reason.CARD_UNREACHABLE, str(exc)) from None
+        except CardError as exc:
+            self._attempts(step, record, None)
+            if exc.kind == "http_status":
+                self.check("card.discovered", Status.FAIL, str(exc), step=d)
+                raise StepFailed(Reason.CARD_HTTP_STATUS, str(exc)) from None
+            self.check("card.strict_json", Status.FAIL, str(exc), step=d)
+            raise StepFailed(Reason.CARD_INVALID, str(exc)) from None
+        self._attempts(step, record, None)
+        self.card = card
+        self.r.card_url = card.url
+        self.r.card_name, self.r.card_version = card.name, card.version
+        resp = card.response
+        assert resp is not None
+        self.check("card.discovered", Status.PASS, f"HTTP 200 from {resp.exchange.url}", step=d)
+        self.check("card.well_known_path", Status.FAIL if card.legacy_path else Status.PASS,
+                   "served only at the legacy /.well-known/agent.json" if card.legacy_path else "", step=d)
+        self.check("card.no_cross_origin_redirect", Status.FAIL if resp.cross_origin_redirect else Status.PASS,
+                   f"followed a cross-origin redirect ({', '.join(resp.redirects)})" if resp.cross_origin_redirect
+                   else "", step=d)
+        self.check("card.size", Status.PASS, f"{len(resp.body)} bytes", step=d)
+        self.check("card.strict_json", Status.PASS, step=d)
+        ctype = resp.content_type.split(";", 1)[0].strip().lower()
+        ok_ct = ctype == "application/json" or ctype.endswith("+json")
+        self.check("card.content_type", Status.PASS if ok_ct else Status.FAIL,
+                   "" if ok_ct else f"served as {resp.content_type or 'no content type'!r}", step=d)
+        missing = [h for h, ok in (("Cache-Control max-age", "max-age" in resp.headers.get("Cache-Control", "")),
+                                   ("ETag", "ETag" in resp.headers)) if not ok]
+        self.check("card.cache_headers", Status.FAIL if missing else Status.PASS,
+                   f"missing {' and '.join(missing)}" if missing else "", step=d)
+
+    def _attempts(self, step: StepResult, record: cardwire.Discovery, failed: Any) -> None:
+        step.exchanges = [a.exchange for a in record.attempts] + ([failed] if failed is not None else [])
+        statuses = [e.status for e in step.exchanges if e.status is not None]
+        step.http_status = statuses[-1] if statuses else None
+
+    # ---- validate and select
+
+    async def validate(self, step: StepResult) -> None:
+        card = self.card
+        assert card is not None
+        results = card_checks.validate(card)
+        self.r.checks += results
+        iface, dialect, why = select_interface(card, self.t)
+        v = StepName.VALIDATE
+        if iface is None or dialect is None:
+            self.check("interface.selected", Status.FAIL, why, step=v)
+            reason = Reason.INVOKE_LEGACY_PROTOCOL if card.family == "0.1" else Reason.NO_USABLE_INTERFACE
+            raise StepFailed(reason, why)
+        self.check("interface.selected", Status.PASS, why, step=v)
+        self.r.interface_url, self.r.binding, self.r.protocol_version = iface.url, iface.binding, dialect.version
+        self.url_findings = urls.diagnose(card.url, iface.url)
+        flagged = {f.check_id: f for f in self.url_findings}
+        for cid in ("interface.no_path_repeat", "interface.routable_host", "interface.scheme"):
+            f = flagged.get(cid)
+            self.check(cid, Status.FAIL if f else Status.PASS, f.message if f else "", step=v,
+                       recommendation=f.recommendation if f else None)
+        headers = self.t.invoke_headers()
+        self.binding = BINDINGS[iface.binding](self.client, iface.url, dialect, headers, dialect.header_version)
+        bad = [c for c in results if c.status is Status.FAIL and c.severity == "MUST"]
+        if bad:
+            raise StepFailed(Reason.CARD_INVALID, "; ".join(f"{c.id}: {c.message}" for c in bad))
+
+    # ---- ping: a cheap call that proves the route reaches an A2A server without running the agent
+
+    async def ping(self, step: StepResult) -> None:
+        b = self._binding()
+        step.a2a_method = b.method(Op.GET)
+        call = await self._call(step, Op.GET, {"id": f"a2a-probe-ping-{uuid.uuid4()}"}, StepName.PING)
+        env = call.envelope
+        assert env is not None
+        if env.error is not None and env.error.code not in (jsonrpc.TASK_NOT_FOUND,):
+            failure = _rpc_error_reason(env.error, b.dialect)
+            if failure[0] is Reason.INVOKE_VERSION_UNSUPPORTED:
+                raise StepFailed(*failure)
+        # any well-formed JSON-RPC answer proves the route reaches an A2A JSON-RPC server
+        step.detail = env.error.describe() if env.error else "answered with a result"
+
+    # ---- invoke: SendMessage to a terminal state
+
+    async def invoke(self, step: StepResult) -> None:
+        b = self._binding()
+        step.a2a_method = b.method(Op.SEND)
+        inv = StepName.INVOKE
+        params: dict[str, Any] = {"message": b.dialect.user_message(self.t.message, str(uuid.uuid4()), None, None)}
+        if b.dialect.version == "0.3":
+            params["configuration"] = {"blocking": True}
+        call = await self._call(step, Op.SEND, params, inv)
+        assert call.envelope is not None
+        if call.envelope.error is not None:
+            reason, detail = _rpc_error_reason(call.envelope.error, b.dialect)
+            self.check("invoke.version_accepted", Status.FAIL if reason is Reason.INVOKE_VERSION_UNSUPPORTED
+                       else Status.PASS, detail, step=inv)
+            raise StepFailed(reason, detail)
+        self.check("invoke.version_accepted", Status.PASS, step=inv)
+        item = b.dialect.result_item(call.envelope.result)
+        self._shape_checks(item, inv)
+        if item.kind == "task" and item.task_id and item.state not in TERMINAL | INTERRUPTED:
+            item = await self._poll(step, item)
+        self._outcome(item, inv, "invoke")
+
+    def _shape_checks(self, item: Item, step: StepName) -> None:
+        shape = [p for p in item.problems if "state" not in p]
+        if item.kind not in ("task", "message"):
+            self.check("invoke.result_shape", Status.FAIL, "; ".join(item.problems) or f"a {item.kind} result",
+                       step=step)
+            raise StepFailed(Reason.INVOKE_BAD_RESULT, "; ".join(item.problems) or "not a Task or Message")
+        if not item.context_id:
+            shape.append(f"the {item.kind} has no contextId")
+        if item.kind == "task" and item.state is None:
+            shape.append("the task has no status.state")
+        self.check("invoke.result_shape", Status.FAIL if shape else Status.PASS,
+                   "; ".join(shape) or f"a {item.kind}", step=step)
+        dialect_problems = [p for p in item.problems if "state" in p or "0.3" in p or "1.0" in p or "role" in p]
+        self.check("invoke.dialect", Status.FAIL if dialect_problems else Status.PASS, "; ".join(dialect_problems),
+                   step=step)
+        if shape:
+            raise StepFailed(Reason.INVOKE_BAD_RESULT, "; ".join(shape))
+
+    async def _poll(self, step: StepResult, item: Item) -> Item:
+        """GetTask with backoff until the task leaves SUBMITTED/WORKING or the deadline passes."""
+        delay = _POLL_START
+        b = self._binding()
+        while True:
+            if self.deadline.remaining() <= delay:
+                msg = f"task {item.task_id} still {item.state} at the deadline ({self.t.timeout:g}s)"
+                self.check("invoke.task_completed", Status.FAIL, msg, step=StepName.INVOKE)
+                raise StepFailed(Reason.TASK_TIMEOUT, msg)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _POLL_MAX)
+            call = await self._call(step, Op.GET, {"id": item.task_id}, StepName.INVOKE)
+            assert call.envelope is not None
+            if call.envelope.error is not None:
+                raise StepFailed(*_rpc_error_reason(call.envelope.error, b.dialect))
+            polled = b.dialect.result_item({"task": call.envelope.result} if b.dialect.version == "1.0"
+                                           else call.envelope.result)
+            if polled.state in TERMINAL | INTERRUPTED:
+                return polled
+
+    def _outcome(self, item: Item, step: StepName, prefix: str) -> None:
+        """Judge the final task state and the expected text; shared by invoke and stream."""
+        if item.kind == "task":
+            if item.state is TaskState.COMPLETED:
+                self.check(f"{prefix}.task_completed", Status.PASS, f"task {item.task_id} COMPLETED", step=step)
+            else:
+                why = f"task {item.task_id} ended {item.state}" + (f": {item.status_text[:200]}"
+                                                                   if item.status_text else "")
+                self.check(f"{prefix}.task_completed", Status.FAIL, why, step=step)
+                raise StepFailed(Reason.TASK_FAILED, why)
+        else:
+            self.check(f"{prefix}.task_completed", Status.PASS, "the agent answered with a Message", step=step)
+        if self.t.expect_text is None:
+            self.check(f"{prefix}.expected_text", Status.SKIP, "no expected text configured", step=step)
+        elif any(self.t.expect_text in t for t in item.texts):
+            self.check(f"{prefix}.expected_text", Status.PASS, f"found {self.t.expect_text!r}", step=step)
+        else:
+            seen = " | ".join(item.texts)[:200] or "no text at all"
+            msg = f"expected {self.t.expect_text!r}, got: {seen}"
+            self.check(f"{prefix}.expected_text", Status.FAIL, msg, step=step)
+            raise StepFailed(Reason.EXPECTED_TEXT_MISSING, msg)
+
+    # ---- stream: SendStreamingMessage through to the terminal event
+
+    async def stream(self, step: StepResult) -> None:
+        card, b = self.card, self._binding()
+        assert card is not None
+        step.a2a_method = b.method(Op.STREAM)
+        if not card.streaming:
+            step.detail = "the card does not declare capabilities.streaming"
+            return
+        params = {"message": b.dialect.user_message(self.t.message, str(uuid.uuid4()), None, None)}
+        judge = StreamJudge(b.dialect, close_grace=self.t.stream_close_grace)
+        try:
+            async with b.open_stream(Op.STREAM, params, deadline=self.deadline) as es:
+                step.exchanges.append(es.raw.exchange)
+                step.http_status = es.raw.status
+                if es.plain is not None:
+                    self._not_a_stream(es.plain, b.dialect)
+                judge.opened(es.raw.content_type)
+                await judge.consume(es, self.deadline)
+        except (ConnectFailed, DeadlineExceeded) as exc:
+            if isinstance(exc, DeadlineExceeded) and judge.started:
+                judge.timed_out(str(exc))
+            else:
+                raise StepFailed(*_transport_reason(exc)) from None
+        self.r.checks += judge.checks()
+        failure = judge.failure()
+        if failure is not None:
+            raise StepFailed(*failure)
+        final = judge.final_item()
+        assert final is not None
+        self._outcome(final, StepName.STREAM, "stream")
+
+    def _not_a_stream(self, call: Call, dialect: Dialect) -> None:
+        """The answer to a stream request was not SSE: an error before the stream, or a broken server."""
+        http = _http_reason(call)
+        if http is not None:
+            raise StepFailed(*http)
+        if call.envelope is not None and call.envelope.error is not None:
+            raise StepFailed(*_rpc_error_reason(call.envelope.error, dialect))
+        msg = f"HTTP {call.status} {call.content_type or 'no content type'}, not text/event-stream"
+        self.check("stream.content_type", Status.FAIL, msg, step=StepName.STREAM)
+        raise StepFailed(Reason.STREAM_NOT_SSE, msg)
+
+    # ---- shared call path
+
+    def _binding(self) -> Binding:
+        assert self.binding is not None
+        return self.binding
+
+    async def _call(self, step: StepResult, op: Op, params: dict[str, Any], name: StepName) -> Call:
+        """One request/response; raises StepFailed for anything but a well-formed JSON-RPC envelope."""
+        b = self._binding()
+        try:
+            call = await b.call(op, params, deadline=self.deadline)
+        except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge) as exc:
+            if exc.exchange is not None:
+                step.exchanges.append(exc.exchange)
+            raise StepFailed(*_transport_reason(exc)) from None
+        step.exchanges.append(call.exchange)
+        step.http_status = call.status
+        http = _http_reason(call)
+        if http is not None:
+            self.check("invoke.http", Status.FAIL, http[1], step=name)
+            raise StepFailed(*http)
+        if op is Op.SEND:
+            self.check("invoke.http", Status.PASS, f"HTTP {call.status}", step=name)
+        env_problem = _envelope_problem(call)
+        if op is Op.SEND or env_problem:
+            self.check("invoke.jsonrpc_envelope", Status.FAIL if env_problem else Status.PASS, env_problem or "",
+                       step=name)
+        if env_problem:
+            raise StepFailed(Reason.INVOKE_NOT_JSONRPC, env_problem)
+        return call
+
+
+_ROUTE_REASONS = frozenset({Reason.INVOKE_UNREACHABLE, Reason.INVOKE_TIMEOUT, Reason.INVOKE_HTTP_404,
+                            Reason.INVOKE_HTTP_STATUS, Reason.INVOKE_NOT_JSONRPC})
+
+
+def select_interface(card: Card, target: Target) -> tuple[Interface | None, Dialect | None, str]:
+    """Prefer a 1.0 JSONRPC interface, then 0.3; honour per-agent binding/version overrides."""
+    want_binding = target.binding or "JSONRPC"
+    candidates = [(i, for_version(i.version)) for i in card.interfaces if i.binding.upper() == want_binding]
+    usable = [(i, d) for i, d in candidates if d is not None and i.binding.upper() in BINDINGS]
+    if target.a2a_version:
+        usable = [(i, d) for i, d in usable if d.version == target.a2a_version]
+    order = {"1.0": 0, "0.3": 1, "0.1": 2}
+    usable.sort(key=lambda pair: order[pair[1].version])  # stable: the card's order breaks ties
+    if usable:
+        iface, dialect = usable[0]
+        if dialect.version == "0.1":
+            return None, None, (f"the card is A2A 0.1 ({iface.url}): a pre-0.3 dialect (tasks/send) that the "
+                                "probe detects but does not invoke")
+        return iface, dialect, f"{iface.binding} {dialect.version} at {iface.url}"
+    offered = ", ".join(f"{i.binding or '?'} {i.version or '?'}" for i in card.interfaces) or "no interfaces"
+    wanted = f"{want_binding} {target.a2a_version or '1.0/0.3'}"
+    return None, None, f"no {wanted} interface; the card offers: {offered}"
+
+
+def _transport_reason(exc: Exception) -> tuple[Reason, str]:
+    if isinstance(exc, DeadlineExceeded):
+        return Reason.INVOKE_TIMEOUT, str(exc)
+    if isinstance(exc, RedirectRefused):
+        return Reason.INVOKE_HTTP_STATUS, f"the interface redirected: {exc}"
+    if isinstance(exc, BodyTooLarge):
+        return Reason.INVOKE_NOT_JSONRPC, str(exc)
+    return Reason.INVOKE_UNREACHABLE, str(exc)
+
+
+def _http_reason(call: Call) -> tuple[Reason, str] | None:
+    status = call.status
+    if status == 200:
+        return None
+    what = f"{call.method} to {call.exchange.url} answered HTTP {status}"
+    body = f" ({call.content_type or 'no content type'}: {call.snippet[:120]})" if call.snippet else ""
+    if status == 404:
+        return Reason.INVOKE_HTTP_404, what + body
+    if status in (401, 403):
+        return Reason.INVOKE_AUTH, what + body
+    env = call.envelope
+    if env is not None and env.error is not None and env.error.code == jsonrpc.VERSION_NOT_SUPPORTED:
+        return Reason.INVOKE_VERSION_UNSUPPORTED, what + ": " + env.error.describe()
+    if status == 400 and "version" in call.snippet.lower():
+        return Reason.INVOKE_VERSION_UNSUPPORTED, what + body + " — the server rejects the A2A-Version sent"
+    return Reason.INVOKE_HTTP_STATUS, what + body
+
+
+def _envelope_problem(call: Call) -> str | None:
+    if call.not_jsonrpc is not None:
+        return (f"HTTP {call.status} {call.content_type or 'no content type'} is not a JSON-RPC response: "
+                f"{call.not_jsonrpc}" + (f" — body starts {call.snippet[:80]!r}" if call.snippet else ""))
+    problems = list(call.envelope.problems) if call.envelope else []
+    if not jsonrpc.is_json_content_type(call.content_type):
+        problems.append(f"Content-Type is {call.content_type or 'missing'!r}, not application/json")
+    return "; ".join(problems) or None
+
+
+def _rpc_error_reason(err: jsonrpc.RpcError, dialect: Dialect) -> tuple[Reason, str]:
+    if err.code == jsonrpc.VERSION_NOT_SUPPORTED:
+        return Reason.INVOKE_VERSION_UNSUPPORTED, f"{err.describe()} (sent A2A-Version {dialect.header_version})"
+    if err.code == jsonrpc.METHOD_NOT_FOUND and dialect.version == "1.0":
+        return (Reason.INVOKE_VERSION_UNSUPPORTED,
+                f"{err.describe()}: the server does not know the 1.0 method {dialect.send} at the URL the card "
+                "advertises as 1.0 (it may speak only 0.3, or ignore the A2A-Version header)")
+    return Reason.INVOKE_JSONRPC_ERROR, err.describe()

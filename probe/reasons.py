@@ -1,0 +1,158 @@
+"""The one bounded list of failure reasons.
+
+Every failed probe carries exactly one primary reason from this enum. Metrics use the values
+as label values (so the list must stay small and fixed), logs and reports print them, and the
+docs are generated from the table below.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    # discovery
+    CARD_UNREACHABLE = "card_unreachable"
+    CARD_HTTP_STATUS = "card_http_status"
+    CARD_INVALID = "card_invalid"
+    NO_USABLE_INTERFACE = "no_usable_interface"
+    # the advertised URL, diagnosed when invocation fails
+    INTERFACE_PATH_DOUBLED = "interface_path_doubled"
+    INTERFACE_URL_UNROUTABLE = "interface_url_unroutable"
+    # invocation
+    INVOKE_UNREACHABLE = "invoke_unreachable"
+    INVOKE_TIMEOUT = "invoke_timeout"
+    INVOKE_HTTP_404 = "invoke_http_404"
+    INVOKE_HTTP_STATUS = "invoke_http_status"
+    INVOKE_AUTH = "invoke_auth"
+    INVOKE_NOT_JSONRPC = "invoke_not_jsonrpc"
+    INVOKE_JSONRPC_ERROR = "invoke_jsonrpc_error"
+    INVOKE_VERSION_UNSUPPORTED = "invoke_version_unsupported"
+    INVOKE_LEGACY_PROTOCOL = "invoke_legacy_protocol"
+    INVOKE_BAD_RESULT = "invoke_bad_result"
+    # task outcome
+    TASK_FAILED = "task_failed"
+    TASK_TIMEOUT = "task_timeout"
+    EXPECTED_TEXT_MISSING = "expected_text_missing"
+    # streaming
+    STREAM_NOT_SSE = "stream_not_sse"
+    STREAM_NO_TERMINAL = "stream_no_terminal"
+    STREAM_STATE_REGRESSION = "stream_state_regression"
+    STREAM_PROTOCOL_VIOLATION = "stream_protocol_violation"
+    # the probe itself (a bug or a deadline hit outside any step); never blamed on the agent silently
+    PROBE_ERROR = "probe_error"
+
+
+# reason -> (what it means, what to do). The recommendation is the default; checks may give a sharper one.
+REASON_TEXT: dict[Reason, tuple[str, str]] = {
+    Reason.CARD_UNREACHABLE: (
+        "The Agent Card could not be fetched: connection refused, DNS failure, timeout, or a refused redirect.",
+        "Check that the base URL is right and the agent (or gateway route) is up and reachable from the probe.",
+    ),
+    Reason.CARD_HTTP_STATUS: (
+        "The well-known card path answered with a non-success HTTP status.",
+        "Serve the card at <base>/.well-known/agent-card.json with HTTP 200 and no authentication.",
+    ),
+    Reason.CARD_INVALID: (
+        "The Agent Card is not valid: bad or non-strict JSON, too large, or required fields missing.",
+        "Fix the card so it parses as strict JSON under 1 MiB and carries every required field.",
+    ),
+    Reason.NO_USABLE_INTERFACE: (
+        "The card advertises no interface with a binding and protocol version the probe can call.",
+        "Advertise a JSONRPC interface with protocolVersion 1.0 or 0.3, or override binding/version.",
+    ),
+    Reason.INTERFACE_PATH_DOUBLED: (
+        "The advertised interface URL repeats a path prefix of the card URL, and calling it failed.",
+        "The gateway's base-URL setting should hold only scheme and host; it must not include the route prefix.",
+    ),
+    Reason.INTERFACE_URL_UNROUTABLE: (
+        "The advertised interface URL points at an in-cluster, loopback or private host, and calling it failed.",
+        "Set the agent's (or gateway's) public base URL so the card advertises an address clients can reach.",
+    ),
+    Reason.INVOKE_UNREACHABLE: (
+        "The advertised interface URL could not be connected to.",
+        "Check that the URL in the card is reachable from clients: host, port, TLS and network policy.",
+    ),
+    Reason.INVOKE_TIMEOUT: (
+        "The advertised interface did not answer within the probe deadline.",
+        "Check the agent's latency and the gateway's timeouts, or raise the probe timeout.",
+    ),
+    Reason.INVOKE_HTTP_404: (
+        "The advertised interface URL answered 404 Not Found.",
+        "Make the card advertise the URL the agent actually serves; check gateway route prefixes.",
+    ),
+    Reason.INVOKE_HTTP_STATUS: (
+        "The advertised interface answered with an unexpected HTTP status.",
+        "A JSON-RPC A2A endpoint answers HTTP 200 for every JSON-RPC response, errors included.",
+    ),
+    Reason.INVOKE_AUTH: (
+        "The advertised interface rejected the probe's credentials (401/403).",
+        "Give the probe valid credentials for the scheme the card declares.",
+    ),
+    Reason.INVOKE_NOT_JSONRPC: (
+        "The advertised interface did not answer with a JSON-RPC 2.0 response.",
+        "Route the advertised URL to the A2A JSON-RPC handler, not to a web page or another service.",
+    ),
+    Reason.INVOKE_JSONRPC_ERROR: (
+        "The agent answered the call with a JSON-RPC error.",
+        "Look at the error code and message in the report; the agent rejected a valid request.",
+    ),
+    Reason.INVOKE_VERSION_UNSUPPORTED: (
+        "The agent did not accept the protocol version the card advertises for this interface.",
+        "Make the card's protocolVersion match what the server speaks, and accept the A2A-Version header.",
+    ),
+    Reason.INVOKE_LEGACY_PROTOCOL: (
+        "The agent speaks a pre-0.3 A2A dialect (0.1/0.2) that the probe detects but does not invoke.",
+        "Upgrade the agent to A2A 1.0 (or at least 0.3).",
+    ),
+    Reason.INVOKE_BAD_RESULT: (
+        "The JSON-RPC result is not a valid Task or Message for the protocol version.",
+        "Return a Task (with id, contextId and status.state) or a Message, in the advertised version's shape.",
+    ),
+    Reason.TASK_FAILED: (
+        "The task ended in a state other than COMPLETED (failed, rejected, canceled or interrupted).",
+        "Look at the task's status message in the report: the agent itself reported the failure.",
+    ),
+    Reason.TASK_TIMEOUT: (
+        "The task did not reach a terminal state before the probe deadline.",
+        "Check whether the agent is stuck, or raise the probe timeout for slow agents.",
+    ),
+    Reason.EXPECTED_TEXT_MISSING: (
+        "The task completed, but the expected text was found in neither its artifacts nor its history.",
+        "Check the agent's answer in the report, or the configured expected text.",
+    ),
+    Reason.STREAM_NOT_SSE: (
+        "SendStreamingMessage did not answer with an HTTP 200 text/event-stream.",
+        "Serve streaming responses as Server-Sent Events (Content-Type: text/event-stream); "
+        "make sure the gateway does not buffer or rewrite them.",
+    ),
+    Reason.STREAM_NO_TERMINAL: (
+        "The stream ended, or the deadline passed, before a terminal task state was received.",
+        "Emit a final status update (COMPLETED, FAILED, CANCELED or REJECTED) before closing the stream; "
+        "check gateway idle timeouts.",
+    ),
+    Reason.STREAM_STATE_REGRESSION: (
+        "A task state in the stream moved backwards (for example WORKING after COMPLETED).",
+        "A terminal task never restarts: send no status updates after the terminal one.",
+    ),
+    Reason.STREAM_PROTOCOL_VIOLATION: (
+        "The stream broke an ordering or identity rule: first event, task/context ids, artifact chunks, "
+        "or events after the terminal one.",
+        "Follow the A2A streaming rules: first event is the Task, one taskId/contextId throughout, "
+        "close after terminal.",
+    ),
+    Reason.PROBE_ERROR: (
+        "The probe itself failed unexpectedly; this is a probe bug, not a verdict on the agent.",
+        "Report it with the log line; the agent's state is unknown.",
+    ),
+}
+
+assert set(REASON_TEXT) == set(Reason), "every reason needs a description"
+
+
+def describe(reason: Reason) -> str:
+    return REASON_TEXT[reason][0]
+
+
+def recommend(reason: Reason) -> str:
+    return REASON_TEXT[reason][1]

@@ -1,0 +1,145 @@
+"""Agent Card discovery, parsing and version sniffing (digest §1, §2 and "Version sniffing")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from probe.wire import strictjson
+from probe.wire.http import Deadline, HttpClient, Response
+
+WELL_KNOWN = "/.well-known/agent-card.json"
+LEGACY_WELL_KNOWN = "/.well-known/agent.json"
+MAX_CARD_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    url: str
+    binding: str  # JSONRPC | HTTP+JSON | GRPC | a URI
+    version: str  # as the card spells it: "1.0", "0.3", "0.3.0"
+    tenant: str | None = None
+    source: str = "supportedInterfaces"  # or "url" / "additionalInterfaces" for 0.x cards
+
+
+@dataclass(slots=True)
+class Card:
+    url: str  # where it was finally fetched from
+    doc: dict[str, Any]
+    family: str  # "1.0" | "0.3" | "0.2" | "0.1" | "unknown"
+    hybrid: bool
+    interfaces: list[Interface]
+    legacy_path: bool = False
+    response: Response | None = None
+
+    @property
+    def name(self) -> str | None:
+        v = self.doc.get("name")
+        return v if isinstance(v, str) else None
+
+    @property
+    def version(self) -> str | None:
+        v = self.doc.get("version")
+        return v if isinstance(v, str) else None
+
+    @property
+    def streaming(self) -> bool:
+        caps = self.doc.get("capabilities")
+        return isinstance(caps, dict) and caps.get("streaming") is True
+
+
+class CardError(Exception):
+    """Discovery failed; `kind` is one of http_status, too_large, json, not_object."""
+
+    def __init__(self, kind: str, message: str, response: Response | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.response = response
+
+
+@dataclass(slots=True)
+class Discovery:
+    attempts: list[Response] = field(default_factory=list)
+
+
+def candidate_urls(base_url: str, card_url: str | None) -> list[str]:
+    """The one place that derives card URLs: explicit card URL, else the well-known path under the base
+    URL (which may carry a gateway path prefix), then the legacy 0.1/0.2 path."""
+    if card_url:
+        return [card_url]
+    base = base_url.rstrip("/")
+    for suffix in (WELL_KNOWN, LEGACY_WELL_KNOWN):
+        if base.endswith(suffix):
+            return [base]
+    return [base + WELL_KNOWN, base + LEGACY_WELL_KNOWN]
+
+
+async def discover(client: HttpClient, base_url: str, card_url: str | None, *, deadline: Deadline,
+                   headers: dict[str, str], allow_cross_origin_redirect: bool, record: Discovery) -> Card:
+    """Fetch and parse the card; falls back to agent.json only when agent-card.json is 404."""
+    urls = candidate_urls(base_url, card_url)
+    for i, url in enumerate(urls):
+        resp = await client.request("GET", url, deadline=deadline, headers=headers, max_bytes=MAX_CARD_BYTES,
+                                    allow_cross_origin_redirect=allow_cross_origin_redirect)
+        record.attempts.append(resp)
+        if resp.status == 404 and i + 1 < len(urls):
+            continue
+        if resp.status != 200:
+            raise CardError("http_status", f"GET {resp.exchange.url} answered HTTP {resp.status}", resp)
+        doc = parse(resp.body, resp)
+        return build(url=resp.url, doc=doc, legacy=url.endswith(LEGACY_WELL_KNOWN), response=resp)
+    raise AssertionError("unreachable: the last candidate always returns or raises")
+
+
+def parse(body: bytes, response: Response | None = None) -> dict[str, Any]:
+    try:
+        doc = strictjson.loads(body)
+    except strictjson.StrictJSONError as exc:
+        raise CardError("json", f"the card is not valid JSON: {exc}", response) from None
+    if not isinstance(doc, dict):
+        raise CardError("not_object", f"the card is a JSON {type(doc).__name__}, not an object", response)
+    return doc
+
+
+def build(*, url: str, doc: dict[str, Any], legacy: bool = False, response: Response | None = None) -> Card:
+    family, hybrid = sniff(doc)
+    return Card(url=url, doc=doc, family=family, hybrid=hybrid, interfaces=interfaces(doc),
+                legacy_path=legacy, response=response)
+
+
+def sniff(doc: dict[str, Any]) -> tuple[str, bool]:
+    """Classify a card by its fields: (family, hybrid)."""
+    top_03 = "url" in doc and ("protocolVersion" in doc or "preferredTransport" in doc)
+    if isinstance(doc.get("supportedInterfaces"), list):
+        return "1.0", top_03
+    pv = doc.get("protocolVersion")
+    if isinstance(pv, str):
+        mm = ".".join(pv.split(".")[:2])
+        if mm in ("0.3", "0.2", "0.1"):
+            return mm, False
+        if mm.startswith("1."):
+            return "1.0", False
+        return "unknown", False
+    if isinstance(doc.get("authentication"), dict) and "securitySchemes" not in doc:
+        return "0.1", False
+    if "url" in doc:
+        return "0.2", False  # early 0.2.0 cards had no protocolVersion
+    return "unknown", False
+
+
+def interfaces(doc: dict[str, Any]) -> list[Interface]:
+    """Every interface the card advertises, in the card's order of preference (1.0 entries first)."""
+    out: list[Interface] = []
+    for e in doc.get("supportedInterfaces") or []:
+        if isinstance(e, dict) and isinstance(e.get("url"), str):
+            tenant = e.get("tenant") if isinstance(e.get("tenant"), str) and e.get("tenant") else None
+            out.append(Interface(e["url"], str(e.get("protocolBinding", "")), str(e.get("protocolVersion", "")),
+                                 tenant))
+    if isinstance(doc.get("url"), str):
+        pv = doc.get("protocolVersion")
+        version = pv if isinstance(pv, str) else ("0.1" if "authentication" in doc else "0.2")
+        out.append(Interface(doc["url"], str(doc.get("preferredTransport") or "JSONRPC"), version, source="url"))
+        for e in doc.get("additionalInterfaces") or []:
+            if isinstance(e, dict) and isinstance(e.get("url"), str):
+                out.append(Interface(e["url"], str(e.get("transport", "")), version, source="additionalInterfaces"))
+    return out

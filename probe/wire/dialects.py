@@ -1,0 +1,265 @@
+"""Protocol dialects (1.0, 0.3, 0.1) as data plus small functions, never as forks of the engine.
+
+A dialect knows method names, state and role spellings, how to build a user message and how to
+read results and stream events back into one normalised shape (`Item`). It records shape
+deviations as plain strings; the checks decide what they mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class TaskState(StrEnum):
+    SUBMITTED = "SUBMITTED"
+    WORKING = "WORKING"
+    INPUT_REQUIRED = "INPUT_REQUIRED"
+    AUTH_REQUIRED = "AUTH_REQUIRED"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELED = "CANCELED"
+    REJECTED = "REJECTED"
+    UNKNOWN = "UNKNOWN"
+
+
+TERMINAL = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED})
+INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
+_RANK = {TaskState.SUBMITTED: 0, TaskState.WORKING: 1, TaskState.INPUT_REQUIRED: 2, TaskState.AUTH_REQUIRED: 2}
+
+
+def is_regression(prev: TaskState, new: TaskState) -> bool:
+    """True when `new` may not follow `prev` (spec §6: terminal never restarts, SUBMITTED never returns)."""
+    if prev in TERMINAL:
+        return True  # nothing may follow a terminal state, not even the same one again as an update
+    if new in TERMINAL or new is TaskState.UNKNOWN or prev is TaskState.UNKNOWN:
+        return False
+    if prev in INTERRUPTED and new is TaskState.WORKING:
+        return False  # resuming after input or out-of-band auth
+    return _RANK.get(new, 0) < _RANK.get(prev, 0)
+
+
+@dataclass(slots=True)
+class Item:
+    """One result or stream event, normalised across dialects."""
+
+    kind: str  # task | message | status | artifact | unknown
+    task_id: str | None = None
+    context_id: str | None = None
+    state: TaskState | None = None
+    final: bool | None = None  # 0.3 only
+    artifact_id: str | None = None
+    append: bool = False
+    last_chunk: bool = False
+    texts: list[str] = field(default_factory=list)
+    status_text: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    version: str
+    send: str
+    stream: str
+    get: str
+    cancel: str
+    states: dict[str, TaskState]
+    roles: tuple[str, str]  # (user, agent)
+    header_version: str | None  # the A2A-Version header value, None where the dialect has none
+    parse: Callable[[Dialect, Any], Item]
+    user_message: Callable[[str, str, str | None, str | None], dict[str, Any]]
+
+    def state(self, raw: Any, problems: list[str]) -> TaskState | None:
+        if not isinstance(raw, str):
+            problems.append(f"status.state is {type(raw).__name__}, expected a string")
+            return None
+        state = self.states.get(raw)
+        if state is None:
+            other = next((d for d in DIALECTS.values() if d is not self and raw in d.states), None)
+            hint = f" (that is the {other.version} spelling)" if other else ""
+            problems.append(f"unknown task state {raw!r} for protocol {self.version}{hint}")
+            return TaskState.UNKNOWN
+        return state
+
+    def result_item(self, result: Any) -> Item:
+        return self.parse(self, result)
+
+
+def _texts(parts: Any, problems: list[str], v1: bool) -> list[str]:
+    out: list[str] = []
+    if not isinstance(parts, list):
+        problems.append("parts is not a list")
+        return out
+    for p in parts:
+        if not isinstance(p, dict):
+            problems.append("a part is not an object")
+            continue
+        if v1:
+            kinds = [k for k in ("text", "raw", "url", "data") if k in p]
+            if len(kinds) != 1:
+                problems.append(f"a 1.0 part must have exactly one of text/raw/url/data, found {kinds or 'none'}")
+            if "kind" in p:
+                problems.append("a 1.0 part carries the 0.3 'kind' field")
+        elif p.get("kind") is None and p.get("type") is None:
+            problems.append("a 0.3 part has no 'kind'")
+        if isinstance(p.get("text"), str):
+            out.append(p["text"])
+    return out
+
+
+def _status(d: Dialect, item: Item, status: Any) -> None:
+    if not isinstance(status, dict):
+        item.problems.append("status is missing or not an object")
+        return
+    item.state = d.state(status.get("state"), item.problems)
+    msg = status.get("message")
+    if isinstance(msg, dict):
+        item.status_text = " ".join(_texts(msg.get("parts"), [], d.version == "1.0"))
+
+
+def _task_fields(d: Dialect, item: Item, task: dict[str, Any]) -> None:
+    item.task_id = task.get("id") if isinstance(task.get("id"), str) else None
+    item.context_id = task.get("contextId") if isinstance(task.get("contextId"), str) else None
+    if not item.task_id:
+        item.problems.append("task has no string id")
+    _status(d, item, task.get("status"))
+    v1 = d.version == "1.0"
+    for art in task.get("artifacts") or []:
+        if isinstance(art, dict):
+            item.texts += _texts(art.get("parts"), item.problems, v1)
+    for msg in task.get("history") or []:
+        if isinstance(msg, dict) and msg.get("role") == d.roles[1]:
+            item.texts += _texts(msg.get("parts"), [], v1)
+
+
+def _parse_v1(d: Dialect, result: Any) -> Item:
+    if not isinstance(result, dict):
+        return Item("unknown", problems=[f"result is {type(result).__name__}, expected an object"])
+    keys = [k for k in ("task", "message", "statusUpdate", "artifactUpdate") if k in result]
+    if len(keys) != 1:
+        hint = " (looks like a 0.3 result with 'kind')" if "kind" in result else ""
+        return Item("unknown", problems=[f"1.0 result must wrap exactly one of task/message/statusUpdate/"
+                                         f"artifactUpdate, found {keys or sorted(result)[:5]}{hint}"])
+    key = keys[0]
+    body = result[key]
+    if not isinstance(body, dict):
+        return Item("unknown", problems=[f"result.{key} is not an object"])
+    item = Item({"task": "task", "message": "message", "statusUpdate": "status", "artifactUpdate": "artifact"}[key])
+    _event_body(d, item, body)
+    if "final" in body or "kind" in body:
+        item.problems.append(f"1.0 {key} carries 0.3 fields (kind/final)")
+    return item
+
+
+def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
+    v1 = d.version == "1.0"
+    if item.kind == "task":
+        _task_fields(d, item, body)
+    elif item.kind == "message":
+        item.context_id = body.get("contextId")
+        item.task_id = body.get("taskId")
+        item.texts = _texts(body.get("parts"), item.problems, v1)
+        if body.get("role") not in d.roles:
+            item.problems.append(f"message role {body.get('role')!r} is not one of {list(d.roles)}")
+    else:
+        item.task_id = body.get("taskId")
+        item.context_id = body.get("contextId")
+        if not isinstance(item.task_id, str) or not isinstance(item.context_id, str):
+            item.problems.append(f"{item.kind} update lacks taskId or contextId")
+        if item.kind == "status":
+            _status(d, item, body.get("status"))
+            if not v1:
+                item.final = body.get("final") is True
+        else:
+            art = body.get("artifact")
+            if not isinstance(art, dict) or not isinstance(art.get("artifactId"), str):
+                item.problems.append("artifact update without an artifact.artifactId")
+            else:
+                item.artifact_id = art["artifactId"]
+                item.texts = _texts(art.get("parts"), item.problems, v1)
+            item.append = body.get("append") is True
+            item.last_chunk = body.get("lastChunk") is True
+
+
+_KIND_03 = {"task": "task", "message": "message", "status-update": "status", "artifact-update": "artifact"}
+
+
+def _parse_03(d: Dialect, result: Any) -> Item:
+    if not isinstance(result, dict):
+        return Item("unknown", problems=[f"result is {type(result).__name__}, expected an object"])
+    kind = _KIND_03.get(str(result.get("kind")))
+    if kind is None:
+        wrapped = [k for k in ("task", "message", "statusUpdate", "artifactUpdate") if k in result]
+        hint = f" (looks like a 1.0 result wrapping {wrapped[0]})" if wrapped else ""
+        return Item("unknown", problems=[f"0.3 result has no known 'kind' (got {result.get('kind')!r}){hint}"])
+    item = Item(kind)
+    _event_body(d, item, result)
+    return item
+
+
+def _parse_01(d: Dialect, result: Any) -> Item:
+    if not isinstance(result, dict):
+        return Item("unknown", problems=["result is not an object"])
+    item = Item("task" if "status" in result and "id" in result and "artifact" not in result else "unknown")
+    if item.kind == "task":
+        _task_fields(d, item, result)
+    return item
+
+
+def _msg_v1(text: str, message_id: str, task_id: str | None, context_id: str | None) -> dict[str, Any]:
+    m: dict[str, Any] = {"role": "ROLE_USER", "messageId": message_id, "parts": [{"text": text}]}
+    if task_id:
+        m["taskId"] = task_id
+    if context_id:
+        m["contextId"] = context_id
+    return m
+
+
+def _msg_03(text: str, message_id: str, task_id: str | None, context_id: str | None) -> dict[str, Any]:
+    m: dict[str, Any] = {"kind": "message", "role": "user", "messageId": message_id,
+                         "parts": [{"kind": "text", "text": text}]}
+    if task_id:
+        m["taskId"] = task_id
+    if context_id:
+        m["contextId"] = context_id
+    return m
+
+
+def _msg_01(text: str, _message_id: str, _task_id: str | None, _context_id: str | None) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+_LOWER = {"submitted": TaskState.SUBMITTED, "working": TaskState.WORKING, "input-required": TaskState.INPUT_REQUIRED,
+          "auth-required": TaskState.AUTH_REQUIRED, "completed": TaskState.COMPLETED, "failed": TaskState.FAILED,
+          "canceled": TaskState.CANCELED, "rejected": TaskState.REJECTED, "unknown": TaskState.UNKNOWN}
+
+V1 = Dialect(
+    version="1.0", send="SendMessage", stream="SendStreamingMessage", get="GetTask", cancel="CancelTask",
+    states={f"TASK_STATE_{s.value}": s for s in TaskState if s is not TaskState.UNKNOWN}
+    | {"TASK_STATE_UNSPECIFIED": TaskState.UNKNOWN},
+    roles=("ROLE_USER", "ROLE_AGENT"), header_version="1.0", parse=_parse_v1, user_message=_msg_v1,
+)
+V03 = Dialect(
+    version="0.3", send="message/send", stream="message/stream", get="tasks/get", cancel="tasks/cancel",
+    states=_LOWER, roles=("user", "agent"), header_version=None, parse=_parse_03, user_message=_msg_03,
+)
+V01 = Dialect(
+    version="0.1", send="tasks/send", stream="tasks/sendSubscribe", get="tasks/get", cancel="tasks/cancel",
+    states=_LOWER, roles=("user", "agent"), header_version=None, parse=_parse_01, user_message=_msg_01,
+)
+
+DIALECTS: dict[str, Dialect] = {"1.0": V1, "0.3": V03, "0.1": V01}
+
+
+def for_version(version: str) -> Dialect | None:
+    """Map a card's protocol version ("1.0", "0.3.0", "0.2.5", …) to the dialect that speaks it."""
+    major_minor = ".".join(version.strip().split(".")[:2])
+    if major_minor.startswith("1."):
+        return V1
+    if major_minor in ("0.3", "0.2"):
+        return V03  # 0.2 uses the same JSON-RPC methods and shapes as 0.3
+    if major_minor == "0.1":
+        return V01
+    return None

@@ -1,0 +1,322 @@
+"""One shared aiohttp session per process, with per-phase timings, bounded reads and hard deadlines.
+
+Every exchange records an `HttpExchange` (status, content type, phase timings) so the engine can
+report exactly what the wire did. Redirects are followed by hand: same-origin ones up to a bound,
+cross-origin ones refused unless allowed, and then never with credentials.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import aiohttp
+from multidict import CIMultiDictProxy
+
+from probe import __version__, redact
+from probe.results import HttpExchange, HttpPhases
+
+USER_AGENT = f"a2a-probe/{__version__}"
+MAX_REDIRECTS = 5
+
+
+class WireError(Exception):
+    """A transport-level failure; `kind` is a small fixed vocabulary the engine maps to reasons."""
+
+    kind = "error"
+
+    def __init__(self, message: str, exchange: HttpExchange | None = None) -> None:
+        super().__init__(message)
+        self.exchange = exchange
+
+
+class ConnectFailed(WireError):
+    kind = "connect"
+
+
+class DeadlineExceeded(WireError):
+    kind = "timeout"
+
+
+class BodyTooLarge(WireError):
+    kind = "too_large"
+
+
+class RedirectRefused(WireError):
+    kind = "redirect"
+
+
+@dataclass(slots=True)
+class Deadline:
+    """An absolute point on the loop clock; every await in a probe is bounded by one."""
+
+    at: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        return max(0.0, self.at - time.monotonic())
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0.0
+
+
+@dataclass(slots=True)
+class _Timer:
+    """Filled by the trace hooks of one request."""
+
+    start: float = 0.0
+    dns_start: float = 0.0
+    dns_end: float = 0.0
+    conn_start: float = 0.0
+    conn_end: float = 0.0
+    sent: float = 0.0
+    headers: float = 0.0
+
+    def phases(self, done: float) -> HttpPhases:
+        resolve = max(0.0, self.dns_end - self.dns_start)
+        # aiohttp resolves inside connection creation; report the connect phase without DNS
+        connect = max(0.0, self.conn_end - self.conn_start - resolve)
+        sent = self.sent or self.conn_end or self.start
+        processing = max(0.0, self.headers - sent) if self.headers else 0.0
+        transfer = max(0.0, done - self.headers) if self.headers else 0.0
+        return HttpPhases(resolve=resolve, connect=connect, processing=processing, transfer=transfer)
+
+
+def _hook(attr: str) -> Any:
+    async def hook(_session: aiohttp.ClientSession, ctx: SimpleNamespace, _params: object) -> None:
+        timer = ctx.trace_request_ctx
+        if isinstance(timer, _Timer) and not getattr(timer, attr):
+            setattr(timer, attr, time.monotonic())
+
+    return hook
+
+
+def _trace_config() -> aiohttp.TraceConfig:
+    tc = aiohttp.TraceConfig()
+    tc.on_request_start.append(_hook("start"))
+    tc.on_dns_resolvehost_start.append(_hook("dns_start"))
+    tc.on_dns_resolvehost_end.append(_hook("dns_end"))
+    tc.on_connection_create_start.append(_hook("conn_start"))
+    tc.on_connection_create_end.append(_hook("conn_end"))
+    tc.on_request_headers_sent.append(_hook("sent"))
+    tc.on_request_end.append(_hook("headers"))
+    return tc
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    p = urlsplit(url)
+    port = p.port or {"http": 80, "https": 443}.get(p.scheme)
+    return (p.scheme.lower(), (p.hostname or "").lower(), port)
+
+
+@dataclass(slots=True)
+class Response:
+    url: str
+    status: int
+    headers: CIMultiDictProxy[str]
+    body: bytes
+    exchange: HttpExchange
+    redirects: list[str] = field(default_factory=list)
+    cross_origin_redirect: bool = False
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("Content-Type", "")
+
+
+class HttpClient:
+    """Owns the process's single ClientSession; create it inside the running loop."""
+
+    def __init__(self, *, limit: int = 100, limit_per_host: int = 8) -> None:
+        self._session: aiohttp.ClientSession | None = None
+        self._limit = limit
+        self._limit_per_host = limit_per_host
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=self._limit_per_host,
+                                             keepalive_timeout=30, ttl_dns_cache=60)
+            self._session = aiohttp.ClientSession(
+                connector=connector, trace_configs=[_trace_config()], auto_decompress=True,
+                headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(total=None),
+                cookie_jar=aiohttp.DummyCookieJar(),  # never carry state between probes or agents
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> HttpClient:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def request(self, method: str, url: str, *, deadline: Deadline, headers: Mapping[str, str] | None = None,
+                      body: bytes | None = None, max_bytes: int = 1 << 20,
+                      allow_cross_origin_redirect: bool = False, follow_redirects: bool = True) -> Response:
+        """One exchange, redirects followed by hand; the body is read up to `max_bytes` and no further."""
+        hdrs = dict(headers or {})
+        redirects: list[str] = []
+        crossed = False
+        current = url
+        while True:
+            resp = await self._once(method, current, hdrs, body, deadline, max_bytes)
+            location = resp.headers.get("Location")
+            if not (follow_redirects and resp.status in (301, 302, 303, 307, 308) and location):
+                resp.redirects, resp.cross_origin_redirect = redirects, crossed
+                return resp
+            target = urljoin(current, location)
+            if len(redirects) >= MAX_REDIRECTS:
+                raise RedirectRefused(f"more than {MAX_REDIRECTS} redirects", resp.exchange)
+            if origin(target) != origin(current):
+                if not allow_cross_origin_redirect:
+                    raise RedirectRefused(
+                        f"cross-origin redirect to {redact.url(target)} refused", resp.exchange)
+                crossed = True
+                # credentials are for the origin they were configured for, never another host
+                hdrs = {k: v for k, v in hdrs.items() if not redact.is_secret_header(k)}
+            redirects.append(redact.url(target))
+            if resp.status == 303:
+                method, body = "GET", None
+            current = target
+
+    async def _once(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
+                    deadline: Deadline, max_bytes: int) -> Response:
+        timer = _Timer()
+        t0 = time.monotonic()
+        exchange = HttpExchange(method=method, url=redact.url(url))
+        try:
+            async with asyncio.timeout(deadline.remaining()):
+                async with self.session.request(method, url, headers=headers, data=body, allow_redirects=False,
+                                                trace_request_ctx=timer) as resp:
+                    exchange.status = resp.status
+                    exchange.content_type = resp.headers.get("Content-Type")
+                    data = await read_bounded(resp, max_bytes, exchange)
+                    done = time.monotonic()
+                    exchange.phases = timer.phases(done)
+                    exchange.duration_s = done - t0
+                    return Response(str(resp.url), resp.status, resp.headers, data, exchange)
+        except TimeoutError:
+            _finish(exchange, timer, t0)
+            raise DeadlineExceeded(f"{method} {redact.url(url)}: no complete answer before the deadline",
+                                   exchange) from None
+        except aiohttp.ClientError as exc:
+            _finish(exchange, timer, t0)
+            raise ConnectFailed(f"{method} {redact.url(url)}: {_describe(exc)}", exchange) from None
+
+    @asynccontextmanager
+    async def stream(self, method: str, url: str, *, deadline: Deadline, headers: Mapping[str, str],
+                     body: bytes | None) -> AsyncIterator[StreamResponse]:
+        """Open a response whose body the caller consumes incrementally (SSE)."""
+        timer = _Timer()
+        t0 = time.monotonic()
+        exchange = HttpExchange(method=method, url=redact.url(url))
+        try:
+            async with asyncio.timeout(deadline.remaining()):
+                cm = self.session.request(method, url, headers=headers, data=body, allow_redirects=False,
+                                          trace_request_ctx=timer)
+                resp = await cm.__aenter__()
+        except TimeoutError:
+            _finish(exchange, timer, t0)
+            raise DeadlineExceeded(f"{method} {redact.url(url)}: no response headers before the deadline",
+                                   exchange) from None
+        except aiohttp.ClientError as exc:
+            _finish(exchange, timer, t0)
+            raise ConnectFailed(f"{method} {redact.url(url)}: {_describe(exc)}", exchange) from None
+        exchange.status = resp.status
+        exchange.content_type = resp.headers.get("Content-Type")
+        handle = StreamResponse(resp, exchange, timer, t0, deadline)
+        try:
+            yield handle
+        finally:
+            handle.finish()
+            # release (not reuse) the connection: a half-read stream must not go back to the pool
+            resp.close()
+
+
+class StreamResponse:
+    def __init__(self, resp: aiohttp.ClientResponse, exchange: HttpExchange, timer: _Timer, t0: float,
+                 deadline: Deadline) -> None:
+        self.resp = resp
+        self.exchange = exchange
+        self._timer = timer
+        self._t0 = t0
+        self._deadline = deadline
+
+    @property
+    def status(self) -> int:
+        return self.resp.status
+
+    @property
+    def content_type(self) -> str:
+        return self.resp.headers.get("Content-Type", "")
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Body chunks as they arrive; raises DeadlineExceeded when the deadline passes mid-stream."""
+        while True:
+            try:
+                async with asyncio.timeout(self._deadline.remaining()):
+                    chunk = await self.resp.content.readany()
+            except TimeoutError:
+                raise DeadlineExceeded("the stream was still open at the deadline", self.exchange) from None
+            except aiohttp.ClientError as exc:
+                raise ConnectFailed(f"stream broke: {_describe(exc)}", self.exchange) from None
+            if not chunk:
+                return
+            yield chunk
+
+    async def read_body(self, max_bytes: int) -> bytes:
+        try:
+            async with asyncio.timeout(self._deadline.remaining()):
+                return await read_bounded(self.resp, max_bytes, self.exchange)
+        except TimeoutError:
+            raise DeadlineExceeded("body not complete before the deadline", self.exchange) from None
+        except aiohttp.ClientError as exc:
+            raise ConnectFailed(f"body read failed: {_describe(exc)}", self.exchange) from None
+
+    def finish(self) -> None:
+        _finish(self.exchange, self._timer, self._t0)
+
+
+async def read_bounded(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange) -> bytes:
+    """Read at most `max_bytes`; abort (never buffer more) when the body is larger."""
+    declared = resp.content_length
+    if declared is not None and declared > max_bytes:
+        raise BodyTooLarge(f"body of {declared} bytes exceeds the {max_bytes}-byte limit", exchange)
+    buf = bytearray()
+    while True:
+        chunk = await resp.content.read(65536)
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if len(buf) > max_bytes:
+            raise BodyTooLarge(f"body exceeds the {max_bytes}-byte limit", exchange)
+
+
+def _finish(exchange: HttpExchange, timer: _Timer, t0: float) -> None:
+    done = time.monotonic()
+    exchange.phases = timer.phases(done)
+    exchange.duration_s = done - t0
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return f"cannot connect to {exc.host}:{exc.port} ({exc.os_error.strerror or exc.os_error})"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "server closed the connection"
+    if isinstance(exc, aiohttp.InvalidURL):
+        return f"invalid URL {redact.url(str(exc.url))}"
+    return type(exc).__name__ + (f": {exc}" if str(exc) else "")

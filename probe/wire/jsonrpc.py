@@ -1,0 +1,94 @@
+"""JSON-RPC 2.0 envelopes: build requests, and read responses without repairing them."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from probe.wire import strictjson
+
+# A2A and JSON-RPC error codes by name (digest §8); 1.0 names, 0.3 differs only at -32007.
+ERROR_NAMES: dict[int, str] = {
+    -32700: "JSONParseError", -32600: "InvalidRequestError", -32601: "MethodNotFoundError",
+    -32602: "InvalidParamsError", -32603: "InternalError", -32001: "TaskNotFoundError",
+    -32002: "TaskNotCancelableError", -32003: "PushNotificationNotSupportedError",
+    -32004: "UnsupportedOperationError", -32005: "ContentTypeNotSupportedError",
+    -32006: "InvalidAgentResponseError", -32007: "ExtendedAgentCardNotConfiguredError",
+    -32008: "ExtensionSupportRequiredError", -32009: "VersionNotSupportedError",
+}
+METHOD_NOT_FOUND = -32601
+VERSION_NOT_SUPPORTED = -32009
+TASK_NOT_FOUND = -32001
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def request(method: str, params: dict[str, Any], request_id: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+                      separators=(",", ":")).encode()
+
+
+@dataclass(slots=True)
+class RpcError:
+    code: int
+    message: str
+    data: Any = None
+
+    def describe(self) -> str:
+        name = ERROR_NAMES.get(self.code, "error")
+        return f"JSON-RPC {name} {self.code}: {self.message[:200]}"
+
+
+@dataclass(slots=True)
+class Envelope:
+    """A parsed JSON-RPC response: exactly one of result/error when `problems` is empty."""
+
+    result: Any = None
+    error: RpcError | None = None
+    has_result: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+class NotJsonRpc(ValueError):
+    pass
+
+
+def is_json_content_type(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+
+
+def parse_envelope(payload: bytes | str | Any, request_id: str) -> Envelope:
+    """Parse a response; raise NotJsonRpc when it isn't JSON-RPC at all, else list envelope problems."""
+    if isinstance(payload, bytes | str):
+        try:
+            doc = strictjson.loads(payload)
+        except strictjson.StrictJSONError as exc:
+            raise NotJsonRpc(str(exc)) from None
+    else:
+        doc = payload
+    if not isinstance(doc, dict):
+        raise NotJsonRpc(f"body is a JSON {type(doc).__name__}, not a JSON-RPC response object")
+    if "result" not in doc and "error" not in doc:
+        raise NotJsonRpc(f"JSON object without result or error (keys: {sorted(doc)[:6]})")
+    env = Envelope()
+    if doc.get("jsonrpc") != "2.0":
+        env.problems.append(f"jsonrpc is {doc.get('jsonrpc')!r}, expected \"2.0\"")
+    if doc.get("id") != request_id:
+        env.problems.append(f"id {str(doc.get('id'))[:60]!r} does not echo the request id")
+    if "result" in doc and "error" in doc:
+        env.problems.append("both result and error are present")
+    if "error" in doc:
+        err = doc["error"]
+        if not isinstance(err, dict) or not isinstance(err.get("code"), int) or isinstance(err.get("code"), bool):
+            env.problems.append("error is not an object with an integer code")
+            env.error = RpcError(code=0, message=str(err)[:200])
+        else:
+            env.error = RpcError(code=err["code"], message=str(err.get("message", "")), data=err.get("data"))
+    else:
+        env.result = doc["result"]
+        env.has_result = True
+    return env

@@ -1,0 +1,146 @@
+"""Reference peer built on the official Python A2A SDK (a2a-sdk 1.3.0).
+
+Run: ``python tests/peers/py_agent.py --port N [--compat]``. Serves JSON-RPC at ``/a2a/jsonrpc``,
+REST at ``/a2a/rest`` and the card at ``/.well-known/agent-card.json`` on 127.0.0.1.
+Behaviour is keyed on the user's text; see ``Executor.execute`` and docs/sdk-peers.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+
+import uvicorn
+from a2a.helpers import new_text_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from starlette.applications import Starlette
+
+SLOW_SECONDS = 30.0
+KEYWORDS = ("input", "slow", "fail", "raise", "message")
+
+
+def classify(text: str) -> str:
+    """Precedence follows the behaviour table order, so e.g. "slow fail" is slow."""
+    return next((k for k in KEYWORDS if k in text), "echo")
+
+
+class Executor(AgentExecutor):
+    """Implements the shared peer behaviour table (same as tests/peers/js/agent.mjs)."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input()
+        task = context.current_task
+        resuming = task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        mode = "resume" if resuming else classify(text)
+        if mode == "message" and task is not None:
+            mode = "echo"  # an existing task can't be answered by a bare Message
+        if mode == "message":
+            await event_queue.enqueue_event(new_text_message(f"echo: {text}", context_id=context.context_id))
+            return
+        if task is None:
+            # First turn: the SDK rejects status events that arrive before the Task itself.
+            task = _first_task(context)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        if mode == "input":
+            await updater.requires_input(updater.new_agent_message([new_text_part("need more input")]))
+        elif mode == "fail":
+            await updater.failed(updater.new_agent_message([new_text_part("failed on request")]))
+        elif mode == "raise":
+            raise RuntimeError("boom")
+        else:
+            if mode == "slow":
+                # The SDK cancels this coroutine on CancelTask, then calls cancel() below.
+                await asyncio.sleep(SLOW_SECONDS)
+            await updater.add_artifact([new_text_part(f"echo: {text}")], name="result")
+            await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, *_ids(context)).cancel()
+
+
+def _ids(context: RequestContext) -> tuple[str, str]:
+    # The SDK fills both ids before calling the executor; typed Optional only for the bare constructor.
+    if not (context.task_id and context.context_id):
+        raise RuntimeError("request context has no task/context id")
+    return context.task_id, context.context_id
+
+
+def _first_task(context: RequestContext) -> Task:
+    # Reuse the ids the SDK already assigned to the request, so events and the store agree.
+    task_id, context_id = _ids(context)
+    return Task(
+        id=task_id,
+        context_id=context_id,
+        status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+        history=[context.message] if context.message else [],
+    )
+
+
+def build_card(port: int, compat: bool) -> AgentCard:
+    base = f"http://127.0.0.1:{port}"
+    jsonrpc = f"{base}/a2a/jsonrpc"
+    interfaces = [AgentInterface(url=jsonrpc, protocol_binding="JSONRPC", protocol_version="1.0")]
+    if compat:
+        # Second, after the v1 JSON-RPC entry, so v1 clients still pick 1.0 first; same URL because the
+        # SDK dispatches 0.3 calls by method name on the one endpoint.
+        interfaces.append(AgentInterface(url=jsonrpc, protocol_binding="JSONRPC", protocol_version="0.3"))
+    interfaces.append(
+        AgentInterface(url=f"{base}/a2a/rest", protocol_binding="HTTP+JSON", protocol_version="1.0")
+    )
+    return AgentCard(
+        name="py-ref",
+        description="a2a-sdk 1.3.0 reference peer",
+        version="1.0.0",
+        supported_interfaces=interfaces,
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="echoes", tags=["test"])],
+    )
+
+
+def build_app(port: int, compat: bool) -> Starlette:
+    card = build_card(port, compat)
+    handler = DefaultRequestHandler(
+        agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    routes = (
+        create_agent_card_routes(card)
+        + create_jsonrpc_routes(handler, "/a2a/jsonrpc", enable_v0_3_compat=compat)
+        + create_rest_routes(handler, enable_v0_3_compat=compat, path_prefix="/a2a/rest")
+    )
+    return Starlette(routes=routes)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--compat", action="store_true", help="also serve A2A 0.3 methods")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    app = build_app(args.port, args.compat)
+    # A short graceful-shutdown window: open SSE streams or a pending "slow" call must not delay SIGTERM.
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1
+    )
+    uvicorn.Server(config).run()
+
+
+if __name__ == "__main__":
+    main()
