@@ -184,10 +184,13 @@ class _Run:
         self.r.checks += results
         iface, dialect, why = select_interface(card, self.t)
         v = StepName.VALIDATE
+        bad = [c for c in results if c.status is Status.FAIL and c.severity == "MUST"]
+        invalid = "; ".join(f"{c.id}: {c.message}" for c in bad)
         if iface is None or dialect is None:
             self.check("interface.selected", Status.FAIL, why, step=v)
-            reason = Reason.INVOKE_LEGACY_PROTOCOL if card.family == "0.1" else Reason.NO_USABLE_INTERFACE
-            raise StepFailed(reason, why)
+            if card.family == "0.1":
+                raise StepFailed(Reason.INVOKE_LEGACY_PROTOCOL, why)
+            raise StepFailed(Reason.CARD_INVALID, invalid) if bad else StepFailed(Reason.NO_USABLE_INTERFACE, why)
         self.check("interface.selected", Status.PASS, why, step=v)
         self.r.interface_url, self.r.binding, self.r.protocol_version = iface.url, iface.binding, dialect.version
         self.url_findings = urls.diagnose(card.url, iface.url)
@@ -198,9 +201,8 @@ class _Run:
                        recommendation=f.recommendation if f else None)
         headers = self.t.invoke_headers()
         self.binding = BINDINGS[iface.binding](self.client, iface.url, dialect, headers, dialect.header_version)
-        bad = [c for c in results if c.status is Status.FAIL and c.severity == "MUST"]
         if bad:
-            raise StepFailed(Reason.CARD_INVALID, "; ".join(f"{c.id}: {c.message}" for c in bad))
+            raise StepFailed(Reason.CARD_INVALID, invalid)
 
     # ---- ping: a cheap call that proves the route reaches an A2A server without running the agent
 

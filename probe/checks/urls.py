@@ -96,7 +96,7 @@ def diagnose(card_url: str, interface_url: str) -> list[Finding]:
         ))
     if adv.hostname:
         adv_cls, card_cls = host_class(adv.hostname), host_class(card.hostname or "")
-        if adv_cls == UNSPECIFIED or adv_cls < card_cls:
+        if adv_cls != card_cls and (adv_cls in (UNSPECIFIED, LOOPBACK, CLUSTER) or card_cls == PUBLIC):
             out.append(Finding(
                 "interface.routable_host",
                 f"the card (from {card.hostname}, {_CLASS_NAMES[card_cls]}) advertises {adv.hostname}, "

@@ -1,0 +1,289 @@
+"""Probe configuration: YAML for agents and modules (strict pydantic), pydantic-settings for the daemon.
+
+Unknown keys are rejected, and every error names the file, the field and what was expected.
+Credentials are only ever references (an environment variable or a file), resolved at probe time
+into SecretStr values that no log, metric, report or /config page prints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from probe.target import Target
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
+# Prometheus target labels and reserved names must not be shadowed by agent_info labels
+_RESERVED_LABELS = {"agent", "module", "job", "instance", "le", "quantile", "reason", "step", "phase"}
+
+
+def parse_duration(value: Any) -> float:
+    """'30s', '5m', '1.5h', '250ms' or a bare number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration like 30s, 5m or 250ms")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        m = _DURATION.match(str(value))
+        if not m:
+            raise ValueError(f"{value!r} is not a duration like 30s, 5m or 250ms")
+        seconds = float(m.group(1)) * _UNITS[m.group(2)]
+    if seconds <= 0:
+        raise ValueError("a duration must be positive")
+    return seconds
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Prober(StrEnum):
+    PING = "ping"
+    INVOKE = "invoke"
+    STREAM = "stream"
+
+
+class Module(_Strict):
+    prober: Prober
+    interval: Duration = 60.0
+    timeout: Duration = 30.0
+    jitter: Duration | None = Field(None, description="default: 10% of the interval")
+
+    @model_validator(mode="after")
+    def _timeout_fits(self) -> Module:
+        if self.timeout > self.interval:
+            raise ValueError(f"timeout ({self.timeout:g}s) must not exceed interval ({self.interval:g}s)")
+        return self
+
+    @property
+    def effective_jitter(self) -> float:
+        return self.jitter if self.jitter is not None else self.interval * 0.1
+
+
+DEFAULT_MODULES: dict[str, Module] = {
+    "ping": Module(prober=Prober.PING, interval=30.0, timeout=10.0),
+    "invoke": Module(prober=Prober.INVOKE, interval=300.0, timeout=60.0),
+    "stream": Module(prober=Prober.STREAM, interval=300.0, timeout=60.0),
+}
+
+
+class SecretRef(_Strict):
+    """Where a credential lives; the value itself never appears in config files."""
+
+    env: str | None = None
+    file: Path | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SecretRef:
+        if (self.env is None) == (self.file is None):
+            raise ValueError("give exactly one of env or file")
+        return self
+
+    def resolve(self) -> SecretStr:
+        if self.env is not None:
+            value = os.environ.get(self.env)
+            if not value:
+                raise ConfigError(f"environment variable {self.env} is not set or empty")
+            return SecretStr(value)
+        assert self.file is not None
+        try:
+            return SecretStr(self.file.read_text(encoding="utf-8").strip())
+        except OSError as exc:
+            raise ConfigError(f"cannot read secret file {self.file}: {exc.strerror}") from None
+
+
+class Auth(_Strict):
+    bearer_token: SecretRef | None = None
+    headers: dict[str, SecretRef] = Field(default_factory=dict, description="e.g. X-API-Key from a file")
+
+
+class Agent(_Strict):
+    name: str
+    url: str
+    card_url: str | None = None
+    modules: list[str] = Field(default_factory=lambda: ["ping"])
+    a2a_version: Literal["1.0", "0.3"] | None = None
+    binding: Literal["JSONRPC"] | None = None
+    headers: dict[str, str] = Field(default_factory=dict, description="non-secret extra headers on invocation")
+    auth: Auth = Field(default_factory=Auth)
+    message: str = "a2a-probe health check"
+    expect_text: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict, description="exported only via a2a_probe_agent_info")
+    allow_cross_origin_redirect: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _AGENT_NAME.match(v):
+            raise ValueError("names are 1-128 characters of letters, digits and . _ : / - (a metric label value)")
+        return v
+
+    @field_validator("url", "card_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://[^/\s]+", v):
+            raise ValueError(f"{v!r} is not an absolute http(s) URL")
+        return v
+
+    @field_validator("headers")
+    @classmethod
+    def _no_secret_headers(cls, v: dict[str, str]) -> dict[str, str]:
+        from probe import redact
+
+        bad = [k for k in v if redact.is_secret_header(k)]
+        if bad:
+            raise ValueError(f"{bad[0]} looks like a credential: put it under auth.headers with env or file")
+        return v
+
+    def target(self, timeout: float) -> Target:
+        """Resolve credentials now (they may rotate) into a Target for one probe run."""
+        headers = {k: SecretStr(v) for k, v in self.headers.items()}
+        headers |= {k: ref.resolve() for k, ref in self.auth.headers.items()}
+        if self.auth.bearer_token is not None:
+            headers["Authorization"] = SecretStr("Bearer " + self.auth.bearer_token.resolve().get_secret_value())
+        return Target(name=self.name, url=self.url, card_url=self.card_url, headers=headers,
+                      a2a_version=self.a2a_version, binding=self.binding, message=self.message,
+                      expect_text=self.expect_text, timeout=timeout,
+                      allow_cross_origin_redirect=self.allow_cross_origin_redirect)
+
+
+class MetricsConfig(_Strict):
+    duration_buckets: list[float] = Field(
+        default_factory=lambda: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120])
+    agent_info_labels: list[str] = Field(default_factory=list,
+                                         description="agent label keys exported on a2a_probe_agent_info")
+
+    @field_validator("duration_buckets")
+    @classmethod
+    def _buckets(cls, v: list[float]) -> list[float]:
+        if not v or len(v) > 30 or any(b <= 0 for b in v) or sorted(set(v)) != v:
+            raise ValueError("1-30 positive, strictly increasing bucket bounds")
+        return v
+
+    @field_validator("agent_info_labels")
+    @classmethod
+    def _labels(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not _LABEL_NAME.match(name) or name in _RESERVED_LABELS or name.startswith("__"):
+                raise ValueError(f"{name!r} is not an allowed label name")
+        return v
+
+
+class ProbeConfig(_Strict):
+    modules: dict[str, Module] = Field(default_factory=dict)
+    agents: list[Agent]
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+
+    @model_validator(mode="after")
+    def _references(self) -> ProbeConfig:
+        names = [a.name for a in self.agents]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"agent names must be unique: {sorted(dup)}")
+        known = self.all_modules()
+        for a in self.agents:
+            unknown = [m for m in a.modules if m not in known]
+            if unknown:
+                raise ValueError(f"agent {a.name!r} uses unknown module(s) {unknown}; known: {sorted(known)}")
+            extra = set(a.labels) - set(self.metrics.agent_info_labels)
+            if extra and self.metrics.agent_info_labels:
+                raise ValueError(f"agent {a.name!r} has labels {sorted(extra)} not in metrics.agent_info_labels")
+        return self
+
+    def all_modules(self) -> dict[str, Module]:
+        return DEFAULT_MODULES | self.modules
+
+    def agent(self, name: str) -> Agent | None:
+        return next((a for a in self.agents if a.name == name), None)
+
+
+class ConfigError(Exception):
+    pass
+
+
+def load(path: str | Path) -> tuple[ProbeConfig, str]:
+    """Load and validate a config file; return it with the sha256 of its bytes (for reload)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
+    return parse(raw, str(p)), hashlib.sha256(raw).hexdigest()
+
+
+def parse(raw: bytes, source: str) -> ProbeConfig:
+    try:
+        doc = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{source}:{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{source}: expected a mapping with 'agents' (and optionally 'modules', 'metrics')")
+    try:
+        return ProbeConfig.model_validate(doc)
+    except ValidationError as exc:
+        raise ConfigError(format_errors(source, exc)) from None
+
+
+def format_errors(source: str, exc: ValidationError) -> str:
+    lines = [f"{source}: {exc.error_count()} error(s)"]
+    for e in exc.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        msg = "unknown key (not allowed here)" if e["type"] == "extra_forbidden" else e["msg"]
+        if e["type"] in ("extra_forbidden", "missing") or "input" not in e:
+            lines.append(f"  {loc}: {msg}")
+        else:
+            lines.append(f"  {loc}: {msg} (got {str(e['input'])[:60]!r})")
+    return "\n".join(lines)
+
+
+class Settings(BaseSettings):
+    """Daemon settings: environment A2A_PROBE_*, overridden by CLI flags."""
+
+    model_config = SettingsConfigDict(env_prefix="A2A_PROBE_", extra="forbid")
+
+    config_file: Path | None = None
+    listen_address: str = "0.0.0.0:9470"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["json", "console", "auto"] = "auto"
+    max_concurrency: int = Field(16, ge=1, le=1000)
+    timeout_offset: float = Field(0.5, ge=0, le=10, description="subtracted from the Prometheus scrape timeout")
+    history_limit: int = Field(20, ge=1, le=1000, description="results kept per agent and module for /report")
+    drain_timeout: float = Field(10.0, ge=0, le=300, description="how long SIGTERM waits for in-flight probes")
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        host, _, port = self.listen_address.rpartition(":")
+        return host.strip("[]") or "0.0.0.0", int(port)
+
+    @field_validator("listen_address")
+    @classmethod
+    def _addr(cls, v: str) -> str:
+        _host, sep, port = v.rpartition(":")
+        if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+            raise ValueError(f"{v!r} is not host:port")
+        return v
