@@ -10,7 +10,10 @@ from collections.abc import Sequence
 
 from pydantic import SecretStr, ValidationError
 
-from probe import __version__, report
+from probe import __version__, logs, report
+from probe.config import ConfigError, Settings
+from probe.config import load as load_config
+from probe.daemon import Daemon
 from probe.engine import FULL_STEPS, run_probe
 from probe.results import ProbeResult
 from probe.target import Target
@@ -43,7 +46,68 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=["text", "json"], default="text")
     c.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     c.add_argument("-v", "--verbose", action="store_true", help="list every check, not only failures")
+
+    r = sub.add_parser("run", help="run the probe daemon (scheduled probing, /metrics, /probe, /report)")
+    r.add_argument("--config", dest="config_file", help="probe config YAML (env A2A_PROBE_CONFIG_FILE)")
+    _daemon_flags(r)
+
+    d = sub.add_parser("demo", help="run the daemon against two bundled agents (one healthy, one broken)")
+    _daemon_flags(d, default_listen="127.0.0.1:9470")
+
+    cfg = sub.add_parser("config", help="configuration tools")
+    cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
+    cc = cfg_sub.add_parser("check", help="validate a config file and exit (0 valid, 2 invalid)")
+    cc.add_argument("file")
     return p
+
+
+def _daemon_flags(p: argparse.ArgumentParser, default_listen: str | None = None) -> None:
+    p.add_argument("--listen-address", default=default_listen, help="host:port (env A2A_PROBE_LISTEN_ADDRESS)")
+    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-format", choices=["json", "console", "auto"])
+    p.add_argument("--max-concurrency", type=int)
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Environment (A2A_PROBE_*) first, CLI flags over it."""
+    overrides = {k: v for k in ("config_file", "listen_address", "log_level", "log_format", "max_concurrency")
+                 if (v := getattr(args, k, None)) is not None}
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise UsageError("settings: " + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                                  for e in exc.errors())) from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    logs.configure(settings.log_level, settings.log_format)
+    try:
+        daemon = Daemon.from_file(settings)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    asyncio.run(daemon.serve())
+    return EXIT_PASS
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from probe.demo.run import run_demo
+
+    settings = settings_from_args(args)
+    logs.configure(settings.log_level, settings.log_format)
+    asyncio.run(run_demo(settings))
+    return EXIT_PASS
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    try:
+        config, _ = load_config(args.file)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    jobs = sum(len(a.modules) for a in config.agents)
+    print(f"{args.file}: valid — {len(config.agents)} agent(s), {jobs} job(s), "
+          f"modules {sorted(config.all_modules())}")
+    return EXIT_PASS
 
 
 def target_from_args(args: argparse.Namespace) -> Target:
@@ -107,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return {"check": cmd_check}[args.command](args)
+        return {"check": cmd_check, "run": cmd_run, "demo": cmd_demo, "config": cmd_config}[args.command](args)
     except UsageError as exc:
         print(f"a2a-probe: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -274,6 +274,16 @@ class Settings(BaseSettings):
     timeout_offset: float = Field(0.5, ge=0, le=10, description="subtracted from the Prometheus scrape timeout")
     history_limit: int = Field(20, ge=1, le=1000, description="results kept per agent and module for /report")
     drain_timeout: float = Field(10.0, ge=0, le=300, description="how long SIGTERM waits for in-flight probes")
+    probe_target_pattern: str = Field(".*", description="regex a /probe?target= URL must fully match")
+
+    @field_validator("probe_target_pattern")
+    @classmethod
+    def _pattern(cls, v: str) -> str:
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return v
 
     @property
     def host_port(self) -> tuple[str, int]:

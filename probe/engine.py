@@ -86,12 +86,13 @@ class _Run:
             self.r.reason = Reason.CARD_INVALID
 
     async def _step(self, name: StepName, fn: Any) -> bool:
+        """Run one step; `fn` returns True when it skipped itself (e.g. streaming not declared)."""
         step = StepResult(name=name)
         self.r.steps.append(step)
         t0 = time.monotonic()
         try:
-            await fn(step)
-            step.status = Status.SKIP if step.status is Status.SKIP and step.detail else Status.PASS
+            skipped = await fn(step)
+            step.status = Status.SKIP if skipped else Status.PASS
         except StepFailed as exc:
             step.status, step.reason, step.detail = Status.FAIL, exc.reason, exc.detail[:500]
             if self.r.reason is None:
@@ -304,13 +305,13 @@ class _Run:
 
     # ---- stream: SendStreamingMessage through to the terminal event
 
-    async def stream(self, step: StepResult) -> None:
+    async def stream(self, step: StepResult) -> bool:
         card, b = self.card, self._binding()
         assert card is not None
         step.a2a_method = b.method(Op.STREAM)
         if not card.streaming:
             step.detail = "the card does not declare capabilities.streaming"
-            return
+            return True
         params = {"message": b.dialect.user_message(self.t.message, str(uuid.uuid4()), None, None)}
         judge = StreamJudge(b.dialect, close_grace=self.t.stream_close_grace)
         try:
@@ -333,6 +334,7 @@ class _Run:
         final = judge.final_item()
         assert final is not None
         self._outcome(final, StepName.STREAM, "stream")
+        return False
 
     def _not_a_stream(self, call: Call, dialect: Dialect) -> None:
         """The answer to a stream request was not SSE: an error before the stream, or a broken server."""

@@ -39,7 +39,8 @@ class Reason(StrEnum):
     STREAM_NO_TERMINAL = "stream_no_terminal"
     STREAM_STATE_REGRESSION = "stream_state_regression"
     STREAM_PROTOCOL_VIOLATION = "stream_protocol_violation"
-    # the probe itself (a bug or a deadline hit outside any step); never blamed on the agent silently
+    # the probe itself: its own config (e.g. a credential it cannot read) or a bug; never blamed on the agent
+    PROBE_CONFIG_ERROR = "probe_config_error"
     PROBE_ERROR = "probe_error"
 
 
@@ -140,6 +141,10 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "or events after the terminal one.",
         "Follow the A2A streaming rules: first event is the Task, one taskId/contextId throughout, "
         "close after terminal.",
+    ),
+    Reason.PROBE_CONFIG_ERROR: (
+        "The probe could not prepare the request: a credential reference (env or file) could not be resolved.",
+        "Fix the agent's auth settings in the probe config, or provide the named environment variable or file.",
     ),
     Reason.PROBE_ERROR: (
         "The probe itself failed unexpectedly; this is a probe bug, not a verdict on the agent.",

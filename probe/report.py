@@ -103,3 +103,78 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
     lines.append(f"  {s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped — "
                  f"conformance: {d['conformanceLevel']}")
     return "\n".join(lines)
+
+
+def _md(text: object) -> str:
+    return str(text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(result: ProbeResult) -> str:
+    d = to_dict(result)
+    s = d["summary"]
+    out = [f"# A2A probe report: {_md(result.agent)}", "",
+           f"- **Verdict:** {'PASS' if result.success else 'FAIL'}"
+           + (f" — `{d['reason']}`: {_md(d['reasonDescription'])}" if d["reason"] else ""),
+           f"- **Conformance level:** {d['conformanceLevel']}",
+           f"- **Card:** {_md(d['cardUrl'])} ({_md(d['agentName'])} {_md(d['agentVersion'])})",
+           f"- **Interface:** {_md(d['binding'])} {_md(d['protocolVersion'])} at {_md(d['interfaceUrl'])}",
+           f"- **Tested:** {d['testDate']} in {d['duration_ms']:.0f} ms",
+           f"- **Checks:** {s['total']} total, {s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped"]
+    if d["reason"]:
+        out += ["", f"**How to fix:** {_md(d['reasonRecommendation'])}"]
+    out += ["", "## Steps", "", "| step | status | ms | HTTP | detail |", "|---|---|---|---|---|"]
+    out += [f"| {st['name']} | {st['status']} | {st['duration_ms']:.1f} | {st['httpStatus'] or ''} | "
+            f"{_md(st['detail'])} |" for st in d["steps"]]
+    failed = [r for r in d["results"] if r["status"] == "fail"]
+    if failed:
+        out += ["", "## Failed tests", "", "| test | category | severity | message | recommendation |",
+                "|---|---|---|---|---|"]
+        out += [f"| {r['test']} | {r['category']} | {r['severity']} | {_md(r['message'])} | "
+                f"{_md(r['recommendation'])} |" for r in failed]
+    categories = sorted({r["category"] for r in d["results"]})
+    for cat in categories:
+        out += ["", f"## {cat}", "", "| test | severity | status | message |", "|---|---|---|---|"]
+        out += [f"| {r['test']} | {r['severity']} | {r['status']} | {_md(r['message'])} |"
+                for r in d["results"] if r["category"] == cat]
+    return "\n".join(out) + "\n"
+
+
+def to_junit(result: ProbeResult) -> str:
+    """JUnit XML: a testsuite per category, a testcase per check, failures with message and details."""
+    from xml.etree import ElementTree as ET
+
+    d = to_dict(result)
+    root = ET.Element("testsuites", name=f"a2a-probe {result.agent}", tests=str(d["summary"]["total"]),
+                      failures=str(d["summary"]["failed"]), skipped=str(d["summary"]["skipped"]),
+                      time=f"{result.duration_s:.3f}")
+    for cat in sorted({r["category"] for r in d["results"]}):
+        rows = [r for r in d["results"] if r["category"] == cat]
+        suite = ET.SubElement(root, "testsuite", name=cat, tests=str(len(rows)),
+                              failures=str(sum(r["status"] == "fail" for r in rows)),
+                              skipped=str(sum(r["status"] == "skip" for r in rows)),
+                              timestamp=d["testDate"])
+        for r in rows:
+            case = ET.SubElement(suite, "testcase", classname=f"a2a.{cat}", name=r["test"],
+                                 time=f"{r['duration_ms'] / 1000:.3f}")
+            if r["status"] == "fail":
+                fail = ET.SubElement(case, "failure", message=r["message"][:500], type=r["severity"])
+                fail.text = f"{r['message']}\n\nRecommendation: {r['recommendation']}"
+            elif r["status"] == "skip":
+                ET.SubElement(case, "skipped", message=r["message"][:500])
+    props = ET.SubElement(root, "properties")
+    for key in ("agentUrl", "interfaceUrl", "protocolVersion", "reason", "conformanceLevel"):
+        ET.SubElement(props, "property", name=key, value=str(d[key] or ""))
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+RENDERERS = {"json": to_json, "markdown": to_markdown, "junit": to_junit}
+CONTENT_TYPES = {"json": "application/json", "markdown": "text/markdown; charset=utf-8",
+                 "junit": "application/xml", "text": "text/plain; charset=utf-8"}
+
+
+def render(result: ProbeResult, fmt: str) -> str:
+    """Render; if the renderer itself fails, fall back to JSON so no result is ever lost."""
+    try:
+        return RENDERERS[fmt](result) if fmt in RENDERERS else to_text(result)
+    except Exception as exc:  # a report bug must not swallow the result
+        return to_json(result) + f"\n<!-- {fmt} rendering failed: {type(exc).__name__}: {exc} -->"

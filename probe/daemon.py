@@ -1,0 +1,140 @@
+"""`a2a-probe run`: wire config, scheduler, runner, metrics and web server; reload; drain on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+
+import structlog
+from aiohttp import web
+
+from probe import config as cfg
+from probe.history import History
+from probe.metrics import Metrics
+from probe.runner import Runner
+from probe.scheduler import ProbeScheduler, split_job_id
+from probe.web import make_app
+from probe.wire.http import HttpClient
+
+log = structlog.get_logger("a2a_probe.daemon")
+
+
+class Daemon:
+    def __init__(self, settings: cfg.Settings, config: cfg.ProbeConfig, config_sha: str = "",
+                 config_path: Path | None = None) -> None:
+        self.settings = settings
+        self.config = config
+        self.config_sha = config_sha
+        self.config_path = config_path
+        self.metrics = Metrics(config.metrics.duration_buckets, config.metrics.agent_info_labels)
+        self.history = History(settings.history_limit)
+        self.client = HttpClient(limit=max(100, settings.max_concurrency * 2))
+        self.runner = Runner(self.client, self.metrics, self.history, settings.max_concurrency)
+        self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed)
+        self._web: web.AppRunner | None = None
+        self._stop = asyncio.Event()
+        self._reload_lock = asyncio.Lock()
+        self.bound: list[str] = []
+
+    @classmethod
+    def from_file(cls, settings: cfg.Settings) -> Daemon:
+        if settings.config_file is None:
+            raise cfg.ConfigError("no config file: pass --config FILE or set A2A_PROBE_CONFIG_FILE")
+        config, sha = cfg.load(settings.config_file)
+        return cls(settings, config, sha, settings.config_file)
+
+    async def start(self) -> None:
+        self._apply(self.config)
+        self.metrics.config_loaded(True, len(self.config.agents))
+        self.scheduler.start()
+        self._web = web.AppRunner(make_app(self), access_log=None, handle_signals=False)
+        await self._web.setup()
+        host, port = self.settings.host_port
+        site = web.TCPSite(self._web, host, port)
+        await site.start()
+        self.bound = [f"{a[0]}:{a[1]}" for a in _addresses(site)]
+        log.info("daemon_started", listen=self.bound, agents=len(self.config.agents),
+                 jobs=len(self.scheduler.jobs), config=str(self.config_path or "(embedded)"))
+
+    def _apply(self, config: cfg.ProbeConfig) -> None:
+        changed, removed = self.scheduler.sync(config)
+        modules = config.all_modules()
+        for jid in removed:
+            agent, module = split_job_id(jid)
+            self.metrics.remove_job(agent, module)
+            self.history.forget(agent, module)
+        for gone in {a.name for a in self.config.agents} - {a.name for a in config.agents}:
+            self.metrics.remove_agent(gone)
+        for jid in changed:
+            agent, module = split_job_id(jid)
+            self.metrics.add_job(agent, module, modules[module].interval, modules[module].timeout)
+        for a in config.agents:
+            self.metrics.set_agent_info(a.name, a.labels)
+        self.config = config
+        self.metrics.gauge("agents_configured").set(len(config.agents))
+
+    async def reload(self) -> tuple[bool, str]:
+        """Re-read the config file; a bad file keeps the old config running and sets the reload gauge to 0."""
+        async with self._reload_lock:
+            if self.config_path is None:
+                return False, "this daemon runs an embedded config; there is no file to reload"
+            try:
+                new, sha = cfg.load(self.config_path)
+                if new.metrics != self.config.metrics:
+                    raise cfg.ConfigError(f"{self.config_path}: the metrics section changed; that needs a restart")
+            except cfg.ConfigError as exc:
+                self.metrics.config_loaded(False)
+                log.error("config_reload_failed", error=str(exc))
+                return False, f"reload failed, keeping the previous config:\n{exc}"
+            if sha == self.config_sha:
+                self.metrics.config_loaded(True)
+                return True, "config unchanged"
+            self._apply(new)
+            self.config_sha = sha
+            self.metrics.config_loaded(True, len(new.agents))
+            log.info("config_reloaded", agents=len(new.agents), jobs=len(self.scheduler.jobs))
+            return True, f"config reloaded: {len(new.agents)} agent(s), {len(self.scheduler.jobs)} job(s)"
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    async def stop(self) -> None:
+        """Stop scheduling, let in-flight probes finish within drain_timeout, then close everything."""
+        self.scheduler.shutdown()
+        pending = set(self.runner.in_flight)
+        if pending:
+            log.info("draining", in_flight=len(pending), timeout=self.settings.drain_timeout)
+            _, still = await asyncio.wait(pending, timeout=self.settings.drain_timeout)
+            for task in still:
+                task.cancel()
+            if still:
+                await asyncio.wait(still, timeout=1.0)
+        if self._web is not None:
+            await self._web.cleanup()
+        await self.client.close()
+        log.info("daemon_stopped", drained=len(pending))
+
+    async def serve(self) -> None:
+        """Start, then run until SIGTERM/SIGINT; SIGHUP reloads."""
+        await self.start()
+        await self.serve_started()
+
+    async def serve_started(self) -> None:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGTERM, self.request_stop)
+            loop.add_signal_handler(signal.SIGINT, self.request_stop)
+            loop.add_signal_handler(signal.SIGHUP, lambda: asyncio.ensure_future(self.reload()))
+        try:
+            await self._stop.wait()
+        finally:
+            await self.stop()
+
+
+def _addresses(site: web.TCPSite) -> list[tuple[str, int]]:
+    server = site._server  # aiohttp exposes the bound sockets only here
+    if server is None:
+        return []
+    return [s.getsockname()[:2] for s in getattr(server, "sockets", [])]

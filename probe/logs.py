@@ -1,0 +1,98 @@
+"""Structured logs: JSON by default (console on a TTY), one `probe_finished` event per run.
+
+A redaction processor runs last before rendering, so a credential that reached an event dict by
+mistake is still masked in the output.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import MutableMapping
+from typing import Any
+
+import structlog
+
+from probe import redact
+from probe.results import ProbeResult, Status
+
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
+_secrets: set[str] = set()
+
+
+def register_secret(value: str) -> None:
+    """Values that must never appear in a log line (resolved credentials)."""
+    if len(value) >= 4:
+        _secrets.add(value)
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        value = _BEARER.sub(lambda m: f"{m.group(1)} {redact.REDACTED}", value)
+        for s in _secrets:
+            if s in value:
+                value = value.replace(s, redact.REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: (redact.REDACTED if redact.is_secret_header(str(k)) else _scrub(v)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def redact_processor(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    for key in list(event):
+        if redact.is_secret_header(key) and key not in ("event",):
+            event[key] = redact.REDACTED
+        else:
+            event[key] = _scrub(event[key])
+    return event
+
+
+def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:
+    out = stream or sys.stderr
+    console = fmt == "console" or (fmt == "auto" and hasattr(out, "isatty") and out.isatty())
+    renderer: Any = structlog.dev.ConsoleRenderer(colors=False) if console else structlog.processors.JSONRenderer()
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            redact_processor,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(out),
+        cache_logger_on_first_use=False,
+    )
+
+
+def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
+    """The fields of one probe_finished event (agentgateway's a2a.* names where they exist)."""
+    invoke = next((s for s in reversed(r.steps) if s.a2a_method), None)
+    failed = [c.id for c in r.checks if c.status is Status.FAIL]
+    return {
+        "agent": r.agent, "module": module, "probe_id": probe_id,
+        "verdict": "pass" if r.success else "fail", "reason": r.reason.value if r.reason else None,
+        "duration_seconds": round(r.duration_s, 6),
+        "step_durations": {s.name.value: round(s.duration_s, 6) for s in r.steps},
+        "step_status": {s.name.value: s.status.value for s in r.steps},
+        "card_url": redact.url(r.card_url) if r.card_url else None,
+        "interface_url": redact.url(r.interface_url) if r.interface_url else None,
+        "binding": r.binding, "protocol_version": r.protocol_version,
+        "a2a.method": invoke.a2a_method if invoke else None,
+        "http_status": invoke.http_status if invoke else None,
+        "detail": next((s.detail for s in r.steps if s.status is Status.FAIL), None),
+        "failed_checks": failed[:20],
+    }
+
+
+def log_probe(module: str, r: ProbeResult, probe_id: str) -> None:
+    log = structlog.get_logger("a2a_probe.probe")
+    fields = probe_fields(module, r, probe_id)
+    if r.success:
+        log.info("probe_finished", **fields)
+    else:
+        log.warning("probe_finished", **fields)
