@@ -54,6 +54,7 @@ def parse_duration(value: Any) -> float:
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+Jitter = Annotated[float, Field(ge=0), BeforeValidator(lambda v: 0.0 if v in (0, "0", "0s") else parse_duration(v))]
 
 
 class _Strict(BaseModel):
@@ -70,7 +71,8 @@ class Module(_Strict):
     prober: Prober
     interval: Duration = 60.0
     timeout: Duration = 30.0
-    jitter: Duration | None = Field(None, description="default: 10% of the interval")
+    jitter: Jitter | None = Field(None, description="random delay added to each run; default: 10% of the interval, "
+                                                    "0 disables")
 
     @model_validator(mode="after")
     def _timeout_fits(self) -> Module:

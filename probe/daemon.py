@@ -102,7 +102,7 @@ class Daemon:
 
     async def stop(self) -> None:
         """Stop scheduling, let in-flight probes finish within drain_timeout, then close everything."""
-        self.scheduler.shutdown()
+        self.scheduler.pause()  # shutdown() would cancel running jobs; pausing only stops new ones
         pending = set(self.runner.in_flight)
         if pending:
             log.info("draining", in_flight=len(pending), timeout=self.settings.drain_timeout)
@@ -111,6 +111,7 @@ class Daemon:
                 task.cancel()
             if still:
                 await asyncio.wait(still, timeout=1.0)
+        self.scheduler.shutdown()
         if self._web is not None:
             await self._web.cleanup()
         await self.client.close()

@@ -54,6 +54,15 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> Non
     out = stream or sys.stderr
     console = fmt == "console" or (fmt == "auto" and hasattr(out, "isatty") and out.isatty())
     renderer: Any = structlog.dev.ConsoleRenderer(colors=False) if console else structlog.processors.JSONRenderer()
+    # stdlib loggers (aiohttp, apscheduler) render through the same pipeline
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, redact_processor, renderer],
+        foreign_pre_chain=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
+                           structlog.processors.format_exc_info]))
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(logging.WARNING)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -51,7 +51,8 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("runs", "counter", AM, "Probes run"),
     Spec("failures", "counter", (*AM, "reason"), "Failed probes by primary reason (every reason starts at 0)"),
     Spec("failure_reason_info", "gauge", (*AM, "reason"),
-         "1 for the primary reason of the last probe (reason=\"none\" when it passed); one series per agent and module"),
+         "1 for the primary reason of the last probe (reason=\"none\" when it passed); "
+         "one series per agent and module"),
     Spec("checks_failed", "gauge", AM, "Checks that failed in the last probe"),
     Spec("last_run_timestamp_seconds", "gauge", AM, "Unix time the last probe finished"),
     Spec("last_success_timestamp_seconds", "gauge", AM, "Unix time of the last successful probe"),

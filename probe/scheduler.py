@@ -51,6 +51,10 @@ class ProbeScheduler:
     def start(self) -> None:
         self.scheduler.start()
 
+    def pause(self) -> None:
+        if self.scheduler.running:
+            self.scheduler.pause()
+
     def shutdown(self) -> None:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)

@@ -14,6 +14,7 @@ from probe.daemon import Daemon
 from probe.demo.agent import DemoAgent, Faults
 
 BROKEN_PREFIX = "/api/a2a/demo/broken"
+HEALTHY_PORT, BROKEN_PORT = 9471, 9472  # as in config/demo.yaml; any free port if these are taken
 
 
 def demo_config(healthy_origin: str, broken_origin: str) -> ProbeConfig:
@@ -36,7 +37,7 @@ async def run_demo(settings: Settings) -> None:
     healthy = DemoAgent("demo-healthy", Faults())
     broken = DemoAgent("demo-gateway-broken", Faults(card_prefix=BROKEN_PREFIX,
                                                      advertised_path="/api/a2a" + BROKEN_PREFIX))
-    h, b = await healthy.start(), await broken.start()
+    h, b = await _start(healthy, HEALTHY_PORT), await _start(broken, BROKEN_PORT)
     try:
         daemon = Daemon(settings, demo_config(h, b))
         await daemon.start()
@@ -53,6 +54,13 @@ async def run_demo(settings: Settings) -> None:
     finally:
         await broken.stop()
         await healthy.stop()
+
+
+async def _start(agent: DemoAgent, port: int) -> str:
+    try:
+        return await agent.start(port=port)
+    except OSError:
+        return await agent.start(port=0)
 
 
 def _display(addr: str) -> str:

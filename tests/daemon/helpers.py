@@ -1,0 +1,53 @@
+"""Helpers to run the daemon in-process on a free loopback port."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from probe.config import Settings, load
+from probe.daemon import Daemon
+
+
+@asynccontextmanager
+async def running_daemon(config_path: Path, **settings: Any) -> AsyncIterator[tuple[Daemon, str]]:
+    s = Settings(config_file=config_path, listen_address="127.0.0.1:0", **settings)
+    config, sha = load(config_path)
+    daemon = Daemon(s, config, sha, config_path)
+    await daemon.start()
+    try:
+        yield daemon, f"http://{daemon.bound[0]}"
+    finally:
+        await daemon.stop()
+
+
+def write_config(path: Path, agents: list[dict[str, Any]], **extra: Any) -> Path:
+    import yaml
+
+    path.write_text(yaml.safe_dump({"agents": agents, **extra}))
+    return path
+
+
+async def get(url: str, **kw: Any) -> tuple[int, str, dict[str, str]]:
+    async with aiohttp.ClientSession() as s, s.get(url, **kw) as r:
+        return r.status, await r.text(), dict(r.headers)
+
+
+async def post(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as s, s.post(url) as r:
+        return r.status, await r.text()
+
+
+async def wait_for(predicate: Any, timeout: float = 5.0) -> None:
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from probe.config import ConfigError, Settings, load, parse, parse_duration
+from probe.demo.run import demo_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "config").glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_examples_are_valid(path: Path) -> None:
+    config, sha = load(path)
+    assert config.agents and len(sha) == 64
+
+
+def test_demo_yaml_matches_the_demo_command() -> None:
+    shipped, _ = load(ROOT / "config" / "demo.yaml")
+    built = demo_config("http://127.0.0.1:9471", "http://127.0.0.1:9472")
+    assert built == shipped
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("30s", 30), ("5m", 300), ("1.5h", 5400), ("250ms", 0.25), (12, 12)])
+def test_durations(raw: object, seconds: float) -> None:
+    assert parse_duration(raw) == seconds
+
+
+INVALID = {
+    "unknown top-level key": ("agents: []\nbogus: 1\n", "bogus: unknown key"),
+    "unknown agent key": ("agents:\n  - {name: a, url: 'http://x', colour: red}\n", "agents.0.colour: unknown key"),
+    "bad duration": ("modules: {m: {prober: ping, interval: soon}}\nagents: []\n",
+                     "modules.m.interval: Value error, 'soon' is not a duration"),
+    "unknown module": ("agents:\n  - {name: a, url: 'http://x', modules: [nope]}\n", "unknown module(s) ['nope']"),
+    "duplicate agent": ("agents:\n  - {name: a, url: 'http://x'}\n  - {name: a, url: 'http://y'}\n",
+                        "agent names must be unique"),
+    "secret in headers": ("agents:\n  - {name: a, url: 'http://x', headers: {Authorization: 'Bearer x'}}\n",
+                          "Authorization looks like a credential"),
+    "timeout over interval": ("modules: {m: {prober: ping, interval: 5s, timeout: 10s}}\nagents: []\n",
+                              "timeout (10s) must not exceed interval (5s)"),
+    "bad url": ("agents:\n  - {name: a, url: 'ftp://x'}\n", "is not an absolute http(s) URL"),
+    "bad prober": ("modules: {m: {prober: icmp}}\nagents: []\n", "modules.m.prober"),
+    "bad agent name": ("agents:\n  - {name: 'a b', url: 'http://x'}\n", "agents.0.name"),
+    "secret ref needs one": ("agents:\n  - {name: a, url: 'http://x', auth: {bearer_token: {}}}\n",
+                             "give exactly one of env or file"),
+    "reserved info label": ("metrics: {agent_info_labels: [job]}\nagents: []\n", "'job' is not an allowed label"),
+    "label not allow-listed": ("metrics: {agent_info_labels: [team]}\nagents:\n  - {name: a, url: 'http://x', "
+                               "labels: {owner: me}}\n", "labels ['owner'] not in metrics.agent_info_labels"),
+    "not a mapping": ("- just\n- a list\n", "expected a mapping"),
+    "yaml syntax": ("agents: [\n", "not valid YAML"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_invalid_configs_name_file_field_and_expectation(case: str) -> None:
+    raw, fragment = INVALID[case]
+    with pytest.raises(ConfigError) as info:
+        parse(raw.encode(), "probe.yaml")
+    text = str(info.value)
+    assert text.startswith("probe.yaml"), text
+    assert fragment in text, text
+
+
+def test_secret_refs_resolve_at_probe_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    token = tmp_path / "token"
+    token.write_text("file-secret\n")
+    monkeypatch.setenv("A2A_TEST_KEY", "env-secret")
+    cfg = parse(f"""agents:
+  - name: a
+    url: http://x
+    auth:
+      bearer_token: {{file: {token}}}
+      headers: {{X-API-Key: {{env: A2A_TEST_KEY}}}}
+""".encode(), "t.yaml")
+    target = cfg.agents[0].target(5.0)
+    assert target.invoke_headers() == {"Authorization": "Bearer file-secret", "X-API-Key": "env-secret"}
+    assert "file-secret" not in repr(target) and "env-secret" not in repr(target)
+    assert isinstance(target.headers["Authorization"], SecretStr)
+    monkeypatch.delenv("A2A_TEST_KEY")
+    with pytest.raises(ConfigError, match="A2A_TEST_KEY is not set"):
+        cfg.agents[0].target(5.0)
+
+
+def test_settings_from_env_and_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("A2A_PROBE_MAX_CONCURRENCY", "3")
+    monkeypatch.setenv("A2A_PROBE_LISTEN_ADDRESS", "127.0.0.1:9999")
+    s = Settings()
+    assert s.max_concurrency == 3 and s.host_port == ("127.0.0.1", 9999)
+    monkeypatch.setenv("A2A_PROBE_LISTEN_ADDRESS", "nonsense")
+    with pytest.raises(ValueError, match="is not host:port"):
+        Settings()
+
+
+def test_config_check_command(tmp_path: Path) -> None:
+    exe = [sys.executable, "-m", "probe"]
+    good = subprocess.run([*exe, "config", "check", str(ROOT / "config" / "gateway-kagent.yaml")],
+                          capture_output=True, text=True, timeout=60)
+    assert good.returncode == 0 and "valid" in good.stdout
+    bad_file = tmp_path / "bad.yaml"
+    bad_file.write_text("agents:\n  - {name: a, url: 'http://x', colour: red}\n")
+    bad = subprocess.run([*exe, "config", "check", str(bad_file)], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert f"{bad_file}: 1 error(s)" in bad.stderr and "agents.0.colour: unknown key" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    missing = subprocess.run([*exe, "config", "check", str(tmp_path / "nope.yaml")], capture_output=True, text=True,
+                             timeout=60)
+    assert missing.returncode == 2 and "cannot read" in missing.stderr

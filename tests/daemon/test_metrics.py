@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from probe.docs import GENERATED
+from probe.metrics import CATALOGUE, PREFIX, Metrics, exported_names, probe_registry
+from probe.reasons import Reason
+from probe.results import HttpExchange, HttpPhases, ProbeResult, Status, StepName, StepResult
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _result(agent: str = "a", success: bool = True, reason: Reason | None = None) -> ProbeResult:
+    ex = HttpExchange(method="POST", url="http://secret-host.example/a2a?token=x", status=404 if reason else 200,
+                      phases=HttpPhases(resolve=0.001, connect=0.002, processing=0.003, transfer=0.004))
+    steps = [StepResult(name=StepName.DISCOVER, status=Status.PASS, duration_s=0.01, http_status=200, exchanges=[ex]),
+             StepResult(name=StepName.VALIDATE, status=Status.PASS),
+             StepResult(name=StepName.INVOKE, status=Status.PASS if success else Status.FAIL, duration_s=0.02,
+                        http_status=ex.status, exchanges=[ex, ex])]
+    return ProbeResult(agent=agent, target_url="http://secret-host.example", success=success, reason=reason,
+                       steps=steps, protocol_version="1.0", binding="JSONRPC", card_version="2.3.4",
+                       interface_url="http://secret-host.example/a2a", duration_s=0.03)
+
+
+def _samples(m: Metrics) -> list[tuple[str, dict[str, str], float]]:
+    text = generate_latest(m.registry).decode()
+    return [(s.name, s.labels, s.value) for fam in text_string_to_metric_families(text) for s in fam.samples]
+
+
+def test_every_exported_metric_is_catalogued_and_every_catalogued_metric_is_exported() -> None:
+    m = Metrics([0.1, 1], ["team"])
+    m.add_job("a", "stream", 60, 10)
+    m.set_agent_info("a", {"team": "sre"})
+    m.config_loaded(True, 1)
+    m.missed("a", "stream", "overlap")
+    m.observe("stream", _result())
+    m.observe("stream", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    exported = {name for name, _, _ in _samples(m) if not name.endswith("_created")}
+    catalogued = {n for spec in CATALOGUE for n in exported_names(spec)}
+    assert exported - catalogued == set(), "undocumented metric exported"
+    assert catalogued - exported == set(), "catalogued metric never exported"
+
+
+def test_failure_reasons_start_at_zero_and_count_the_primary_reason() -> None:
+    m = Metrics([1], [])
+    m.add_job("a", "ping", 30, 5)
+    fails = {s[1]["reason"]: s[2] for s in _samples(m) if s[0] == PREFIX + "failures_total"}
+    assert set(fails) == {r.value for r in Reason} and set(fails.values()) == {0.0}
+    m.observe("ping", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    val = m.registry.get_sample_value(PREFIX + "failures_total",
+                                      {"agent": "a", "module": "ping", "reason": "invoke_http_404"})
+    assert val == 1.0
+    assert m.registry.get_sample_value(PREFIX + "success", {"agent": "a", "module": "ping"}) == 0.0
+    assert m.registry.get_sample_value(PREFIX + "http_status_code",
+                                       {"agent": "a", "module": "ping", "step": "invoke"}) == 404
+    # phases are summed over the step's exchanges
+    assert m.registry.get_sample_value(PREFIX + "http_phase_duration_seconds",
+                                       {"agent": "a", "module": "ping", "step": "invoke", "phase": "transfer"}) == 0.008
+
+
+def test_one_reason_series_per_agent_and_module() -> None:
+    m = Metrics([1], [])
+    m.observe("ping", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    m.observe("ping", _result())
+    reasons = [s for s in _samples(m) if s[0] == PREFIX + "failure_reason_info"]
+    assert reasons == [(PREFIX + "failure_reason_info", {"agent": "a", "module": "ping", "reason": "none"}, 1.0)]
+
+
+def test_labels_never_carry_urls_or_free_text() -> None:
+    m = Metrics([1], ["team"])
+    m.add_job("a", "ping", 30, 5)
+    m.observe("ping", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    allowed_label_values = {"a", "ping", "sre", "1.0", "JSONRPC", "2.3.4", "none", "overlap", "misfire"}
+    allowed_label_values |= {r.value for r in Reason} | {s.value for s in StepName}
+    allowed_label_values |= {"resolve", "connect", "processing", "transfer"}
+    for name, labels, _ in _samples(m):
+        for key, value in labels.items():
+            if key in ("le", "version", "python_version"):
+                continue
+            assert value in allowed_label_values, (name, key, value)
+            assert "://" not in value
+
+
+def test_removed_job_series_disappear() -> None:
+    m = Metrics([1], ["team"])
+    for module in ("ping", "stream"):
+        m.add_job("a", module, 30, 5)
+        m.observe(module, _result())
+    m.set_agent_info("a", {"team": "x"})
+    m.remove_job("a", "ping")
+    left = {(s[1].get("agent"), s[1].get("module")) for s in _samples(m) if s[1].get("agent")}
+    assert ("a", "ping") not in left and ("a", "stream") in left
+    m.remove_job("a", "stream")
+    m.remove_agent("a")
+    assert not [s for s in _samples(m) if s[1].get("agent") == "a"]
+
+
+def test_card_info_keeps_one_series_when_the_card_changes() -> None:
+    m = Metrics([1], [])
+    r = _result()
+    m.observe("ping", r)
+    r2 = r.model_copy(update={"card_version": "9.9.9"})
+    m.observe("ping", r2)
+    cards = [s[1]["card_version"] for s in _samples(m) if s[0] == PREFIX + "agent_card_info"]
+    assert cards == ["9.9.9"]
+
+
+def test_probe_registry_is_blackbox_compatible() -> None:
+    reg = probe_registry(_result(success=False, reason=Reason.INVOKE_HTTP_404), 9.5)
+    assert reg.get_sample_value("probe_success") == 0
+    assert reg.get_sample_value("probe_timeout_seconds") == 9.5
+    assert reg.get_sample_value("probe_failed_due_to_reason", {"reason": "invoke_http_404"}) == 1
+    assert reg.get_sample_value("probe_failed_due_to_reason", {"reason": "card_invalid"}) == 0
+    assert reg.get_sample_value("probe_a2a_http_status_code", {"step": "invoke"}) == 404
+    text = generate_latest(reg).decode()
+    assert not re.search(r"^a2a_probe_", text, re.M), "self metrics must stay on /metrics"
+
+
+def test_generated_docs_are_current() -> None:
+    for name, fn in GENERATED.items():
+        assert (ROOT / "docs" / name).read_text() == fn(), f"docs/{name} is stale: run python -m probe.docs"
