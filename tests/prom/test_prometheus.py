@@ -1,0 +1,44 @@
+"""A real Prometheus scrapes the daemon, which probes the official SDK peers and a broken agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
+from tests.daemon.helpers import running_daemon, write_config
+from tests.peers.harness import Peer
+from tests.prom.server import run_prometheus
+
+
+async def test_prometheus_sees_healthy_peers_and_the_broken_agent(tmp_path: Path, py_peer: Peer,
+                                                                 js_peer: Peer) -> None:
+    import asyncio
+
+    async with run_agent("doubled_prefix") as broken:
+        cfg = write_config(tmp_path / "p.yaml", [
+            {"name": "py-sdk", "url": py_peer.base_url, "modules": ["ping", "stream"]},
+            {"name": "js-sdk", "url": js_peer.base_url, "modules": ["ping", "stream"]},
+            {"name": "broken-gw", "url": f"{broken.origin}{GATEWAY_PREFIX}", "modules": ["ping", "stream"]},
+        ], metrics={"agent_info_labels": ["team"]})
+        async with running_daemon(cfg) as (_, base):
+            target = base.removeprefix("http://")
+            with run_prometheus(tmp_path, [target]) as prom:
+                wait = asyncio.to_thread
+                rows = await wait(prom.wait_for, 'a2a_probe_success{job="a2a-probe"}', lambda r: len(r) == 6)
+                by_agent = {(r["metric"]["agent"], r["metric"]["module"]): r["value"][1] for r in rows}
+                assert by_agent == {("py-sdk", "ping"): "1", ("py-sdk", "stream"): "1",
+                                    ("js-sdk", "ping"): "1", ("js-sdk", "stream"): "1",
+                                    ("broken-gw", "ping"): "0", ("broken-gw", "stream"): "0"}
+                reason = await wait(prom.query, 'a2a_probe_failure_reason_info{agent="broken-gw"} == 1')
+                assert {r["metric"]["reason"] for r in reason} == {"interface_path_doubled"}
+                failures = await wait(prom.query, 'sum by (reason) (a2a_probe_failures_total{agent="broken-gw"}) > 0')
+                assert {r["metric"]["reason"] for r in failures} == {"interface_path_doubled"}
+                # the headline alert's shape: card fine, invocation broken — exactly the broken agent
+                headline = await wait(prom.query, 'a2a_probe_step_success{step="discover"} == 1 and on(agent, module) '
+                                                  'a2a_probe_step_success{step=~"ping|invoke|stream"} == 0')
+                assert {r["metric"]["agent"] for r in headline} == {"broken-gw"}
+                hist = await wait(prom.query, 'histogram_quantile(0.95, sum by (agent, le) '
+                                              '(a2a_probe_duration_seconds_bucket))')
+                assert {r["metric"]["agent"] for r in hist} >= {"py-sdk", "js-sdk"}
+                up = await wait(prom.query, 'up{job="a2a-probe"}')
+                assert up[0]["value"][1] == "1"
