@@ -172,7 +172,7 @@ class _Run:
                    f"missing {' and '.join(missing)}" if missing else "", step=d)
 
     def _attempts(self, step: StepResult, record: cardwire.Discovery, failed: Any) -> None:
-        step.exchanges = [a.exchange for a in record.attempts] + ([failed] if failed is not None else [])
+        step.exchanges = [e for a in record.attempts for e in a.exchanges] + ([failed] if failed is not None else [])
         statuses = [e.status for e in step.exchanges if e.status is not None]
         step.http_status = statuses[-1] if statuses else None
 
@@ -251,8 +251,8 @@ class _Run:
             raise StepFailed(Reason.INVOKE_BAD_RESULT, "; ".join(item.problems) or "not a Task or Message")
         if not item.context_id:
             shape.append(f"the {item.kind} has no contextId")
-        if item.kind == "task" and item.state is None:
-            shape.append("the task has no status.state")
+        if item.kind == "task" and item.state in (None, TaskState.UNKNOWN):
+            shape.append("the task has no status.state the protocol version defines")
         self.check("invoke.result_shape", Status.FAIL if shape else Status.PASS,
                    "; ".join(shape) or f"a {item.kind}", step=step)
         dialect_problems = [p for p in item.problems if "state" in p or "0.3" in p or "1.0" in p or "role" in p]

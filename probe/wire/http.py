@@ -127,6 +127,11 @@ class Response:
     exchange: HttpExchange
     redirects: list[str] = field(default_factory=list)
     cross_origin_redirect: bool = False
+    hops: list[HttpExchange] = field(default_factory=list)  # the redirect responses before this one
+
+    @property
+    def exchanges(self) -> list[HttpExchange]:
+        return [*self.hops, self.exchange]
 
     @property
     def content_type(self) -> str:
@@ -170,14 +175,16 @@ class HttpClient:
         """One exchange, redirects followed by hand; the body is read up to `max_bytes` and no further."""
         hdrs = dict(headers or {})
         redirects: list[str] = []
+        hops: list[HttpExchange] = []
         crossed = False
         current = url
         while True:
             resp = await self._once(method, current, hdrs, body, deadline, max_bytes)
             location = resp.headers.get("Location")
             if not (follow_redirects and resp.status in (301, 302, 303, 307, 308) and location):
-                resp.redirects, resp.cross_origin_redirect = redirects, crossed
+                resp.redirects, resp.cross_origin_redirect, resp.hops = redirects, crossed, hops
                 return resp
+            hops.append(resp.exchange)
             target = urljoin(current, location)
             if len(redirects) >= MAX_REDIRECTS:
                 raise RedirectRefused(f"more than {MAX_REDIRECTS} redirects", resp.exchange)
