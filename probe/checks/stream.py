@@ -28,6 +28,8 @@ _REASON_BY_CHECK: tuple[tuple[str, Reason], ...] = (
     ("stream.terminal", Reason.STREAM_NO_TERMINAL),
 )
 _MAX_PROBLEMS = 5
+_MAX_TEXT_CHARS = 64 * 1024  # enough to find an expected text; an endless stream can't grow memory
+_MAX_ARTIFACTS = 10_000
 
 
 class StreamJudge:
@@ -46,6 +48,7 @@ class StreamJudge:
         self.closed = False
         self.artifacts: dict[str, bool] = {}  # artifactId -> lastChunk seen
         self.texts: list[str] = []
+        self._text_chars = 0
         self.status_text = ""
         self.comments = 0
         self.line_endings: set[str] = set()
@@ -139,7 +142,10 @@ class StreamJudge:
     def _advance(self, index: int, item: Item) -> None:
         if item.kind == "artifact":
             self._artifact(index, item)
-        self.texts += item.texts
+        for text in item.texts:
+            if self._text_chars < _MAX_TEXT_CHARS:
+                self.texts.append(text[: _MAX_TEXT_CHARS - self._text_chars])
+                self._text_chars += len(self.texts[-1])
         if item.state is not None:
             if self.state is not None and is_regression(self.state, item.state):
                 self._problem("stream.no_regression", f"event {index}: {self.state} -> {item.state}")
@@ -158,7 +164,8 @@ class StreamJudge:
             self._problem("stream.artifact_chunks", f"event {index}: append to unknown artifact {aid[:40]!r}")
         if self.artifacts.get(aid):
             self._problem("stream.artifact_chunks", f"event {index}: chunk for {aid[:40]!r} after its lastChunk")
-        self.artifacts[aid] = item.last_chunk
+        if aid in self.artifacts or len(self.artifacts) < _MAX_ARTIFACTS:
+            self.artifacts[aid] = item.last_chunk
 
     def _after_terminal(self, index: int, item: Item) -> None:
         # a final Task snapshot repeating the terminal state is allowed (spec §7); anything else is not

@@ -208,23 +208,17 @@ def _parse_01(d: Dialect, result: Any) -> Item:
     return item
 
 
+def _with_ids(m: dict[str, Any], task_id: str | None, context_id: str | None) -> dict[str, Any]:
+    return m | ({"taskId": task_id} if task_id else {}) | ({"contextId": context_id} if context_id else {})
+
+
 def _msg_v1(text: str, message_id: str, task_id: str | None, context_id: str | None) -> dict[str, Any]:
-    m: dict[str, Any] = {"role": "ROLE_USER", "messageId": message_id, "parts": [{"text": text}]}
-    if task_id:
-        m["taskId"] = task_id
-    if context_id:
-        m["contextId"] = context_id
-    return m
+    return _with_ids({"role": "ROLE_USER", "messageId": message_id, "parts": [{"text": text}]}, task_id, context_id)
 
 
 def _msg_03(text: str, message_id: str, task_id: str | None, context_id: str | None) -> dict[str, Any]:
-    m: dict[str, Any] = {"kind": "message", "role": "user", "messageId": message_id,
-                         "parts": [{"kind": "text", "text": text}]}
-    if task_id:
-        m["taskId"] = task_id
-    if context_id:
-        m["contextId"] = context_id
-    return m
+    m = {"kind": "message", "role": "user", "messageId": message_id, "parts": [{"kind": "text", "text": text}]}
+    return _with_ids(m, task_id, context_id)
 
 
 def _msg_01(text: str, _message_id: str, _task_id: str | None, _context_id: str | None) -> dict[str, Any]:

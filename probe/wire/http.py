@@ -202,55 +202,43 @@ class HttpClient:
 
     async def _once(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
                     deadline: Deadline, max_bytes: int) -> Response:
+        resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline)
+        try:
+            async with _guard(deadline, exchange, f"{method} {redact.url(url)}: body"):
+                data = await read_bounded(resp, max_bytes, exchange)
+        finally:
+            _finish(exchange, timer, t0)
+            resp.release()  # back to the pool when fully read; closed when not
+        return Response(str(resp.url), resp.status, resp.headers, data, exchange)
+
+    async def _open(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
+                    deadline: Deadline) -> tuple[aiohttp.ClientResponse, HttpExchange, _Timer, float]:
+        """Send the request and wait for the response headers, within the deadline."""
         timer = _Timer()
         t0 = time.monotonic()
         exchange = HttpExchange(method=method, url=redact.url(url))
         try:
-            async with asyncio.timeout(deadline.remaining()):
-                async with self.session.request(method, url, headers=headers, data=body, allow_redirects=False,
-                                                trace_request_ctx=timer) as resp:
-                    exchange.status = resp.status
-                    exchange.content_type = resp.headers.get("Content-Type")
-                    data = await read_bounded(resp, max_bytes, exchange)
-                    done = time.monotonic()
-                    exchange.phases = timer.phases(done)
-                    exchange.duration_s = done - t0
-                    return Response(str(resp.url), resp.status, resp.headers, data, exchange)
-        except TimeoutError:
+            async with _guard(deadline, exchange, f"{method} {redact.url(url)}: response headers"):
+                resp = await self.session.request(method, url, headers=headers, data=body, allow_redirects=False,
+                                                  trace_request_ctx=timer)
+        except WireError:
             _finish(exchange, timer, t0)
-            raise DeadlineExceeded(f"{method} {redact.url(url)}: no complete answer before the deadline",
-                                   exchange) from None
-        except aiohttp.ClientError as exc:
-            _finish(exchange, timer, t0)
-            raise ConnectFailed(f"{method} {redact.url(url)}: {_describe(exc)}", exchange) from None
+            raise
+        exchange.status = resp.status
+        exchange.content_type = resp.headers.get("Content-Type")
+        return resp, exchange, timer, t0
 
     @asynccontextmanager
     async def stream(self, method: str, url: str, *, deadline: Deadline, headers: Mapping[str, str],
                      body: bytes | None) -> AsyncIterator[StreamResponse]:
         """Open a response whose body the caller consumes incrementally (SSE)."""
-        timer = _Timer()
-        t0 = time.monotonic()
-        exchange = HttpExchange(method=method, url=redact.url(url))
-        try:
-            async with asyncio.timeout(deadline.remaining()):
-                cm = self.session.request(method, url, headers=headers, data=body, allow_redirects=False,
-                                          trace_request_ctx=timer)
-                resp = await cm.__aenter__()
-        except TimeoutError:
-            _finish(exchange, timer, t0)
-            raise DeadlineExceeded(f"{method} {redact.url(url)}: no response headers before the deadline",
-                                   exchange) from None
-        except aiohttp.ClientError as exc:
-            _finish(exchange, timer, t0)
-            raise ConnectFailed(f"{method} {redact.url(url)}: {_describe(exc)}", exchange) from None
-        exchange.status = resp.status
-        exchange.content_type = resp.headers.get("Content-Type")
+        resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline)
         handle = StreamResponse(resp, exchange, timer, t0, deadline)
         try:
             yield handle
         finally:
             handle.finish()
-            # release (not reuse) the connection: a half-read stream must not go back to the pool
+            # close (never pool) the connection: a half-read stream must not be reused
             resp.close()
 
 
@@ -274,28 +262,30 @@ class StreamResponse:
     async def chunks(self) -> AsyncIterator[bytes]:
         """Body chunks as they arrive; raises DeadlineExceeded when the deadline passes mid-stream."""
         while True:
-            try:
-                async with asyncio.timeout(self._deadline.remaining()):
-                    chunk = await self.resp.content.readany()
-            except TimeoutError:
-                raise DeadlineExceeded("the stream was still open at the deadline", self.exchange) from None
-            except aiohttp.ClientError as exc:
-                raise ConnectFailed(f"stream broke: {_describe(exc)}", self.exchange) from None
+            async with _guard(self._deadline, self.exchange, "the stream"):
+                chunk = await self.resp.content.readany()
             if not chunk:
                 return
             yield chunk
 
     async def read_body(self, max_bytes: int) -> bytes:
-        try:
-            async with asyncio.timeout(self._deadline.remaining()):
-                return await read_bounded(self.resp, max_bytes, self.exchange)
-        except TimeoutError:
-            raise DeadlineExceeded("body not complete before the deadline", self.exchange) from None
-        except aiohttp.ClientError as exc:
-            raise ConnectFailed(f"body read failed: {_describe(exc)}", self.exchange) from None
+        async with _guard(self._deadline, self.exchange, "the body"):
+            return await read_bounded(self.resp, max_bytes, self.exchange)
 
     def finish(self) -> None:
         _finish(self.exchange, self._timer, self._t0)
+
+
+@asynccontextmanager
+async def _guard(deadline: Deadline, exchange: HttpExchange, what: str) -> AsyncIterator[None]:
+    """Bound an await by the deadline and turn transport errors into WireErrors that carry the exchange."""
+    try:
+        async with asyncio.timeout(deadline.remaining()):
+            yield
+    except TimeoutError:
+        raise DeadlineExceeded(f"{what}: not complete before the deadline", exchange) from None
+    except aiohttp.ClientError as exc:
+        raise ConnectFailed(f"{what}: {_describe(exc)}", exchange) from None
 
 
 async def read_bounded(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange) -> bytes:

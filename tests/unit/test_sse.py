@@ -68,3 +68,21 @@ def test_comment_only_stream_yields_no_events() -> None:
     p = SSEParser()
     assert p.feed(b": ping\n\n: ping\n\n") == []
     assert p.comments == 2
+
+
+def test_stream_judge_memory_is_bounded_for_endless_artifacts() -> None:
+    from probe.checks.stream import StreamJudge
+    from probe.wire import jsonrpc
+    from probe.wire.dialects import V1
+
+    judge = StreamJudge(V1)
+    judge.opened("text/event-stream")
+    first = jsonrpc.Envelope(result={"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}},
+                             has_result=True)
+    judge.on_event("message", first, None)
+    for i in range(20_000):
+        env = jsonrpc.Envelope(result={"artifactUpdate": {"taskId": "t", "contextId": "c", "artifact": {
+            "artifactId": f"a{i}", "parts": [{"text": "x" * 100}]}}}, has_result=True)
+        judge.on_event("message", env, None)
+    assert sum(len(t) for t in judge.texts) <= 64 * 1024
+    assert len(judge.artifacts) <= 10_000
