@@ -16,6 +16,7 @@ from probe.config import load as load_config
 from probe.daemon import Daemon
 from probe.engine import FULL_STEPS, run_probe
 from probe.results import ProbeResult
+from probe.suite import SuiteOptions, run_suite
 from probe.target import Target
 from probe.wire.http import HttpClient
 
@@ -43,7 +44,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--allow-cross-origin-redirect", action="store_true",
                    help="follow a cross-origin card redirect (credentials are still never forwarded)")
     c.add_argument("--no-stream", action="store_true", help="skip SendStreamingMessage")
-    c.add_argument("--format", choices=["text", "json"], default="text")
+    c.add_argument("--suite", choices=["basic", "full"], default="basic",
+                   help="basic: discover, validate, invoke, stream; full: every conformance check")
+    c.add_argument("--safe-only", action="store_true",
+                   help="with --suite full: only checks that start no agent work")
+    c.add_argument("--slow-prompt", help="text that keeps a task running (enables the cancel and subscribe checks)")
+    c.add_argument("--input-prompt", help="text that makes the agent ask for input (enables the multi-turn check)")
+    c.add_argument("--peer", metavar="URL", help="a second agent for the interop checks")
+    c.add_argument("--delegation-prompt", help="text that makes this agent call the peer (interop.delegation)")
+    c.add_argument("--delegation-expect", help="text the delegated answer must contain")
+    c.add_argument("--suite-timeout", type=float, default=120.0, help="time budget of the full suite, seconds")
+    c.add_argument("--format", choices=["text", "json", "markdown", "junit"], default="text")
     c.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     c.add_argument("-v", "--verbose", action="store_true", help="list every check, not only failures")
 
@@ -130,9 +141,22 @@ def target_from_args(args: argparse.Namespace) -> Target:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
 
 
-async def _check(target: Target, stream: bool, progress: bool) -> ProbeResult:
+def suite_options(args: argparse.Namespace, target: Target) -> SuiteOptions | None:
+    if args.suite != "full":
+        if args.safe_only or args.peer or args.slow_prompt or args.input_prompt:
+            raise UsageError("--safe-only, --peer, --slow-prompt and --input-prompt need --suite full")
+        return None
+    peer = target.model_copy(update={"name": args.peer, "url": args.peer, "card_url": None}) if args.peer else None
+    return SuiteOptions(safe_only=args.safe_only, slow_prompt=args.slow_prompt, input_prompt=args.input_prompt,
+                        timeout=args.suite_timeout, peer=peer, delegation_prompt=args.delegation_prompt,
+                        delegation_expect=args.delegation_expect)
+
+
+async def _check(target: Target, stream: bool, progress: bool, suite: SuiteOptions | None) -> ProbeResult:
     async with HttpClient() as client:
-        task = asyncio.create_task(run_probe(target, client, steps=FULL_STEPS if stream else FULL_STEPS[:1]))
+        work = (run_suite(target, client, suite) if suite is not None
+                else run_probe(target, client, steps=FULL_STEPS if stream else FULL_STEPS[:1]))
+        task = asyncio.create_task(work)
         if progress:
             await _spin(task, target.url)
         return await task
@@ -152,9 +176,11 @@ async def _spin(task: asyncio.Task[ProbeResult], label: str) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     target = target_from_args(args)
+    suite = suite_options(args, target)
     progress = args.format == "text" and not args.output and sys.stderr.isatty()
-    result = asyncio.run(_check(target, not args.no_stream, progress))
-    rendered = report.to_json(result) if args.format == "json" else report.to_text(result, verbose=args.verbose)
+    result = asyncio.run(_check(target, not args.no_stream, progress, suite))
+    rendered = (report.to_text(result, verbose=args.verbose) if args.format == "text"
+                else report.render(result, args.format))
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as fh:

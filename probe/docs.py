@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from probe.checks.catalogue import CHECKS
+from probe.checks.catalogue import ALL_CHECKS
 from probe.levels import LEVEL_TEXT
 from probe.metrics import CATALOGUE, PREFIX, exported_names
 from probe.reasons import REASON_TEXT
@@ -37,7 +37,7 @@ def checks_md() -> str:
             "| id | category | severity | spec | what it asserts | recommendation on failure |",
             "|---|---|---|---|---|---|"]
     rows += [f"| `{c.id}` | {c.category.value} | {c.severity.value} | {c.spec_ref} | {c.title} | "
-             f"{c.recommendation} |" for c in CHECKS]
+             f"{c.recommendation} |" for c in ALL_CHECKS]
     rows += ["", "## Conformance levels", "", "| level | meaning |", "|---|---|"]
     rows += [f"| `{lvl.value}` | {text} |" for lvl, text in LEVEL_TEXT.items()]
     return HEADER + "\n".join(rows) + "\n"

@@ -43,9 +43,14 @@ class StepFailed(Exception):
 
 async def run_probe(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS) -> ProbeResult:
     """Probe one agent within `target.timeout`; always returns a result."""
+    return (await execute(target, client, steps=steps)).r
+
+
+async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS) -> ProbeRun:
+    """Run the steps and return the run itself (card, selected binding), for the conformance suite to go on."""
     t0 = time.monotonic()
     result = ProbeResult(agent=target.name, target_url=target.card_url or target.url)
-    run = _Run(target, client, result, Deadline.after(target.timeout))
+    run = ProbeRun(target, client, result, Deadline.after(target.timeout))
     try:
         await run.walk(steps)
     except Exception as exc:  # a probe bug must never take the daemon down
@@ -55,10 +60,10 @@ async def run_probe(target: Target, client: HttpClient, *, steps: Sequence[StepN
                                        detail=f"internal error: {type(exc).__name__}: {exc}"[:300]))
     result.duration_s = time.monotonic() - t0
     result.success = result.reason is None
-    return result
+    return run
 
 
-class _Run:
+class ProbeRun:
     def __init__(self, target: Target, client: HttpClient, result: ProbeResult, deadline: Deadline) -> None:
         self.t = target
         self.client = client
@@ -145,6 +150,9 @@ class _Run:
             self._attempts(step, record, None)
             if exc.kind == "http_status":
                 self.check("card.discovered", Status.FAIL, str(exc), step=d)
+                status = exc.response.status if exc.response else None
+                if status in (401, 403):
+                    self.check("card.public", Status.FAIL, f"the card needs credentials (HTTP {status})", step=d)
                 raise StepFailed(Reason.CARD_HTTP_STATUS, str(exc)) from None
             self.check("card.strict_json", Status.FAIL, str(exc), step=d)
             raise StepFailed(Reason.CARD_INVALID, str(exc)) from None
@@ -155,6 +163,7 @@ class _Run:
         resp = card.response
         assert resp is not None
         self.check("card.discovered", Status.PASS, f"HTTP 200 from {resp.exchange.url}", step=d)
+        self.check("card.public", Status.PASS, "read without credentials", step=d)
         self.check("card.well_known_path", Status.FAIL if card.legacy_path else Status.PASS,
                    "served only at the legacy /.well-known/agent.json" if card.legacy_path else "", step=d)
         self.check("card.no_cross_origin_redirect", Status.FAIL if resp.cross_origin_redirect else Status.PASS,

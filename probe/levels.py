@@ -16,13 +16,16 @@ class Level(StrEnum):
 
 
 LEVEL_TEXT: dict[Level, str] = {
-    Level.FULL: "every check that ran passed (skips allowed)",
-    Level.PARTIAL: "the card and the core lifecycle pass every MUST check; some SHOULD/MAY checks fail",
-    Level.MINIMAL: "the card is valid and a basic send works, but some other MUST check fails (e.g. streaming)",
-    Level.NON_CONFORMANT: "the card is missing or invalid, or the core lifecycle (send to a terminal task) fails",
+    Level.FULL: "every check that ran passed (skips allowed: a capability the card does not declare, a prompt "
+                "not configured)",
+    Level.PARTIAL: "the card and the core lifecycle pass every MUST check; some other check fails (streaming, "
+                   "error codes, security, interop, or a SHOULD)",
+    Level.MINIMAL: "the card is valid and a basic send (or, with --safe-only, a basic get) works, but a core "
+                   "lifecycle MUST check fails",
+    Level.NON_CONFORMANT: "the card is missing or invalid, or the basic send/get fails",
 }
 
-_CORE = (Category.AGENT_CARD, Category.LIFECYCLE)
+_BASIC = (StepName.INVOKE, StepName.PING)
 
 
 def level(result: ProbeResult) -> Level:
@@ -31,11 +34,9 @@ def level(result: ProbeResult) -> Level:
         return Level.NON_CONFORMANT
     failed = result.failed_checks()
     must = [c for c in failed if c.severity is Severity.MUST]
-    if any(c.category in _CORE for c in must):
+    basic = next((s for s in result.steps if s.name in _BASIC), None)
+    if any(c.category is Category.AGENT_CARD for c in must) or basic is None or basic.status is not Status.PASS:
         return Level.NON_CONFORMANT
-    invoke = result.step(StepName.INVOKE)
-    if invoke is None or invoke.status is not Status.PASS:
-        return Level.NON_CONFORMANT
-    if must:
+    if any(c.category is Category.LIFECYCLE for c in must):
         return Level.MINIMAL
     return Level.PARTIAL if failed else Level.FULL

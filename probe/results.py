@@ -24,6 +24,7 @@ class StepName(StrEnum):
     PING = "ping"
     INVOKE = "invoke"
     STREAM = "stream"
+    SUITE = "suite"
 
 
 class HttpPhases(BaseModel):

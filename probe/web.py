@@ -7,6 +7,7 @@ import json
 import re
 import time
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 from prometheus_client import generate_latest
@@ -164,7 +165,7 @@ def fleet_rows(d: Daemon) -> list[dict[str, Any]]:
                 "lastSuccess": last_ok.started_at.isoformat() if last_ok else None,
                 "duration_ms": round(last.duration_s * 1000, 1) if last else None,
                 "interfaceUrl": last.interface_url if last else None,
-                "report": f"/report?agent={agent.name}&module={module}",
+                "report": "/report?" + urlencode({"agent": agent.name, "module": module}),
             })
     return rows
 
@@ -210,46 +211,129 @@ async def config(request: web.Request) -> web.Response:
 
 
 _PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>a2a-probe</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="15">
 <style>
-body{{font-family:system-ui,sans-serif;margin:2rem;color:#1b1f23}} h1{{font-size:1.4rem}}
-table{{border-collapse:collapse;width:100%}} th,td{{text-align:left;padding:.4rem .6rem;border-bottom:1px solid #ddd}}
-.pass{{color:#116329;font-weight:600}} .fail{{color:#b3261e;font-weight:600}} .pending{{color:#6a737d}}
-code{{font-size:.9em}} footer{{margin-top:1.5rem;color:#6a737d;font-size:.9em}}
+:root{{color-scheme:light}}
+body{{font-family:system-ui,"Segoe UI",Roboto,"Liberation Sans","DejaVu Sans",sans-serif;margin:0;padding:1.5rem 2rem;
+color:#1b1f23;background:#fff;line-height:1.4}}
+h1{{font-size:1.5rem;margin:0 0 .75rem}}
+.summary{{margin:0 0 1.25rem;padding:.7rem 1rem;border:1px solid #8c959f;border-left-width:6px;border-radius:4px;
+background:#f6f8fa;font-size:1.05rem}}
+.summary.bad{{border-color:#b3261e;background:#fff1f0}} .summary.good{{border-color:#116329;background:#effaf1}}
+.summary .sep{{color:#57606a;padding:0 .4rem}}
+table{{border-collapse:collapse;width:100%}}
+caption{{text-align:left;font-weight:600;padding:0 0 .4rem}}
+th,td{{text-align:left;vertical-align:top;padding:.55rem .7rem;border-bottom:1px solid #d0d7de}}
+thead th{{background:#f6f8fa;border-bottom:2px solid #8c959f;white-space:nowrap}}
+tbody th{{font-weight:600}}
+tr.fail>*{{background:#fff5f4}} tr.fail>:first-child{{box-shadow:inset 5px 0 #b3261e}}
+.badge{{display:inline-block;min-width:4.6em;text-align:center;padding:.15rem .5rem;border-radius:4px;font-weight:700;
+letter-spacing:.04em}}
+.badge.pass{{background:#116329;color:#fff}} .badge.fail{{background:#b3261e;color:#fff}}
+.badge.pending{{background:#eaeef2;color:#32383f;border:1px solid #8c959f}}
+code{{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.9em;background:#eff1f3;padding:.05rem .3rem;
+border-radius:3px}}
+.reason p{{margin:.25rem 0 0;max-width:48rem}} .fix strong{{color:#8a1c14}}
+.muted{{color:#57606a;font-size:.88em}} .url{{overflow-wrap:break-word;font-weight:400}} .links{{white-space:nowrap}}
+.num{{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}} .when{{white-space:nowrap}}
+a{{color:#0550ae}} a:focus-visible{{outline:2px solid #0550ae;outline-offset:2px}}
+footer{{margin-top:1.5rem;color:#57606a;font-size:.9em}}
 </style></head><body>
-<h1>a2a-probe — {agents} agent(s), {failing} failing</h1>
-<table><thead><tr><th>Agent</th><th>Module</th><th>Verdict</th><th>Reason</th><th>Last success</th>
-<th>Latency</th><th>Report</th></tr></thead><tbody>
+<main>
+<h1>a2a-probe status</h1>
+<p class="summary {summary_class}">{summary}</p>
+<table>
+<caption>Latest result per agent and module, failing first</caption>
+<thead><tr><th scope="col">Agent</th><th scope="col">Module</th><th scope="col">Verdict</th>
+<th scope="col">Reason</th><th scope="col">Last success</th><th scope="col" class="num">Latency</th>
+<th scope="col">Report</th></tr></thead>
+<tbody>
 {rows}
 </tbody></table>
-<footer>Generated {now}. <a href="/metrics">/metrics</a> · <a href="/report">/report</a> (fleet JSON) ·
-<a href="/config">/config</a> · <a href="/healthz">/healthz</a></footer>
+</main>
+<footer>Generated {now}; this page reloads every 15 s. <a href="/metrics">/metrics</a> ·
+<a href="/report">/report</a> (fleet JSON) · <a href="/config">/config</a> · <a href="/healthz">/healthz</a></footer>
 </body></html>
 """
 
 
 async def status_page(request: web.Request) -> web.Response:
+    from datetime import UTC, datetime
+
+    from probe.reasons import Reason, recommend
+
     d = request.app[DAEMON]
+    now = datetime.now(UTC)
+    esc = html.escape
+
+    def ago(t: datetime) -> str:
+        secs = max(0, int((now - t).total_seconds()))
+        if secs < 120:
+            return f"{secs} s ago"
+        if secs < 7200:
+            return f"{secs // 60} min ago"
+        if secs < 172800:
+            return f"{secs // 3600} h ago"
+        return f"{secs // 86400} d ago"
+
+    def when(iso: str, absolute: bool = True) -> str:
+        """'12 s ago' in a <time> element, plus (if absolute) the UTC time underneath."""
+        t = datetime.fromisoformat(iso)
+        t = (t if t.tzinfo else t.replace(tzinfo=UTC)).astimezone(UTC)
+        rel = f'<time datetime="{esc(t.isoformat())}">{ago(t)}</time>'
+        return f'{rel}<br><span class="muted">{t:%Y-%m-%d %H:%M:%S} UTC</span>' if absolute else rel
+
+    order = {"fail": 0, "pending": 1, "pass": 2}
     rows = fleet_rows(d)
+    rows.sort(key=lambda r: order[r["verdict"] or "pending"])  # stable: config order within each verdict
     out = []
     for r in rows:
         verdict = r["verdict"] or "pending"
+        agent, module = esc(r["agent"]), esc(r["module"])
         reason = r["reason"] or ""
-        title = html.escape(describe_reason(reason))
-        link = html.escape(r["report"])
-        latency = "" if r["duration_ms"] is None else f"{r['duration_ms']:.0f} ms"
+        if reason:
+            cell = f"<code>{esc(reason)}</code>"
+            if text := describe_reason(reason):
+                cell += f"<p>{esc(text)}</p>"
+            if verdict == "fail" and text:  # text is only non-empty for a known Reason
+                cell += f'<p class="fix"><strong>Fix:</strong> {esc(recommend(Reason(reason)))}</p>'
+        else:
+            cell = '<span class="muted">waiting for the first result</span>' if verdict == "pending" else "—"
+        checked = f'<br><span class="muted">checked {when(r["lastRun"], absolute=False)}</span>' if r["lastRun"] else ""
+        last_ok = when(r["lastSuccess"]) if r["lastSuccess"] else "never"
+        ms = r["duration_ms"]
+        latency = "—" if ms is None else (f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms")
+        url = re.sub(r"(?<!/)/(?!/)", "/<wbr>", esc(r["interfaceUrl"] or ""))  # break at path slashes only
+        iface = f'<br><span class="muted url">calls {url}</span>' if url else ""
+        links = []
+        for fmt, label in (("markdown", "markdown"), ("json", "json")):
+            href = esc("/report?" + urlencode({"agent": r["agent"], "module": r["module"], "format": fmt}))
+            links.append(f'<a href="{href}" aria-label="{label} report for {agent} {module}">{label}</a>')
         out.append(
-            f"<tr data-agent=\"{html.escape(r['agent'])}\"><td>{html.escape(r['agent'])}</td>"
-            f"<td>{html.escape(r['module'])}</td><td class=\"{verdict}\">{verdict.upper()}</td>"
-            f"<td title=\"{title}\"><code>{html.escape(reason)}</code></td>"
-            f"<td>{html.escape(r['lastSuccess'] or 'never')}</td>"
-            f"<td>{latency}</td>"
-            f"<td><a href=\"{link}&amp;format=markdown\">markdown</a> · <a href=\"{link}\">json</a></td></tr>")
-    page = _PAGE.format(agents=len(d.config.agents), failing=sum(r["verdict"] == "fail" for r in rows),
-                        rows="\n".join(out) or "<tr><td colspan=7>no agents configured</td></tr>",
+            f'<tr class="{verdict}" data-agent="{agent}" data-module="{module}">'
+            f'<th scope="row">{agent}{iface}</th><td>{module}</td>'
+            f'<td class="when"><span class="badge {verdict}">{verdict.upper()}</span>{checked}</td>'
+            f'<td class="reason">{cell}</td><td class="when">{last_ok}</td>'
+            f'<td class="num">{latency}</td><td class="links">{" · ".join(links)}</td></tr>')
+    failing = sum(r["verdict"] == "fail" for r in rows)
+    pending = sum(r["verdict"] is None for r in rows)
+    agents = len(d.config.agents)
+    passing = len(rows) - failing - pending
+    bad_agents = sorted({r["agent"] for r in rows if r["verdict"] == "fail"})
+    sep = '<span class="sep" aria-hidden="true">·</span>'
+    summary = sep.join([f"<strong>{agents} agent(s), {len(bad_agents)} failing</strong>",
+                        f"probes: {failing} failing, {passing} passing, {pending} pending"]
+                       + ([f"failing: {esc(', '.join(bad_agents))}"] if bad_agents else []))
+    summary_class = "bad" if failing else ("good" if rows and not pending else "")
+    title = f"a2a-probe — {failing} failing" if failing else "a2a-probe — all passing" if rows and not pending \
+        else "a2a-probe"
+    page = _PAGE.format(title=esc(title), summary=summary, summary_class=summary_class,
+                        rows="\n".join(out) or '<tr><td colspan="7">no agents configured</td></tr>',
                         now=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
-    return web.Response(text=page, content_type="text/html", charset="utf-8")
+    return web.Response(text=page, content_type="text/html", charset="utf-8",
+                        headers={"Cache-Control": "no-store"})
 
 
 def describe_reason(reason: str) -> str:

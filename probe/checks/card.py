@@ -157,6 +157,55 @@ def _requirement_names(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return out
 
 
+# required fields per flow and per scheme kind; 1.0 wraps each scheme in a oneof key, 0.3 uses `type`
+_FLOWS = {"authorizationCode": ("authorizationUrl", "tokenUrl"), "clientCredentials": ("tokenUrl",),
+          "deviceCode": ("deviceAuthorizationUrl", "tokenUrl"), "implicit": ("authorizationUrl",),
+          "password": ("tokenUrl",)}
+_SCHEME_FIELDS = {
+    "apiKeySecurityScheme": ("name", "location"), "httpAuthSecurityScheme": ("scheme",),
+    "openIdConnectSecurityScheme": ("openIdConnectUrl",), "mtlsSecurityScheme": (), "oauth2SecurityScheme": ("flows",),
+    "apiKey": ("name", "in"), "http": ("scheme",), "openIdConnect": ("openIdConnectUrl",), "mutualTLS": (),
+    "oauth2": ("flows",),
+}
+
+
+def security_schemes(card: Card) -> CheckResult:
+    schemes = card.doc.get("securitySchemes")
+    problems: list[str] = []
+    for name, raw in (schemes.items() if isinstance(schemes, dict) else []):
+        where = f"securitySchemes.{name}"
+        if not isinstance(raw, dict):
+            problems.append(f"{where} is not an object")
+            continue
+        kind, body = _scheme_kind(raw)
+        if kind is None:
+            problems.append(f"{where} has no known scheme type (1.0 wrapper key or 0.3 type)")
+            continue
+        problems += [f"{where}: {kind} needs {f}" for f in _SCHEME_FIELDS[kind] if not body.get(f)]
+        flows = body.get("flows")
+        if kind in ("oauth2", "oauth2SecurityScheme") and isinstance(flows, dict):
+            for flow, fields in flows.items():
+                if flow not in _FLOWS or not isinstance(fields, dict):
+                    problems.append(f"{where}.flows.{flow} is not a known OAuth2 flow object")
+                    continue
+                problems += [f"{where}.flows.{flow} needs {f}" for f in _FLOWS[flow] if not fields.get(f)]
+                if not isinstance(fields.get("scopes"), dict):
+                    problems.append(f"{where}.flows.{flow} needs a scopes map")
+        location = body.get("location") or body.get("in")
+        if kind in ("apiKey", "apiKeySecurityScheme") and location and location not in ("header", "query", "cookie"):
+            problems.append(f"{where}: location {location!r} is not header, query or cookie")
+    return _result("card.security_schemes", problems)
+
+
+def _scheme_kind(raw: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    for key in ("apiKeySecurityScheme", "httpAuthSecurityScheme", "oauth2SecurityScheme",
+                "openIdConnectSecurityScheme", "mtlsSecurityScheme"):
+        if isinstance(raw.get(key), dict):
+            return key, raw[key]
+    kind = raw.get("type")
+    return (kind, raw) if kind in _SCHEME_FIELDS else (None, raw)
+
+
 def https(card: Card) -> CheckResult:
     problems = []
     for iface in card.interfaces:
@@ -177,4 +226,4 @@ def protocol_version(card: Card) -> CheckResult:
 
 def validate(card: Card) -> list[CheckResult]:
     return [protocol_version(card), required_fields(card), interfaces(card), skills(card), capabilities(card),
-            security(card), https(card)]
+            security(card), security_schemes(card), https(card)]

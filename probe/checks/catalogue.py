@@ -21,6 +21,9 @@ class Category(StrEnum):
     INTERFACE = "interface"
     LIFECYCLE = "lifecycle"
     STREAMING = "streaming"
+    ERRORS = "error-handling"
+    SECURITY = "security"
+    INTEROP = "interop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,10 +34,13 @@ class Check:
     title: str
     recommendation: str
     spec_ref: str = ""
+    side_effects: bool = False  # starts real agent work (excluded by --safe-only)
 
 
 _M, _S = Severity.MUST, Severity.SHOULD
 _CARD, _IFACE, _LIFE, _STREAM = Category.AGENT_CARD, Category.INTERFACE, Category.LIFECYCLE, Category.STREAMING
+_ERR, _SEC, _IOP = Category.ERRORS, Category.SECURITY, Category.INTEROP
+_W = True  # side effects: the check makes the agent do real work
 
 CHECKS: tuple[Check, ...] = (
     # --- discovery and the card
@@ -68,6 +74,14 @@ CHECKS: tuple[Check, ...] = (
           "Declare each scheme named in securityRequirements (or 0.3 security) under securitySchemes.", "CARD-01"),
     Check("card.https", _CARD, _S, "Advertised interface URLs use https outside loopback",
           "Serve production interfaces over https.", "CARD-05"),
+    Check("card.security_schemes", _CARD, _M,
+          "Security schemes are complete: oauth2 flows carry their URLs and scopes, apiKey its name and location",
+          "Give oauth2 flows tokenUrl (and authorizationUrl where the flow needs it) and scopes, apiKey schemes a "
+          "name and a location (header, query or cookie), http schemes a scheme, OIDC an openIdConnectUrl.",
+          "CARD-01"),
+    Check("card.public", _CARD, _S, "The card is readable without credentials",
+          "Serve the public Agent Card without authentication; put sensitive details in the extended card.",
+          "DISC-01"),
     # --- the advertised interface, compared with where the card was found
     Check("interface.selected", _IFACE, _M, "The card advertises an interface the probe can call",
           "Advertise a JSONRPC interface with protocolVersion 1.0 or 0.3.", "CARD-03"),
@@ -82,49 +96,137 @@ CHECKS: tuple[Check, ...] = (
     # --- invocation (SendMessage, GetTask)
     Check("invoke.http", _LIFE, _M, "The advertised URL answers the JSON-RPC POST with HTTP 200",
           "Route the advertised URL to the A2A JSON-RPC handler; it answers HTTP 200 for every JSON-RPC "
-          "response.", "FMT-02"),
+          "response.", "FMT-02", side_effects=_W),
     Check("invoke.jsonrpc_envelope", _LIFE, _M,
           "The response is JSON-RPC 2.0: application/json, jsonrpc \"2.0\", echoed id, one of result/error",
           "Answer with {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\"|\"error\":…} as application/json.",
-          "FMT-02"),
+          "FMT-02", side_effects=_W),
     Check("invoke.version_accepted", _LIFE, _M, "The agent accepts the A2A-Version of the advertised interface",
-          "Accept the A2A-Version header for every version the card advertises.", "VER-01"),
+          "Accept the A2A-Version header for every version the card advertises.", "VER-01", side_effects=_W),
     Check("invoke.result_shape", _LIFE, _M,
           "SendMessage returns a Task (id, contextId, status.state) or a Message in the version's shape",
-          "Return {\"task\":…} or {\"message\":…} (1.0) or a Task/Message with kind (0.3).", "SEND-01"),
+          "Return {\"task\":…} or {\"message\":…} (1.0) or a Task/Message with kind (0.3).", "SEND-01",
+          side_effects=_W),
     Check("invoke.dialect", _LIFE, _M, "Enums and shapes match the advertised protocol version",
-          "Use TASK_STATE_*/ROLE_* enums in 1.0 and lowercase states with kind in 0.3.", "FMT-01"),
+          "Use TASK_STATE_*/ROLE_* enums in 1.0 and lowercase states with kind in 0.3.", "FMT-01", side_effects=_W),
     Check("invoke.task_completed", _LIFE, _M, "The task reaches COMPLETED before the deadline",
-          "Check the task's status message: the agent failed, asked for input, or is too slow.", "SEND-03"),
+          "Check the task's status message: the agent failed, asked for input, or is too slow.", "SEND-03",
+          side_effects=_W),
     Check("invoke.expected_text", _LIFE, _M, "The configured expected text appears in an artifact or the history",
-          "Check the agent's answer, or the configured expected text."),
+          "Check the agent's answer, or the configured expected text.", side_effects=_W),
     # --- streaming (SendStreamingMessage)
     Check("stream.content_type", _STREAM, _M, "The stream is HTTP 200 text/event-stream",
           "Answer SendStreamingMessage with Content-Type: text/event-stream; don't let a gateway buffer it.",
-          "STRM-01"),
+          "STRM-01", side_effects=_W),
     Check("stream.events_parse", _STREAM, _M, "Every SSE event is a JSON-RPC response with the request's id",
           "Send each event as data: {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\":<StreamResponse>}.",
-          "STRM-01"),
+          "STRM-01", side_effects=_W),
     Check("stream.first_event", _STREAM, _M, "The first event is the Task (or a single Message)",
-          "Start a task stream with the Task object, then send updates.", "STRM-02"),
+          "Start a task stream with the Task object, then send updates.", "STRM-02", side_effects=_W),
     Check("stream.consistent_ids", _STREAM, _M, "One taskId and contextId throughout the stream",
-          "Keep every event's taskId and contextId equal to the Task's.", "STRM-04"),
+          "Keep every event's taskId and contextId equal to the Task's.", "STRM-04", side_effects=_W),
     Check("stream.no_regression", _STREAM, _M, "Task states never move backwards",
-          "Never emit a status update after a terminal state, nor a state before the current one.", "STRM-03"),
+          "Never emit a status update after a terminal state, nor a state before the current one.", "STRM-03",
+          side_effects=_W),
     Check("stream.terminal", _STREAM, _M, "A terminal state arrives before the stream ends",
-          "Emit the terminal status update before closing the stream; check gateway idle timeouts.", "STRM-03"),
+          "Emit the terminal status update before closing the stream; check gateway idle timeouts.", "STRM-03",
+          side_effects=_W),
     Check("stream.closes_after_terminal", _STREAM, _M, "The stream closes after the terminal event",
-          "Close the stream right after the terminal status update.", "STRM-03"),
+          "Close the stream right after the terminal status update.", "STRM-03", side_effects=_W),
     Check("stream.artifact_chunks", _STREAM, _M, "Artifact chunks are coherent (append only to a known artifact)",
-          "Send append:true only for an artifactId already sent, and nothing after lastChunk:true.", "STRM-04"),
+          "Send append:true only for an artifactId already sent, and nothing after lastChunk:true.", "STRM-04",
+          side_effects=_W),
     Check("stream.task_completed", _STREAM, _M, "The streamed task ends COMPLETED",
-          "Check the task's final status message in the report.", "STRM-03"),
+          "Check the task's final status message in the report.", "STRM-03", side_effects=_W),
     Check("stream.expected_text", _STREAM, _M, "The configured expected text appears in the streamed artifacts",
-          "Check the agent's answer, or the configured expected text."),
+          "Check the agent's answer, or the configured expected text.", side_effects=_W),
 )
 
-BY_ID: dict[str, Check] = {c.id: c for c in CHECKS}
-assert len(BY_ID) == len(CHECKS), "duplicate check id"
+SUITE_CHECKS: tuple[Check, ...] = (
+    # --- lifecycle, beyond the basic send of the invoke step
+    Check("lifecycle.get_task", _LIFE, _M, "GetTask returns the task with its id and current state",
+          "Implement GetTask (tasks/get in 0.3) for every task the agent created.", "TASK-01", side_effects=_W),
+    Check("lifecycle.return_immediately", _LIFE, _M,
+          "returnImmediately (0.3: blocking false) returns the task before it is terminal",
+          "Return the Task right after creating it when the client asks not to block; let it poll or subscribe.",
+          "SEND-03", side_effects=_W),
+    Check("lifecycle.history_length", _LIFE, _M, "historyLength 0 returns no history, 1 at most one message",
+          "Honour historyLength: 0 means no history; n means at most the n most recent messages.", "TASK-02",
+          side_effects=_W),
+    Check("lifecycle.cancel", _LIFE, _M, "CancelTask on a running task yields CANCELED",
+          "Implement CancelTask for running tasks and report the task as CANCELED.", "TASK-04", side_effects=_W),
+    Check("lifecycle.input_required", _LIFE, _M,
+          "An INPUT_REQUIRED task continues with the same task id to completion",
+          "Accept a follow-up message carrying the interrupted task's taskId and continue that task.", "SEND-08",
+          side_effects=_W),
+    Check("lifecycle.message_to_terminal", _LIFE, _M, "A message to a terminal task is rejected",
+          "Reject messages to completed tasks with UnsupportedOperationError (-32004); follow-ups start a new task "
+          "in the same contextId.", "SEND-04", side_effects=_W),
+    Check("lifecycle.unknown_task_message", _LIFE, _M, "A message naming an unknown taskId is rejected",
+          "Answer a message whose taskId does not exist with TaskNotFoundError (-32001).", "SEND-05"),
+    Check("lifecycle.context_continuity", _LIFE, _M, "A follow-up in the same contextId keeps that contextId",
+          "Keep the client's contextId on tasks created for messages that carry it.", "SEND-06", side_effects=_W),
+    # --- streaming, beyond the stream step
+    Check("streaming.subscribe", _STREAM, _M,
+          "SubscribeToTask on a running task starts with the Task and ends at its terminal state",
+          "Implement SubscribeToTask (tasks/resubscribe in 0.3): send the current Task first, then live updates, "
+          "and close at the terminal state.", "SUB-01", side_effects=_W),
+    Check("streaming.subscribe_terminal", _STREAM, _M, "SubscribeToTask on a terminal task is rejected",
+          "Answer SubscribeToTask on a terminal task with UnsupportedOperationError (-32004).", "SUB-01",
+          side_effects=_W),
+    Check("streaming.not_declared", _STREAM, _M,
+          "An agent without capabilities.streaming refuses streaming with UnsupportedOperationError",
+          "Either declare capabilities.streaming: true, or answer SendStreamingMessage with -32004.", "STRM-05"),
+    # --- error handling
+    Check("errors.parse_error", _ERR, _M, "Invalid JSON gets JSON-RPC -32700",
+          "Answer a body that is not JSON with a JSON-RPC error -32700 (Parse error) and id null.", "ERR-01"),
+    Check("errors.invalid_request", _ERR, _M, "A malformed JSON-RPC request gets -32600",
+          "Answer a request without jsonrpc \"2.0\" or method with -32600 (Invalid Request).", "ERR-01"),
+    Check("errors.unknown_method", _ERR, _M, "An unknown method gets -32601",
+          "Answer unknown methods with -32601 (Method not found).", "ERR-01"),
+    Check("errors.invalid_params", _ERR, _M, "SendMessage without a valid message gets -32602",
+          "Validate params: a message needs messageId, role and parts; answer -32602 (Invalid params).", "SEND-07"),
+    Check("errors.task_not_found", _ERR, _M, "GetTask with an unknown id gets TaskNotFoundError -32001",
+          "Answer GetTask for an unknown id with -32001 (TaskNotFoundError).", "TASK-01"),
+    Check("errors.not_cancelable", _ERR, _M, "CancelTask on a completed task gets TaskNotCancelableError -32002",
+          "Answer CancelTask on a terminal task with -32002 (TaskNotCancelableError).", "TASK-04", side_effects=_W),
+    Check("errors.version_not_supported", _ERR, _M, "A2A-Version 99.0 gets VersionNotSupportedError -32009",
+          "Reject protocol versions you don't implement with -32009 (VersionNotSupportedError).", "VER-01"),
+    Check("errors.push_not_supported", _ERR, _M,
+          "Push-notification methods get -32003 when pushNotifications is not declared",
+          "Answer push-notification config methods with -32003 when capabilities.pushNotifications is false.",
+          "PUSH-01"),
+    Check("errors.extended_card_not_declared", _ERR, _M,
+          "GetExtendedAgentCard is refused when the card does not declare an extended card",
+          "Answer GetExtendedAgentCard with UnsupportedOperationError (-32004) unless capabilities.extendedAgentCard "
+          "is true.", "XCARD-01"),
+    Check("errors.error_info", _ERR, _S, "1.0 A2A errors carry an ErrorInfo with reason and domain a2a-protocol.org",
+          "Put [{\"@type\":\"type.googleapis.com/google.rpc.ErrorInfo\",\"reason\":\"TASK_NOT_FOUND\","
+          "\"domain\":\"a2a-protocol.org\"}] in error.data.", "ERR-02"),
+    Check("errors.no_server_errors", _ERR, _M, "No request of the suite got a 5xx or a dropped connection",
+          "Never crash on a bad request: answer with the JSON-RPC error, HTTP 200.", "ERR-01"),
+    # --- security
+    Check("security.unauthenticated_rejected", _SEC, _M,
+          "With security declared, a call without credentials is rejected",
+          "Authenticate every request to the interface; answer a request without credentials with 401 (or 403).",
+          "AUTH-01"),
+    Check("security.challenge", _SEC, _S, "A 401 carries a WWW-Authenticate challenge",
+          "Send WWW-Authenticate with 401 responses so clients know which scheme to use.", "AUTH-02"),
+    # --- interop between two agents
+    Check("interop.common_interface", _IOP, _M, "The two agents share a binding and protocol version",
+          "Advertise at least one interface (binding and version) both agents speak, e.g. JSONRPC 1.0."),
+    Check("interop.both_callable", _IOP, _M, "Each agent's advertised interface answers a basic send",
+          "Make both advertised interfaces reachable and able to complete a task.", side_effects=_W),
+    Check("interop.no_cross_talk", _IOP, _M,
+          "Concurrent tasks on both agents stay separate: distinct ids, each answer about its own message",
+          "Keep task state per task and context; never mix messages between tasks.", side_effects=_W),
+    Check("interop.delegation", _IOP, _S, "A delegation prompt to agent A produces agent B's answer",
+          "Check agent A's client configuration for agent B (URL, version, credentials).", side_effects=_W),
+)
+
+ALL_CHECKS = CHECKS + SUITE_CHECKS
+BY_ID: dict[str, Check] = {c.id: c for c in ALL_CHECKS}
+assert len(BY_ID) == len(ALL_CHECKS), "duplicate check id"
 
 
 def get(check_id: str) -> Check:

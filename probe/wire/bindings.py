@@ -27,6 +27,9 @@ class Op(StrEnum):
     STREAM = "stream"
     GET = "get"
     CANCEL = "cancel"
+    SUBSCRIBE = "subscribe"
+    PUSH_SET = "push_set"
+    EXTENDED_CARD = "extended_card"
 
 
 @dataclass(slots=True)
@@ -38,6 +41,7 @@ class Call:
     envelope: jsonrpc.Envelope | None = None
     not_jsonrpc: str | None = None  # why the body is not a JSON-RPC response
     snippet: str = ""
+    challenge: str | None = None  # WWW-Authenticate, for 401s
 
 
 @dataclass(slots=True)
@@ -98,16 +102,22 @@ class JsonRpcBinding:
             self._headers["A2A-Version"] = version_header
 
     def method(self, op: Op) -> str:
-        return {Op.SEND: self.dialect.send, Op.STREAM: self.dialect.stream, Op.GET: self.dialect.get,
-                Op.CANCEL: self.dialect.cancel}[op]
+        return str(getattr(self.dialect, op.value))
 
     async def call(self, op: Op, params: dict[str, Any], *, deadline: Deadline) -> Call:
         method = self.method(op)
         rid = jsonrpc.new_id()
-        resp = await self.client.request("POST", self.url, deadline=deadline, body=jsonrpc.request(method, params, rid),
-                                         headers={**self._headers, "Accept": "application/json"},
+        return await self.post(jsonrpc.request(method, params, rid), rid, method, deadline=deadline)
+
+    async def post(self, body: bytes, rid: str, method: str, *, deadline: Deadline,
+                   headers: Mapping[str, str | None] | None = None) -> Call:
+        """POST raw bytes (the conformance suite sends malformed requests too); a None header value removes it."""
+        hdrs = _merge(self._headers, {"Accept": "application/json", **(headers or {})})
+        resp = await self.client.request("POST", self.url, deadline=deadline, body=body, headers=hdrs,
                                          max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False)
-        return _read_call(method, rid, resp.exchange, resp.status, resp.content_type, resp.body)
+        call = _read_call(method, rid, resp.exchange, resp.status, resp.content_type, resp.body)
+        call.challenge = resp.headers.get("WWW-Authenticate")
+        return call
 
     @asynccontextmanager
     async def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline) -> AsyncIterator[EventStream]:
@@ -121,6 +131,16 @@ class JsonRpcBinding:
                 body = await raw.read_body(MAX_RESPONSE_BYTES)
                 stream.plain = _read_call(method, rid, raw.exchange, raw.status, raw.content_type, body)
             yield stream
+
+
+def _merge(base: Mapping[str, str], extra: Mapping[str, str | None]) -> dict[str, str]:
+    out = dict(base)
+    for key, value in extra.items():
+        for existing in [k for k in out if k.lower() == key.lower()]:
+            del out[existing]
+        if value is not None:
+            out[key] = value
+    return out
 
 
 def _read_call(method: str, rid: str, exchange: HttpExchange, status: int | None, content_type: str,

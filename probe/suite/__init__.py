@@ -1,0 +1,82 @@
+"""The full conformance suite: the basic probe (discover, validate, invoke, stream), then every category.
+
+Each category module lists its check functions (`CHECKS`) and the catalogue ids each one records
+(`IDS`), so --safe-only, skips and time budgets are handled here once, not in every check.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import structlog
+
+from probe.checks.catalogue import BY_ID
+from probe.engine import FULL_STEPS, execute
+from probe.results import ProbeResult, Status, StepName, StepResult
+from probe.suite import errors, interop, lifecycle, security, streaming
+from probe.suite.context import Skip, Suite, SuiteOptions
+from probe.target import Target
+from probe.wire.http import Deadline, HttpClient
+
+__all__ = ["SuiteOptions", "run_suite"]
+
+CheckFn = Callable[[Suite], Awaitable[None]]
+MODULES = (lifecycle, streaming, errors, security, interop)
+
+log = structlog.get_logger("a2a_probe.suite")
+
+
+async def run_suite(target: Target, client: HttpClient, opts: SuiteOptions) -> ProbeResult:
+    """Every check of the catalogue that applies; a failed basic probe still yields the side-effect-free ones."""
+    t0 = time.monotonic()
+    steps = (StepName.PING,) if opts.safe_only else FULL_STEPS
+    run = await execute(target, client, steps=steps)
+    result = run.r
+    if run.card is None or run.binding is None:
+        return result  # no card or no interface: nothing more can run
+    step = StepResult(name=StepName.SUITE)
+    result.steps.append(step)
+    suite = Suite(run, opts, Deadline.after(opts.timeout))
+    for module in MODULES:
+        for fn in module.CHECKS:
+            await _run_check(suite, fn, module.IDS[fn])
+    suite.record("errors.no_server_errors", Status.FAIL if suite.server_errors else Status.PASS,
+                 "; ".join(suite.server_errors[:5]) or "no 5xx and no dropped connection")
+    step.duration_s = time.monotonic() - t0 - result.duration_s
+    failed = [c for c in result.checks if c.status is Status.FAIL and c.step is None]
+    step.status = Status.FAIL if failed else Status.PASS
+    step.detail = f"{len(failed)} suite check(s) failed" if failed else ""
+    result.duration_s = time.monotonic() - t0
+    return result
+
+
+async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:
+    """Run one check function under the suite's rules; record a skip for every id it could not decide."""
+    if s.opts.safe_only and any(BY_ID[i].side_effects for i in ids):
+        _skip(s, ids, "starts real agent work; skipped by --safe-only")
+        return
+    if s.deadline.expired():
+        _skip(s, ids, "the suite's time budget was used up")
+        return
+    before = len(s.result.checks)
+    t0 = time.monotonic()
+    try:
+        await fn(s)
+    except Skip as exc:
+        _skip(s, ids, str(exc))
+    except Exception as exc:  # a check bug must not lose the other results
+        log.exception("suite_check_error", check=fn.__name__)
+        _skip(s, ids, f"probe error in this check: {type(exc).__name__}: {exc}"[:200])
+    elapsed = (time.monotonic() - t0) * 1000
+    recorded = {c.id for c in s.result.checks[before:]}
+    for c in s.result.checks[before:]:
+        c.duration_ms = round(elapsed, 3)
+    _skip(s, tuple(i for i in ids if i not in recorded), "not reached")
+
+
+def _skip(s: Suite, ids: tuple[str, ...], why: str) -> None:
+    present = {c.id for c in s.result.checks}
+    for check_id in ids:
+        if check_id not in present:
+            s.record(check_id, Status.SKIP, why)

@@ -1,0 +1,163 @@
+"""Lifecycle checks: get, return-immediately, history, cancel, multi-turn, terminal tasks, contexts."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from probe.results import Status
+from probe.suite.context import Skip, Suite, expect_error
+from probe.wire.bindings import Op
+from probe.wire.dialects import INTERRUPTED, TERMINAL, Item, TaskState
+
+
+async def get_task(s: Suite) -> None:
+    task = await s.completed()
+    assert task.task_id is not None
+    _, got = await s.get_task(task.task_id)
+    if got is None or got.kind != "task":
+        s.record("lifecycle.get_task", Status.FAIL, f"GetTask({task.task_id}) did not return the task")
+    elif got.task_id != task.task_id or got.state != task.state:
+        s.record("lifecycle.get_task", Status.FAIL,
+                 f"GetTask returned id {got.task_id} state {got.state}; expected {task.task_id} {task.state}")
+    else:
+        s.record("lifecycle.get_task", Status.PASS, f"task {task.task_id} is {got.state}")
+
+
+async def return_immediately(s: Suite) -> None:
+    _, item = await s.send(f"a2a-probe return-immediately {uuid.uuid4().hex[:8]}", immediate=True)
+    if item is None or item.kind != "task":
+        raise Skip("the agent did not answer with a Task")
+    if item.state in TERMINAL:
+        s.record("lifecycle.return_immediately", Status.FAIL,
+                 f"the task came back {item.state}: the server waited for completion despite returnImmediately")
+    else:
+        s.record("lifecycle.return_immediately", Status.PASS, f"returned at once in state {item.state}")
+    if item.task_id:
+        await _wait_terminal(s, item.task_id)
+
+
+async def history_length(s: Suite) -> None:
+    task = await s.completed()
+    assert task.task_id is not None
+    problems = []
+    # 0.3 never fixed what 0 means (its gRPC proto read it as "unlimited"), so only 1.0 is held to "0 = none"
+    cases = ((0, 0), (1, 1)) if s.v1 else ((1, 1),)
+    for n, limit in cases:
+        call, _ = await s.get_task(task.task_id, history_length=n)
+        env = call.envelope
+        if env is None or env.error is not None or not isinstance(env.result, dict):
+            problems.append(f"historyLength={n}: {env.error.describe() if env and env.error else 'no task'}")
+            continue
+        history = env.result.get("history") or []
+        if not isinstance(history, list) or len(history) > limit:
+            problems.append(f"historyLength={n} returned {len(history) if isinstance(history, list) else '?'} "
+                            "message(s)")
+    s.record("lifecycle.history_length", Status.FAIL if problems else Status.PASS, "; ".join(problems))
+
+
+async def message_to_terminal(s: Suite) -> None:
+    task = await s.completed()
+    call, item = await s.send("a2a-probe follow-up to a completed task", task_id=task.task_id,
+                              context_id=task.context_id)
+    if s.v1:
+        expect_error(s, "lifecycle.message_to_terminal", call, {-32004}, "message to a COMPLETED task")
+    elif item is None and call.envelope is not None and call.envelope.error is not None:
+        s.record("lifecycle.message_to_terminal", Status.PASS, call.envelope.error.describe())
+    else:
+        s.record("lifecycle.message_to_terminal", Status.FAIL, "a message to a COMPLETED task was accepted")
+
+
+async def unknown_task_message(s: Suite) -> None:
+    call, _ = await s.send("a2a-probe message to an unknown task", task_id=f"a2a-probe-missing-{uuid.uuid4()}")
+    expect_error(s, "lifecycle.unknown_task_message", call, {-32001}, "message with an unknown taskId")
+
+
+async def context_continuity(s: Suite) -> None:
+    task = await s.completed()
+    if not task.context_id:
+        raise Skip("the first task has no contextId")
+    _, item = await s.send("a2a-probe second turn in the same context", context_id=task.context_id)
+    if item is None:
+        s.record("lifecycle.context_continuity", Status.FAIL, "the follow-up in the same contextId was rejected")
+    elif item.context_id != task.context_id:
+        s.record("lifecycle.context_continuity", Status.FAIL,
+                 f"the follow-up got contextId {item.context_id}, expected {task.context_id}")
+    elif item.kind == "task" and item.task_id == task.task_id:
+        s.record("lifecycle.context_continuity", Status.FAIL, "the completed task was restarted instead of a new one")
+    else:
+        s.record("lifecycle.context_continuity", Status.PASS, f"contextId {task.context_id} kept")
+
+
+async def input_required(s: Suite) -> None:
+    if not s.opts.input_prompt:
+        raise Skip("no prompt that makes the agent ask for input (--input-prompt / input_prompt)")
+    _, first = await s.send(s.opts.input_prompt)
+    if first is None or first.kind != "task" or first.state is not TaskState.INPUT_REQUIRED:
+        state = first.state if first else "an error"
+        s.record("lifecycle.input_required", Status.FAIL, f"the input prompt gave {state}, not INPUT_REQUIRED")
+        return
+    _, second = await s.send("a2a-probe: here is the input", task_id=first.task_id, context_id=first.context_id)
+    if second is None or second.kind != "task":
+        s.record("lifecycle.input_required", Status.FAIL, "the follow-up with the same taskId was rejected")
+    elif second.task_id != first.task_id:
+        s.record("lifecycle.input_required", Status.FAIL,
+                 f"the follow-up created task {second.task_id} instead of continuing {first.task_id}")
+    else:
+        if second.state not in TERMINAL:
+            got = await _wait_terminal(s, first.task_id or "")
+            second = got or second
+        ok = second.state is TaskState.COMPLETED
+        s.record("lifecycle.input_required", Status.PASS if ok else Status.FAIL,
+                 f"task {first.task_id}: INPUT_REQUIRED -> {second.state}")
+
+
+async def cancel_and_subscribe(s: Suite) -> None:
+    """One running task serves two checks: SubscribeToTask follows it while CancelTask ends it."""
+    if not s.opts.slow_prompt:
+        raise Skip("no prompt that keeps a task running (--slow-prompt / slow_prompt)")
+    from probe.suite.streaming import Subscription
+
+    _, item = await s.send(s.opts.slow_prompt, immediate=True)
+    if item is None or item.kind != "task" or item.task_id is None or item.state in TERMINAL:
+        s.record("lifecycle.cancel", Status.FAIL,
+                 f"the slow prompt did not leave a running task (got {item.state if item else 'an error'})")
+        return
+    sub = Subscription(s, item.task_id) if s.card.streaming else None
+    if sub is not None:
+        await sub.start()
+    call = await s.op(Op.CANCEL, {"id": item.task_id})
+    canceled = s.item(call, bare_task=True)
+    if canceled is not None and canceled.state is not TaskState.CANCELED:
+        canceled = await _wait_terminal(s, item.task_id)  # cancel may be asynchronous
+    if canceled is not None and canceled.state is TaskState.CANCELED:
+        s.record("lifecycle.cancel", Status.PASS, f"task {item.task_id} CANCELED")
+    else:
+        got = canceled.state if canceled else (error := call.envelope and call.envelope.error) and error.describe()
+        s.record("lifecycle.cancel", Status.FAIL, f"CancelTask on a running task gave {got}")
+    if sub is not None:
+        await sub.finish(expect=TaskState.CANCELED)
+
+
+async def _wait_terminal(s: Suite, task_id: str, budget: float = 5.0) -> Item | None:
+    """Poll GetTask briefly until the task is terminal or interrupted (used to leave no task running)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + min(budget, s.deadline.remaining())
+    item: Item | None = None
+    delay = 0.05
+    while loop.time() < end:
+        _, item = await s.get_task(task_id)
+        if item is not None and (item.state in TERMINAL or item.state in INTERRUPTED):
+            return item
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.5)
+    return item
+
+
+CHECKS = (get_task, return_immediately, history_length, message_to_terminal, unknown_task_message,
+          context_continuity, input_required, cancel_and_subscribe)
+IDS = {get_task: ("lifecycle.get_task",), return_immediately: ("lifecycle.return_immediately",),
+       history_length: ("lifecycle.history_length",), message_to_terminal: ("lifecycle.message_to_terminal",),
+       unknown_task_message: ("lifecycle.unknown_task_message",),
+       context_continuity: ("lifecycle.context_continuity",), input_required: ("lifecycle.input_required",),
+       cancel_and_subscribe: ("lifecycle.cancel", "streaming.subscribe")}

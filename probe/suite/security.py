@@ -1,0 +1,43 @@
+"""Security checks: a card that declares security must reject a call without credentials."""
+
+from __future__ import annotations
+
+import uuid
+
+from probe import redact
+from probe.results import Status
+from probe.suite.context import Skip, Suite, error_of
+from probe.wire.bindings import Op
+
+# answers that show the request was processed as if authenticated
+_PROCESSED = {-32001, -32601, -32602}
+
+
+def declares_security(doc: dict[str, object]) -> bool:
+    return bool(doc.get("securityRequirements") or doc.get("security"))
+
+
+async def unauthenticated_rejected(s: Suite) -> None:
+    if not declares_security(s.card.doc):
+        raise Skip("the card declares no security requirements")
+    strip: dict[str, str | None] = {k: None for k in s.run.t.invoke_headers() if redact.is_secret_header(k)}
+    strip["Authorization"] = None
+    call = await s.rpc(s.binding.method(Op.GET), {"id": f"a2a-probe-auth-{uuid.uuid4()}"}, headers=strip)
+    err = error_of(call)
+    if call.status == 401:
+        s.record("security.challenge", Status.PASS if call.challenge else Status.FAIL,
+                 f"WWW-Authenticate: {call.challenge[:80]}" if call.challenge else "401 without WWW-Authenticate")
+    else:
+        s.record("security.challenge", Status.SKIP, f"no 401 to inspect (HTTP {call.status})")
+    if call.status in (401, 403):
+        s.record("security.unauthenticated_rejected", Status.PASS, f"HTTP {call.status} without credentials")
+    elif err is not None and err.code not in _PROCESSED:
+        s.record("security.unauthenticated_rejected", Status.PASS, f"rejected: {err.describe()}")
+    else:
+        got = err.describe() if err else f"HTTP {call.status} with a result"
+        s.record("security.unauthenticated_rejected", Status.FAIL,
+                 f"a call without credentials was processed ({got}) although the card declares security")
+
+
+CHECKS = (unauthenticated_rejected,)
+IDS = {unauthenticated_rejected: ("security.unauthenticated_rejected", "security.challenge")}

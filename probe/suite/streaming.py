@@ -1,0 +1,125 @@
+"""Streaming checks beyond the stream step: SubscribeToTask, subscribe to a terminal task, undeclared streaming."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+from probe.checks.stream import StreamJudge
+from probe.results import Status
+from probe.suite.context import Skip, Suite, expect_error
+from probe.wire.bindings import Call, Op
+from probe.wire.dialects import TaskState
+from probe.wire.http import WireError
+
+
+class Subscription:
+    """SubscribeToTask in the background, judged by the same StreamJudge as the stream step."""
+
+    def __init__(self, s: Suite, task_id: str) -> None:
+        self.s = s
+        self.task_id = task_id
+        self.judge = StreamJudge(s.dialect, close_grace=1.0)
+        self.plain: Call | None = None
+        self.error: str | None = None
+        self._opened = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._consume())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._opened.wait(), timeout=min(3.0, self.s.deadline.remaining()))
+
+    async def _consume(self) -> None:
+        b = self.s.binding
+        try:
+            async with b.open_stream(Op.SUBSCRIBE, {"id": self.task_id}, deadline=self.s.deadline) as es:
+                self._opened.set()
+                if es.plain is not None:
+                    self.plain = es.plain
+                    return
+                self.judge.opened(es.raw.content_type)
+                await self.judge.consume(es, self.s.deadline)
+        except WireError as exc:
+            self.error = str(exc)
+        finally:
+            self._opened.set()
+
+    async def finish(self, *, expect: TaskState) -> None:
+        assert self._task is not None
+        try:
+            await asyncio.wait_for(self._task, timeout=max(0.1, min(5.0, self.s.deadline.remaining())))
+        except TimeoutError:
+            self.error = self.error or "the subscription did not end after the task was canceled"
+        self.s.record("streaming.subscribe", *self.verdict(expect))
+
+    def verdict(self, expect: TaskState) -> tuple[Status, str]:
+        if self.plain is not None:
+            err = self.plain.envelope.error if self.plain.envelope else None
+            return Status.FAIL, f"not a stream: HTTP {self.plain.status} " + (err.describe() if err else "")
+        if self.error:
+            return Status.FAIL, self.error
+        j = self.judge
+        problems = [f"{cid}: {'; '.join(msgs)}" for cid, msgs in j.problems.items() if msgs]
+        if j.first is None or j.first.kind != "task":
+            problems.insert(0, "the first event is not the Task")
+        elif j.first.task_id != self.task_id:
+            problems.insert(0, f"the first event is task {j.first.task_id}, not {self.task_id}")
+        if j.state is not expect:
+            problems.append(f"ended {j.state}, expected {expect}")
+        if problems:
+            return Status.FAIL, "; ".join(problems)
+        return Status.PASS, f"{j.events} event(s), Task first, closed at {expect}"
+
+
+async def subscribe_terminal(s: Suite) -> None:
+    if not s.card.streaming:
+        raise Skip("the card does not declare streaming")
+    task = await s.completed()
+    b = s.binding
+    async with b.open_stream(Op.SUBSCRIBE, {"id": task.task_id}, deadline=s.deadline) as es:
+        if es.plain is not None:
+            call = es.plain
+        else:
+            first = None
+            async for ev in es.events():
+                first = ev
+                break
+            if first is not None and first.envelope is not None and first.envelope.error is not None:
+                call = Call(es.method, es.raw.exchange, es.raw.status, es.raw.content_type, envelope=first.envelope)
+            elif not s.v1:
+                # 0.3 proto: returning the final Task and closing is also allowed
+                s.record("streaming.subscribe_terminal", Status.PASS, "0.3: the final task was returned")
+                return
+            else:
+                s.record("streaming.subscribe_terminal", Status.FAIL,
+                         "a subscription to a COMPLETED task was accepted as a stream")
+                return
+    codes = {-32004} if s.v1 else {-32004, -32001, -32002, -32603}
+    expect_error(s, "streaming.subscribe_terminal", call, codes, "SubscribeToTask on a COMPLETED task")
+
+
+async def not_declared(s: Suite) -> None:
+    if s.card.streaming:
+        raise Skip("the card declares streaming; the stream step covers it")
+    params = {"message": s.message(f"a2a-probe streaming refusal {uuid.uuid4().hex[:8]}")}
+    b = s.binding
+    async with b.open_stream(Op.STREAM, params, deadline=s.deadline) as es:
+        if es.plain is not None:
+            expect_error(s, "streaming.not_declared", es.plain, {-32004}, "SendStreamingMessage without streaming")
+            return
+        first = None
+        async for ev in es.events():
+            first = ev
+            break
+    env = first.envelope if first else None
+    if env is not None and env.error is not None and env.error.code == -32004:
+        s.record("streaming.not_declared", Status.PASS, f"refused in the stream: {env.error.describe()}")
+    else:
+        s.record("streaming.not_declared", Status.FAIL,
+                 "the agent streamed although the card does not declare capabilities.streaming")
+
+
+CHECKS = (subscribe_terminal, not_declared)
+IDS = {subscribe_terminal: ("streaming.subscribe_terminal",), not_declared: ("streaming.not_declared",)}

@@ -1,0 +1,296 @@
+"""The status page at ``/`` as a person sees it: Debian's Chromium, headless, against the daemon run in-process.
+
+The daemon probes a healthy demo agent and a broken one (a gateway that doubles its route prefix). Chromium
+renders the page twice, once to dump the DOM (what the page says) and once to take a 1280x800 screenshot
+(that it renders, with the coloured verdicts). CI installs the browser with::
+
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+
+and, running as root without it, this module installs it itself. It never skips.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import zlib
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from probe.reasons import Reason, describe, recommend
+from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
+from tests.daemon.helpers import get, running_daemon, wait_for, write_config
+
+CHROMIUM = Path("/usr/bin/chromium")
+APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
+WIDTH, HEIGHT = 1280, 800
+SCREENSHOT_COPY = Path("/tmp/status-page.png")
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+# the page's verdict badge colours (probe/web.py _PAGE): a person sees red FAIL and green PASS
+FAIL_RED, PASS_GREEN = (0xB3, 0x26, 0x1E), (0x11, 0x63, 0x29)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's Chromium; installed here with apt when missing and we are root, else a hard failure."""
+    if not CHROMIUM.exists():
+        if os.geteuid() != 0:
+            pytest.fail(f"{CHROMIUM} is missing and we are not root to install it; run as root: "
+                        "apt-get update && apt-get install -y chromium")
+        env = {**os.environ, **APT_ENV}
+        for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, check=False)
+            assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} not installed"
+    return CHROMIUM
+
+
+async def _run_chromium(exe: Path, profile: Path, *args: str, timeout: float = 90.0) -> bytes:
+    """Run headless Chromium without blocking the event loop the daemon serves on; return its stdout."""
+    proc = await asyncio.create_subprocess_exec(
+        str(exe), *FLAGS, f"--user-data-dir={profile}", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        os.killpg(proc.pid, signal.SIGKILL)  # the browser and its helpers: the group this call started
+        await proc.wait()
+        raise AssertionError(f"chromium {' '.join(args)} did not finish in {timeout:.0f} s") from None
+    assert proc.returncode == 0, f"chromium exited {proc.returncode}:\n{err.decode(errors='replace')[-3000:]}"
+    return out
+
+
+# --- the rendered DOM, read as text nodes (what is on screen, not what hides in attributes) -----------------
+
+@dataclass
+class Row:
+    agent: str
+    cls: str
+    text: str = ""
+    links: dict[str, str] = field(default_factory=dict)  # link text -> href
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[Row] = []
+        self.text: list[str] = []
+        self.title = ""
+        self.lang = ""
+        self.refresh = ""
+        self.scripts = 0
+        self.col_headers: list[str] = []
+        self._row: Row | None = None
+        self._href: str | None = None
+        self._link_text = ""
+        self._in: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        self._in.append(tag)
+        if tag == "html":
+            self.lang = a.get("lang", "")
+        elif tag == "meta" and a.get("http-equiv", "").lower() == "refresh":
+            self.refresh = a.get("content", "")
+        elif tag == "script":
+            self.scripts += 1
+        elif tag == "th" and a.get("scope") == "col":
+            self.col_headers.append("")
+        elif tag == "tr" and "data-agent" in a:
+            self._row = Row(agent=a["data-agent"], cls=a.get("class", ""))
+            self.rows.append(self._row)
+        elif tag == "a" and self._row is not None:
+            self._href, self._link_text = a.get("href", ""), ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._in:
+            while self._in and self._in.pop() != tag:
+                pass
+        if tag == "tr":
+            self._row = None
+        elif tag == "a" and self._row is not None and self._href is not None:
+            self._row.links[self._link_text.strip()] = self._href
+            self._href = None
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        self.handle_endtag(tag)
+
+    def handle_data(self, data: str) -> None:
+        if "title" in self._in:
+            self.title += data
+            return
+        if any(t in self._in for t in ("style", "script", "head")):
+            return
+        self.text.append(data)
+        if self._in and self._in[-1] == "th" and self._row is None and self.col_headers:
+            self.col_headers[-1] += data.strip()
+        if self._row is not None:
+            self._row.text += data
+        if self._href is not None:
+            self._link_text += data
+
+
+def _squash(s: str) -> str:
+    return " ".join(s.split())
+
+
+# --- PNG, read with the standard library ------------------------------------------------------------------
+
+def _png_pixels(data: bytes) -> tuple[int, int, list[bytes], int]:
+    """(width, height, unfiltered scanlines, bytes per pixel) of an 8-bit RGB/RGBA PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, ihdr = 8, bytearray(), b""
+    while pos < len(data):
+        (length,), ctype = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        assert zlib.crc32(ctype + body) == crc, f"bad CRC in {ctype!r}"
+        if ctype == b"IHDR":
+            ihdr = body
+        elif ctype == b"IDAT":
+            idat += body
+        elif ctype == b"IEND":
+            break
+        pos += 12 + length
+    assert len(ihdr) == 13, "no IHDR"
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", ihdr)
+    assert depth == 8 and colour in (2, 6) and interlace == 0, f"unexpected PNG format {depth=} {colour=}"
+    bpp = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(bytes(idat)), width * bpp
+    assert len(raw) == height * (stride + 1), "truncated image data"
+    lines: list[bytes] = []
+    prev = bytearray(stride)
+    for y in range(height):
+        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if ftype == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 0xFF
+        elif ftype == 2:
+            line = bytearray((x + p) & 0xFF for x, p in zip(line, prev, strict=True))
+        elif ftype == 3:
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif ftype == 4:
+            for i in range(stride):
+                a, b = (line[i - bpp] if i >= bpp else 0), prev[i]
+                c = prev[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        else:
+            assert ftype == 0, f"bad filter type {ftype}"
+        lines.append(bytes(line))
+        prev = line
+    return width, height, lines, bpp
+
+
+def _near(px: tuple[int, ...], colour: tuple[int, int, int], tol: int = 8) -> bool:
+    return all(abs(p - c) <= tol for p, c in zip(px, colour, strict=False))
+
+
+# --- the test -----------------------------------------------------------------------------------------------
+
+@pytest.mark.timeout(900)  # a first run may install Chromium with apt
+async def test_status_page_renders_in_chromium(tmp_path: Path, chromium: Path) -> None:
+    async with run_agent("healthy") as good, run_agent("doubled_prefix") as bad:
+        cfg = write_config(tmp_path / "probe.yaml", [
+            {"name": "healthy-agent", "url": good.origin, "modules": ["ping"]},
+            {"name": "broken-gateway", "url": f"{bad.origin}{GATEWAY_PREFIX}", "modules": ["ping"]},
+        ])
+        async with running_daemon(cfg) as (d, base):
+            await wait_for(lambda: all(d.history.recent(a, "ping") for a in ("healthy-agent", "broken-gateway")),
+                           timeout=30)
+            status, _, headers = await get(f"{base}/")
+            assert status == 200 and headers["Content-Type"].startswith("text/html")
+            shot = tmp_path / "status.png"
+            dom, _ = await asyncio.gather(
+                _run_chromium(chromium, tmp_path / "profile-dom", "--dump-dom", f"{base}/"),
+                _run_chromium(chromium, tmp_path / "profile-shot", f"--screenshot={shot}",
+                              f"--window-size={WIDTH},{HEIGHT}", f"{base}/"))
+            page = _Page()
+            page.feed(dom.decode())
+            for row in page.rows:  # the report links a person would click lead to the reports
+                for href in row.links.values():
+                    status, body, _ = await get(base + href)
+                    assert status == 200 and row.agent in body, (href, body[:300])
+
+    # --- what the page says, from the DOM Chromium rendered ---
+    assert page.lang == "en" and page.scripts == 0 and page.refresh == "15"
+    assert page.col_headers == ["Agent", "Module", "Verdict", "Reason", "Last success", "Latency", "Report"]
+    assert "1 failing" in page.title
+    visible = _squash(" ".join(page.text))
+    assert "2 agent(s), 1 failing" in visible and "failing: broken-gateway" in visible
+
+    rows = {r.agent: r for r in page.rows}
+    assert list(rows) == ["broken-gateway", "healthy-agent"], "failing rows come first"
+    broken, healthy = rows["broken-gateway"], rows["healthy-agent"]
+
+    text = _squash(broken.text)
+    assert broken.cls == "fail" and "FAIL" in text and "PASS" not in text
+    assert "interface_path_doubled" in text
+    assert describe(Reason.INTERFACE_PATH_DOUBLED) in text  # the description is on screen, not only a tooltip
+    assert f"Fix: {recommend(Reason.INTERFACE_PATH_DOUBLED)}" in text
+    assert "never" in text  # it never succeeded
+    assert "checked" in text and " s ago" in text
+
+    text = _squash(healthy.text)
+    assert healthy.cls == "pass" and "PASS" in text and "FAIL" not in text
+    assert "Fix:" not in text and "interface_path_doubled" not in text
+    assert " s ago" in text and " UTC" in text and " ms" in text  # last success: relative and absolute; latency
+
+    for row in (broken, healthy):
+        assert row.links == {
+            "markdown": f"/report?agent={row.agent}&module=ping&format=markdown",
+            "json": f"/report?agent={row.agent}&module=ping&format=json",
+        }
+
+    # --- what the page looks like, from the screenshot ---
+    data = shot.read_bytes()
+    shutil.copyfile(shot, SCREENSHOT_COPY)
+    assert len(data) > 20_000, f"screenshot is only {len(data)} bytes; blank?"
+    width, height, lines, bpp = _png_pixels(data)
+    assert (width, height) == (WIDTH, HEIGHT)
+    pixels = [tuple(line[x:x + 3]) for line in lines[::2] for x in range(0, len(line), bpp * 2)]
+    colours = set(pixels)
+    non_white = sum(1 for p in pixels if p != (255, 255, 255))
+    assert len(colours) > 50, "the screenshot has almost no distinct colours: blank page?"
+    assert 0.02 < non_white / len(pixels) < 0.9, f"{non_white / len(pixels):.1%} of the screenshot is not white"
+    assert sum(_near(p, FAIL_RED) for p in pixels) > 100, "no red FAIL badge visible"
+    assert sum(_near(p, PASS_GREEN) for p in pixels) > 100, "no green PASS badge visible"
+
+
+async def test_status_page_escapes_what_it_shows() -> None:
+    """Names come from config; whatever they hold, the page prints them as text."""
+    from datetime import UTC, datetime, timedelta
+
+    from probe.config import Agent
+    from probe.results import ProbeResult
+    from probe.web import DAEMON, status_page
+
+    evil = '<script>alert("x")</script>&amp;'
+    agent = Agent.model_construct(name=evil, url="http://127.0.0.1:9", modules=["ping"])
+    failed = ProbeResult(agent=evil, target_url="http://127.0.0.1:9", interface_url='http://h/"><b>x</b>',
+                         success=False, reason=Reason.CARD_UNREACHABLE, duration_s=0.0123,
+                         started_at=datetime.now(UTC) - timedelta(minutes=5))
+    history: dict[str, list[ProbeResult]] = {"ping": [failed]}
+    fake: Any = SimpleNamespace(config=SimpleNamespace(agents=[agent]),
+                                history=SimpleNamespace(recent=lambda _a, m: history.get(m, [])))
+    resp = await status_page(SimpleNamespace(app={DAEMON: fake}))  # type: ignore[arg-type]
+    body = resp.text or ""
+    assert "<script>" not in body and "<b>x</b>" not in body
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;amp;" in body
+    assert "agent=%3Cscript%3Ealert%28%22x%22%29%3C%2Fscript%3E%26amp%3B&amp;module=ping" in body
+    assert "5 min ago" in body and "12 ms" in body and "never" in body
+    assert f"Fix:</strong> {recommend(Reason.CARD_UNREACHABLE)}" in body
