@@ -164,6 +164,9 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "in the same contextId.", "SEND-04", side_effects=_W),
     Check("lifecycle.unknown_task_message", _LIFE, _M, "A message naming an unknown taskId is rejected",
           "Answer a message whose taskId does not exist with TaskNotFoundError (-32001).", "SEND-05"),
+    Check("lifecycle.completed_artifact", _LIFE, _S, "A COMPLETED task carries its result as an artifact",
+          "Return the task's output as an artifact before marking it COMPLETED (a status message alone is not a "
+          "result).", "SEND-03"),
     Check("lifecycle.context_continuity", _LIFE, _M, "A follow-up in the same contextId keeps that contextId",
           "Keep the client's contextId on tasks created for messages that carry it.", "SEND-06", side_effects=_W),
     # --- streaming, beyond the stream step
