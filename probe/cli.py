@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--peer", metavar="URL", help="a second agent for the interop checks")
     c.add_argument("--delegation-prompt", help="text that makes this agent call the peer (interop.delegation)")
     c.add_argument("--delegation-expect", help="text the delegated answer must contain")
-    c.add_argument("--suite-timeout", type=float, default=120.0, help="time budget of the full suite, seconds")
+    c.add_argument("--suite-timeout", type=float, default=120.0,
+                   help="time budget of the full suite (including the basic probe), seconds")
     c.add_argument("--format", choices=["text", "json", "markdown", "junit"], default="text")
     c.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     c.add_argument("-v", "--verbose", action="store_true", help="list every check, not only failures")

@@ -65,12 +65,14 @@ class Prober(StrEnum):
     PING = "ping"
     INVOKE = "invoke"
     STREAM = "stream"
+    FULL = "full"
 
 
 class Module(_Strict):
     prober: Prober
     interval: Duration = 60.0
     timeout: Duration = 30.0
+    safe_only: bool = Field(False, description="full only: run just the checks that start no agent work")
     jitter: Jitter | None = Field(None, description="random delay added to each run; default: 10% of the interval, "
                                                     "0 disables")
 
@@ -89,6 +91,7 @@ DEFAULT_MODULES: dict[str, Module] = {
     "ping": Module(prober=Prober.PING, interval=30.0, timeout=10.0),
     "invoke": Module(prober=Prober.INVOKE, interval=300.0, timeout=60.0),
     "stream": Module(prober=Prober.STREAM, interval=300.0, timeout=60.0),
+    "full": Module(prober=Prober.FULL, interval=3600.0, timeout=120.0),
 }
 
 
@@ -133,6 +136,8 @@ class Agent(_Strict):
     auth: Auth = Field(default_factory=Auth)
     message: str = "a2a-probe health check"
     expect_text: str | None = None
+    slow_prompt: str | None = Field(None, description="full: a text that keeps a task running (cancel, subscribe)")
+    input_prompt: str | None = Field(None, description="full: a text that makes the agent ask for input")
     labels: dict[str, str] = Field(default_factory=dict, description="exported only via a2a_probe_agent_info")
     allow_cross_origin_redirect: bool = False
 

@@ -250,6 +250,9 @@ class ProbeRun:
         self._shape_checks(item, inv)
         if item.kind == "task" and item.task_id and item.state not in TERMINAL | INTERRUPTED:
             item = await self._poll(step, item)
+        if item.kind == "task" and item.state is TaskState.COMPLETED:
+            self.check("lifecycle.completed_artifact", Status.PASS if item.artifacts else Status.FAIL,
+                       f"{item.artifacts} artifact(s)" if item.artifacts else "COMPLETED without an artifact", step=inv)
         self._outcome(item, inv, "invoke")
 
     def _shape_checks(self, item: Item, step: StepName) -> None:

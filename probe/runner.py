@@ -19,6 +19,7 @@ from probe.history import History
 from probe.metrics import Metrics
 from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName, StepResult
+from probe.suite import SuiteOptions, run_suite
 from probe.wire.http import HttpClient
 
 STEPS: dict[Prober, tuple[StepName, ...]] = {
@@ -73,6 +74,10 @@ class Runner:
                     self.metrics.gauge("probes_in_flight").inc()
                     self.in_flight.add(task)
                     try:
+                        if module.prober is Prober.FULL:
+                            opts = SuiteOptions(safe_only=module.safe_only, slow_prompt=agent.slow_prompt,
+                                                input_prompt=agent.input_prompt, timeout=remaining)
+                            return await run_suite(target, self.client, opts)
                         return await run_probe(target, self.client, steps=STEPS[module.prober])
                     finally:
                         self.in_flight.discard(task)

@@ -14,7 +14,7 @@ from prometheus_client import generate_latest
 from prometheus_client.aiohttp import make_aiohttp_handler
 
 from probe import report
-from probe.config import Agent, Module, Prober
+from probe.config import Agent, Module
 from probe.metrics import probe_registry
 from probe.reasons import describe
 from probe.results import ProbeResult
@@ -101,8 +101,6 @@ async def probe(request: web.Request) -> web.Response:
         if not re.match(r"^https?://[^/\s]+", url) or not re.fullmatch(d.settings.probe_target_pattern, url):
             return _bad(400, "target must be an absolute http(s) URL allowed by A2A_PROBE_PROBE_TARGET_PATTERN")
         agent = Agent(name="target", url=url, modules=[])
-    if module.prober not in (Prober.PING, Prober.INVOKE, Prober.STREAM):
-        return _bad(400, f"module {module_name!r} cannot run on /probe")
     timeout = _scrape_timeout(request, module, d.settings.timeout_offset)
     debug = _flag(request, "debug")
     result = await d.runner.run(agent, module, timeout=timeout)
@@ -146,7 +144,7 @@ async def report_handler(request: web.Request) -> web.Response:
 
 def _deepest(agent: Agent) -> str:
     """For a fresh report, run the agent's most thorough module."""
-    order = {"stream": 0, "invoke": 1, "ping": 2}
+    order = {"full": 0, "stream": 1, "invoke": 2, "ping": 3}
     return sorted(agent.modules, key=lambda m: order.get(m, 3))[0] if agent.modules else "ping"
 
 

@@ -37,7 +37,7 @@ async def run_suite(target: Target, client: HttpClient, opts: SuiteOptions) -> P
         return result  # no card or no interface: nothing more can run
     step = StepResult(name=StepName.SUITE)
     result.steps.append(step)
-    suite = Suite(run, opts, Deadline.after(opts.timeout))
+    suite = Suite(run, opts, Deadline(t0 + opts.timeout))  # one budget for the basic probe and the suite
     for module in MODULES:
         for fn in module.CHECKS:
             await _run_check(suite, fn, module.IDS[fn])

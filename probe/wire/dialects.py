@@ -54,6 +54,7 @@ class Item:
     append: bool = False
     last_chunk: bool = False
     texts: list[str] = field(default_factory=list)
+    artifacts: int = 0
     status_text: str = ""
     problems: list[str] = field(default_factory=list)
 
@@ -90,6 +91,29 @@ class Dialect:
         return self.parse(self, result)
 
 
+_B64_STD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_B64_URL = (_B64_STD - {"+", "/"}) | {"-", "_"}
+
+
+def _base64(value: Any, where: str, problems: list[str]) -> None:
+    """ProtoJSON bytes: standard or URL-safe base64, padded or not (one alphabet per value)."""
+    if not isinstance(value, str):
+        problems.append(f"a part's {where} is not a base64 string (got {type(value).__name__})")
+        return
+    body = value.rstrip("=")
+    alphabet = _B64_URL if ("-" in body or "_" in body) else _B64_STD
+    bad = next((i for i, ch in enumerate(body) if ch not in alphabet), None)
+    why: str | None = None
+    if bad is not None:
+        why = f"character {body[bad]!r} at offset {bad}"
+    elif len(value) - len(body) > 2 or (value != body and len(value) % 4):
+        why = "bad '=' padding"
+    elif len(body) % 4 == 1:
+        why = f"length {len(body)} is one more than a multiple of 4"
+    if why:
+        problems.append(f"a part's {where} is invalid base64: {why}")
+
+
 def _texts(parts: Any, problems: list[str], v1: bool) -> list[str]:
     out: list[str] = []
     if not isinstance(parts, list):
@@ -105,8 +129,13 @@ def _texts(parts: Any, problems: list[str], v1: bool) -> list[str]:
                 problems.append(f"a 1.0 part must have exactly one of text/raw/url/data, found {kinds or 'none'}")
             if "kind" in p:
                 problems.append("a 1.0 part carries the 0.3 'kind' field")
-        elif p.get("kind") is None and p.get("type") is None:
-            problems.append("a 0.3 part has no 'kind'")
+            if "raw" in p:
+                _base64(p["raw"], "raw", problems)
+        else:
+            if p.get("kind") is None and p.get("type") is None:
+                problems.append("a 0.3 part has no 'kind'")
+            if isinstance(p.get("file"), dict) and "bytes" in p["file"]:
+                _base64(p["file"]["bytes"], "file.bytes", problems)
         if isinstance(p.get("text"), str):
             out.append(p["text"])
     return out
@@ -129,7 +158,9 @@ def _task_fields(d: Dialect, item: Item, task: dict[str, Any]) -> None:
         item.problems.append("task has no string id")
     _status(d, item, task.get("status"))
     v1 = d.version == "1.0"
-    for art in task.get("artifacts") or []:
+    arts = task.get("artifacts")
+    item.artifacts = len(arts) if isinstance(arts, list) else 0
+    for art in arts if isinstance(arts, list) else []:
         if isinstance(art, dict):
             item.texts += _texts(art.get("parts"), item.problems, v1)
     for msg in task.get("history") or []:

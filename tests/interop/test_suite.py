@@ -1,0 +1,214 @@
+"""The full conformance suite: levels against the official SDK peers, and proof that every check can fail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import jsonschema
+import pytest
+
+from probe.checks import urls
+from probe.checks.catalogue import ALL_CHECKS
+from probe.cli import main
+from probe.engine import run_probe
+from probe.results import ProbeResult, Status, StepName
+from probe.suite import SuiteOptions, run_suite
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
+from tests.agents.scripted import Reply, scripted_agent, sse, status, task
+from tests.agents.sloppy import Sloppy, sloppy_agent
+from tests.peers.harness import Peer
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "probe" / "schemas" / "report.schema.json").read_text())
+PROMPTS = ["--slow-prompt", "slow please", "--input-prompt", "input please"]
+
+# The deviations each official SDK really has (sdk-peers.md); anything else failing is a regression.
+EXPECTED_FAILURES = {
+    "py_peer": ({"card.cache_headers"}, "partial"),  # no Cache-Control on the card
+    "js_peer": ({"errors.invalid_request"}, "partial"),  # malformed request -> -32602, not -32600
+    "py_peer_compat": ({"card.cache_headers", "errors.invalid_params"}, "partial"),  # 0.3 invalid params -> -32600
+    "js_peer_compat": (set(), "full"),
+}
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["check", *args])
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("peer_name", sorted(EXPECTED_FAILURES))
+def test_full_suite_levels_on_sdk_peers(peer_name: str, request: pytest.FixtureRequest,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    peer: Peer = request.getfixturevalue(peer_name)
+    version = ["--a2a-version", "0.3"] if peer.compat else []
+    code, out = _run(capsys, peer.base_url, "--suite", "full", *PROMPTS, *version, "--format", "json")
+    rep = json.loads(out)
+    jsonschema.validate(rep, SCHEMA)
+    failed = {r["test"] for r in rep["results"] if r["status"] == "fail"}
+    expected, level = EXPECTED_FAILURES[peer_name]
+    assert failed == expected, [r for r in rep["results"] if r["status"] == "fail"]
+    assert rep["conformanceLevel"] == level
+    assert code == 0  # every deviation here is outside the basic probe's pass/fail
+    ran = {r["test"] for r in rep["results"] if r["status"] != "skip"}
+    # the prompts enable the multi-turn, cancel and subscribe checks on both SDKs
+    assert {"lifecycle.input_required", "lifecycle.cancel", "streaming.subscribe", "errors.not_cancelable"} <= ran
+    assert {r["test"] for r in rep["results"]} == {c.id for c in ALL_CHECKS}
+
+
+def test_interop_between_the_two_sdks(py_peer: Peer, js_peer: Peer, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _run(capsys, py_peer.base_url, "--suite", "full", "--peer", js_peer.base_url, "--format", "json")
+    assert code == 0
+    results = {r["test"]: r for r in json.loads(out)["results"]}
+    for cid in ("interop.common_interface", "interop.both_callable", "interop.no_cross_talk"):
+        assert results[cid]["status"] == "pass", results[cid]
+    assert "('JSONRPC', '1.0')" in results["interop.common_interface"]["message"]
+    assert results["interop.delegation"]["status"] == "skip"
+
+
+def test_safe_only_runs_no_agent_work(js_peer: Peer, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out = _run(capsys, js_peer.base_url, "--suite", "full", "--safe-only", "--format", "json")
+    rep = json.loads(out)
+    by_id = {c.id: c for c in ALL_CHECKS}
+    for r in rep["results"]:
+        if by_id[r["test"]].side_effects:
+            assert r["status"] == "skip", r
+    assert [s["name"] for s in rep["steps"]] == ["discover", "validate", "ping", "suite"]
+    assert {r["test"] for r in rep["results"] if r["status"] == "pass"} >= {"errors.unknown_method",
+                                                                            "errors.task_not_found"}
+
+
+def test_markdown_and_junit_reports(py_peer: Peer, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    _, md = _run(capsys, py_peer.base_url, "--suite", "full", "--format", "markdown")
+    assert "## Failed tests" in md and "| card.cache_headers | agent-card | SHOULD |" in md
+    assert "## error-handling" in md and "## lifecycle" in md
+    out = tmp_path / "junit.xml"
+    main(["check", py_peer.base_url, "--suite", "full", "--format", "junit", "--output", str(out)])
+    root = ET.parse(out).getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert {"agent-card", "lifecycle", "streaming", "error-handling", "security", "interop"} <= set(suites)
+    failure = root.find(".//testcase[@name='card.cache_headers']/failure")
+    assert failure is not None and "Recommendation:" in (failure.text or "")
+    assert int(root.get("tests") or 0) == len(ALL_CHECKS)
+
+
+def test_a_rendering_failure_still_prints_the_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    from probe import report
+
+    r = ProbeResult(agent="x", target_url="http://x")
+
+    def broken(_: ProbeResult) -> str:
+        raise RuntimeError("template bug")
+
+    monkeypatch.setitem(report.RENDERERS, "markdown", broken)
+    out = report.render(r, "markdown")
+    assert json.loads(out.split("\n<!--")[0])["agent"] == "x" and "rendering failed" in out
+
+
+# ---- every catalogued check can fail -------------------------------------------------------------
+
+async def _suite(client: HttpClient, url: str, **opts: Any) -> ProbeResult:
+    headers = opts.pop("headers", {})
+    target = Target(name="t", url=url, timeout=5.0, headers=headers)
+    return await run_suite(target, client, SuiteOptions(timeout=20.0, slow_prompt="slow please",
+                                                        input_prompt="input please", **opts))
+
+
+async def _failing(r: ProbeResult) -> set[str]:
+    return {c.id for c in r.checks if c.status is Status.FAIL}
+
+
+async def test_every_check_can_fail(client: HttpClient) -> None:
+    failed: set[str] = set()
+
+    async def probe(url: str, **kw: Any) -> None:
+        failed.update(await _failing(await _suite(client, url, **kw)))
+
+    bad_card = {"securitySchemes": {"oauth": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {}}}}},
+                "securityRequirements": [{"schemes": {"missing": {"list": []}}}],
+                "capabilities": {"streaming": "yes"},
+                "skills": [{"id": "s", "name": "s", "description": "d"}]}
+    async with sloppy_agent(Sloppy(card_extra=bad_card, card_headers={"Content-Type": "text/html"})) as url:
+        await probe(url)  # lifecycle.*, errors.*, card.*, security (declared, not enforced)
+    async with sloppy_agent(Sloppy()) as url:
+        await probe(url)  # with streaming declared: subscribe to a terminal task is accepted
+    async with sloppy_agent(Sloppy({"subscribe", "error_info"})) as url:
+        await probe(url)  # cancel works, the subscription is not a stream; errors without ErrorInfo
+    async with sloppy_agent(Sloppy(set(), streaming=False)) as url:
+        await probe(url)  # streams although streaming is not declared
+    async with sloppy_agent(Sloppy({"version_on_send"})) as url:
+        await probe(url)
+    auth = {"securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+            "securityRequirements": [{"schemes": {"bearer": {"list": []}}}]}
+    from pydantic import SecretStr
+
+    async with sloppy_agent(Sloppy(set(), card_extra=auth, require_auth=True)) as url:
+        await probe(url, headers={"Authorization": SecretStr("Bearer sloppy-token")})  # 401 without a challenge
+    async with sloppy_agent(Sloppy(set(), card_status=401)) as url:
+        await probe(url)
+    http_iface = {"supportedInterfaces": [{"url": "", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                                          {"url": "http://agent.example.com/a2a", "protocolBinding": "JSONRPC",
+                                           "protocolVersion": "1.0"}]}
+    sloppy = Sloppy(set(), card_extra=http_iface)
+    async with sloppy_agent(sloppy) as url:
+        http_iface["supportedInterfaces"][0]["url"] = f"{url}/rpc"
+        await probe(url)  # card.https on the second interface
+    async with sloppy_agent(Sloppy(set(), card_extra={"supportedInterfaces": [
+            {"url": "127.0.0.1:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]})) as url:
+        await probe(url)  # interface.selected
+    # interop: no common interface, a broken peer, shared task ids, a delegation that never arrives
+    async with run_agent("healthy") as a, run_agent("healthy_03") as b:
+        await probe(a.origin or "", peer=Target(name="b", url=b.origin or "", a2a_version="0.3"))
+        await probe(a.origin or "", peer=Target(name="b", url=b.origin or ""), delegation_prompt="ask b",
+                    delegation_expect="never-there")
+    async with run_agent("healthy") as a, run_agent("doubled_prefix") as b:
+        await probe(a.origin or "", peer=Target(name="b", url=f"{b.origin}{GATEWAY_PREFIX}"))
+    async with sloppy_agent(Sloppy({"same_task_id"})) as x, sloppy_agent(Sloppy(set())) as y:
+        await probe(x, peer=Target(name="y", url=y))
+    # the basic probe's own checks, from the fault agents
+    for fault in ("pre_03", "oversized_card", "duplicate_keys_card", "invalid_card", "doubled_prefix",
+                  "in_cluster_host", "html_interface", "task_failed", "stream_wrong_content_type",
+                  "stream_task_id_changes", "stream_regression", "stream_closes_early"):
+        async with run_agent(fault) as agent:
+            base = f"{agent.origin}{GATEWAY_PREFIX}" if fault == "doubled_prefix" else agent.origin or ""
+            failed.update(await _failing(await run_probe(Target(name="t", url=base, timeout=3.0), client)))
+    async with run_agent("healthy") as agent:
+        base = agent.origin or ""
+        for steps in ((StepName.INVOKE,), (StepName.STREAM,)):
+            r = await run_probe(Target(name="t", url=base, expect_text="never-there"), client, steps=steps)
+            failed.update(await _failing(r))
+        failed.update(await _failing(await run_probe(Target(name="t", url=f"{base}/nope"), client)))
+    from probe.demo import DemoAgent, Faults
+
+    async with run_agent("healthy") as other, DemoAgent("r", Faults(
+            card_redirect_to=f"{other.origin}/.well-known/agent-card.json")) as agent:
+        failed.update(await _failing(await run_probe(Target(name="t", url=agent.origin or ""), client)))
+    scripted = {
+        "body_03": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": {
+            "kind": "task", "id": "t", "contextId": "c", "status": {"state": "completed"}}})])},
+        "state_03": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": {
+            "task": {"id": "t", "contextId": "c", "status": {"state": "completed"}}}})])},
+        "stream_rules": {"SendStreamingMessage": Reply(content_type="text/event-stream", chunks=[
+            "data: {broken\n\n", *sse(status("WORKING"), {"artifactUpdate": {
+                "taskId": "t1", "contextId": "c1", "append": True, "artifact": {"artifactId": "z", "parts": []}}},
+                status("COMPLETED"), status("WORKING"))])},
+        "stream_open": {"SendStreamingMessage": Reply(content_type="text/event-stream", hold_open=3.0,
+                                                      chunks=sse(task("SUBMITTED"), status("COMPLETED")))},
+        "stream_failed": {"SendStreamingMessage": Reply(content_type="text/event-stream",
+                                                        chunks=sse(task("SUBMITTED"), status("FAILED")))},
+    }
+    for name, replies in scripted.items():
+        async with scripted_agent(replies) as origin:
+            steps = (StepName.INVOKE,) if name in ("body_03", "state_03") else (StepName.STREAM,)
+            r = await run_probe(Target(name=name, url=origin, timeout=3.0, stream_close_grace=0.2), client,
+                                steps=steps)
+            failed.update(await _failing(r))
+    # https card advertising http: needs TLS on loopback; shown at the diagnosis level
+    if any(f.check_id == "interface.scheme" for f in urls.diagnose("https://gw/.well-known/agent-card.json",
+                                                                   "http://gw/a2a")):
+        failed.add("interface.scheme")
+    never_failed = {c.id for c in ALL_CHECKS} - failed
+    assert never_failed == set(), f"checks no scenario made fail: {sorted(never_failed)}"
