@@ -204,3 +204,19 @@ def test_log_redaction_processor_masks_bearer_tokens_anywhere() -> None:
                                          "note": "the value hunter2-secret leaked", "api_key": "k"})
     assert "abc.def-ghi" not in ev["detail"] and ev["headers"]["Authorization"] == "<redacted>"
     assert ev["headers"]["X-Ok"] == "fine" and "hunter2-secret" not in ev["note"] and ev["api_key"] == "<redacted>"
+
+
+async def test_full_module_serves_the_conformance_report(tmp_path: Path, py_peer: Peer) -> None:
+    cfg = write_config(tmp_path / "p.yaml", [{"name": "py", "url": py_peer.base_url, "modules": ["full"],
+                                              "slow_prompt": "slow", "input_prompt": "input"}],
+                       modules={"full": {"prober": "full", "interval": "1h", "timeout": "60s"}})
+    async with running_daemon(cfg) as (d, base):
+        await wait_for(lambda: bool(d.history.keys()), timeout=60)
+        _, body, _ = await get(f"{base}/report?agent=py")
+        rep = json.loads(body)
+        assert rep["conformanceLevel"] == "partial"  # the Python SDK's card lacks Cache-Control (a SHOULD)
+        ran = {r["test"] for r in rep["results"] if r["status"] == "pass"}
+        assert {"lifecycle.cancel", "streaming.subscribe", "errors.task_not_found"} <= ran
+        _, text, _ = await get(f"{base}/metrics")
+        assert _value(text, "a2a_probe_step_success", agent="py", module="full", step="suite") == 1
+        assert _value(text, "a2a_probe_success", agent="py", module="full") == 1
