@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from pydantic import SecretStr, ValidationError
 
-from probe import __version__, logs, report
+from probe import __version__, logs, offline, report
 from probe.config import ConfigError, Settings
 from probe.config import load as load_config
 from probe.daemon import Daemon
@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
     cc = cfg_sub.add_parser("check", help="validate a config file and exit (0 valid, 2 invalid)")
     cc.add_argument("file")
+
+    offline.add_parser(sub)
     return p
 
 
@@ -198,7 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return {"check": cmd_check, "run": cmd_run, "demo": cmd_demo, "config": cmd_config}[args.command](args)
+        commands = {"check": cmd_check, "run": cmd_run, "demo": cmd_demo, "config": cmd_config,
+                    "validate": offline.cmd_validate}
+        return commands[args.command](args)
     except UsageError as exc:
         print(f"a2a-probe: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -17,6 +17,7 @@ import structlog
 
 from probe.checks import card as card_checks
 from probe.checks import urls
+from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
 from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult, make_check
@@ -256,18 +257,11 @@ class ProbeRun:
         self._outcome(item, inv, "invoke")
 
     def _shape_checks(self, item: Item, step: StepName) -> None:
-        shape = [p for p in item.problems if "state" not in p]
-        if item.kind not in ("task", "message"):
-            self.check("invoke.result_shape", Status.FAIL, "; ".join(item.problems) or f"a {item.kind} result",
-                       step=step)
-            raise StepFailed(Reason.INVOKE_BAD_RESULT, "; ".join(item.problems) or "not a Task or Message")
-        if not item.context_id:
-            shape.append(f"the {item.kind} has no contextId")
-        if item.kind == "task" and item.state in (None, TaskState.UNKNOWN):
-            shape.append("the task has no status.state the protocol version defines")
+        shape, dialect_problems = shape_problems(item)
         self.check("invoke.result_shape", Status.FAIL if shape else Status.PASS,
                    "; ".join(shape) or f"a {item.kind}", step=step)
-        dialect_problems = [p for p in item.problems if "state" in p or "0.3" in p or "1.0" in p or "role" in p]
+        if item.kind not in ("task", "message"):
+            raise StepFailed(Reason.INVOKE_BAD_RESULT, "; ".join(shape))
         self.check("invoke.dialect", Status.FAIL if dialect_problems else Status.PASS, "; ".join(dialect_problems),
                    step=step)
         if shape:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from probe.checks.catalogue import Category, Severity
-from probe.results import ProbeResult, Status, StepName
+from probe.results import CheckResult, ProbeResult, Status, StepName
 
 
 class Level(StrEnum):
@@ -24,19 +24,32 @@ LEVEL_TEXT: dict[Level, str] = {
                    "lifecycle MUST check fails",
     Level.NON_CONFORMANT: "the card is missing or invalid, or the basic send/get fails",
 }
+# Offline (`a2a-probe validate`), with no live send: a MUST failure of the card or of a recorded task is
+# non-conformant, another MUST failure (e.g. a stream rule) minimal, only SHOULD failures partial.
 
 _BASIC = (StepName.INVOKE, StepName.PING)
 
 
 def level(result: ProbeResult) -> Level:
+    failed = result.failed_checks()
+    must = [c for c in failed if c.severity is Severity.MUST]
+    if result.offline:
+        return _offline_level(must, failed)
     discover = result.step(StepName.DISCOVER)
     if discover is None or discover.status is Status.FAIL:
         return Level.NON_CONFORMANT
-    failed = result.failed_checks()
-    must = [c for c in failed if c.severity is Severity.MUST]
     basic = next((s for s in result.steps if s.name in _BASIC), None)
     if any(c.category is Category.AGENT_CARD for c in must) or basic is None or basic.status is not Status.PASS:
         return Level.NON_CONFORMANT
     if any(c.category is Category.LIFECYCLE for c in must):
+        return Level.MINIMAL
+    return Level.PARTIAL if failed else Level.FULL
+
+
+def _offline_level(must: list[CheckResult], failed: list[CheckResult]) -> Level:
+    """A saved card or transcript: judged on what it shows, without a live send."""
+    if any(c.category in (Category.AGENT_CARD, Category.LIFECYCLE) for c in must):
+        return Level.NON_CONFORMANT
+    if must:
         return Level.MINIMAL
     return Level.PARTIAL if failed else Level.FULL

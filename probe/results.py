@@ -80,6 +80,7 @@ class ProbeResult(BaseModel):
     duration_s: float = 0.0
     success: bool = False
     reason: Reason | None = None
+    offline: bool = False  # judged from a saved card or transcript, without a live call
     steps: list[StepResult] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
 

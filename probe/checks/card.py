@@ -37,7 +37,8 @@ def _result(check_id: str, problems: list[str], ok_message: str = "") -> CheckRe
 
 
 def _typename(t: type | tuple[type, ...]) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean"}
+    """'an object', 'an array', 'a string' — with the article, for messages like 'x is not an array'."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
     return names.get(t, str(t)) if isinstance(t, type) else "/".join(names.get(x, str(x)) for x in t)
 
 
@@ -49,7 +50,7 @@ def required_fields(card: Card) -> CheckResult:
         if value is None:
             problems.append(f"{name} is missing")
         elif not isinstance(value, typ) or isinstance(value, bool):
-            problems.append(f"{name} is a {type(value).__name__}, expected a {_typename(typ)}")
+            problems.append(f"{name} is a {type(value).__name__}, expected {_typename(typ)}")
         elif isinstance(value, str | list) and not value and name != "skills":
             problems.append(f"{name} is empty")
     if card.hybrid and not isinstance(card.doc.get("url"), str):
@@ -110,7 +111,7 @@ def skills(card: Card) -> CheckResult:
             continue
         for name, typ in required.items():
             if not isinstance(s.get(name), typ) or (typ is str and not s.get(name)):
-                problems.append(f"skills[{i}].{name} is missing or not a {_typename(typ)}")
+                problems.append(f"skills[{i}].{name} is missing or not {_typename(typ)}")
         if isinstance(s.get("id"), str):
             if s["id"] in seen:
                 problems.append(f"skill id {s['id']!r} is not unique")

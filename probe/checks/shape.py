@@ -1,0 +1,22 @@
+"""How a parsed result's problems split between invoke.result_shape and invoke.dialect (live and offline)."""
+
+from __future__ import annotations
+
+from probe.wire.dialects import Item, TaskState
+
+# problems that are about the protocol version's spelling rather than the object's structure
+_DIALECT_MARKERS = ("state", "0.3", "1.0", "role")
+
+
+def shape_problems(item: Item, *, task_expected: bool = False) -> tuple[list[str], list[str]]:
+    """(result_shape problems, dialect problems) of one Task/Message result."""
+    if item.kind not in ("task", "message"):
+        return item.problems or [f"a {item.kind} result, not a Task or Message"], []
+    shape = [p for p in item.problems if "state" not in p]
+    if task_expected and item.kind == "message":
+        shape.append("a Message, not a Task")
+    if not item.context_id:
+        shape.append(f"the {item.kind} has no contextId")
+    if item.kind == "task" and item.state in (None, TaskState.UNKNOWN):
+        shape.append("the task has no status.state the protocol version defines")
+    return shape, [p for p in item.problems if any(m in p for m in _DIALECT_MARKERS)]
