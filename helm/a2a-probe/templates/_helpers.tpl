@@ -1,0 +1,242 @@
+{{/* Chart name, truncated to a DNS label. */}}
+{{- define "a2a-probe.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: <release>-<chart>, or the release name when it already contains the chart name. */}}
+{{- define "a2a-probe.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "a2a-probe.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride }}
+{{- end }}
+
+{{- define "a2a-probe.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "a2a-probe.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "a2a-probe.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "a2a-probe.labels" -}}
+helm.sh/chart: {{ include "a2a-probe.chart" . }}
+{{ include "a2a-probe.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | toString | trunc 63 | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: probe
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "a2a-probe.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "a2a-probe.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "a2a-probe.configMapName" -}}
+{{- default (include "a2a-probe.fullname" .) .Values.existingConfigMap }}
+{{- end }}
+
+{{/* The config file as rendered into the ConfigMap; its hash is the checksum/config annotation. */}}
+{{- define "a2a-probe.configYaml" -}}
+{{- toYaml .Values.config }}
+{{- end }}
+
+{{/* An image reference from {registry, repository, tag, digest}; `default` is the tag used when tag is empty. */}}
+{{- define "a2a-probe.imageRef" -}}
+{{- $repo := .image.repository }}
+{{- if .image.registry }}
+{{- $repo = printf "%s/%s" (trimSuffix "/" .image.registry) $repo }}
+{{- end }}
+{{- $tag := .image.tag | default .default | toString }}
+{{- if and .image.digest $tag }}
+{{- printf "%s:%s@%s" $repo $tag .image.digest }}
+{{- else if .image.digest }}
+{{- printf "%s@%s" $repo .image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repo $tag }}
+{{- end }}
+{{- end }}
+
+{{/* The agent names the Probe object targets: probe.targets, else every config.agents[].name. */}}
+{{- define "a2a-probe.probeTargets" -}}
+{{- $targets := .Values.probe.targets }}
+{{- if not $targets }}
+{{- range (.Values.config.agents | default list) }}
+{{- $targets = append $targets .name }}
+{{- end }}
+{{- end }}
+{{- toYaml $targets }}
+{{- end }}
+
+{{/* Pod annotations that roll the pod when the config changes (see configReloader in values.yaml). */}}
+{{- define "a2a-probe.checksumAnnotations" -}}
+{{- if not .Values.existingConfigMap }}
+{{- if .Values.configReloader.enabled }}
+checksum/config-metrics: {{ toYaml (.Values.config.metrics | default dict) | sha256sum }}
+{{- else }}
+checksum/config: {{ include "a2a-probe.configYaml" . | sha256sum }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The probe container, as a list item; the Deployment and the sidecar snippet in NOTES.txt share it. */}}
+{{- define "a2a-probe.container" -}}
+- name: a2a-probe
+  image: {{ include "a2a-probe.imageRef" (dict "image" .Values.image "default" .Chart.AppVersion) | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args:
+    - run
+    - --config=/etc/a2a-probe/config.yaml
+    {{- with .Values.extraArgs }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  env:
+    - name: A2A_PROBE_LISTEN_ADDRESS
+      value: {{ printf "0.0.0.0:%d" (int .Values.containerPort) | quote }}
+    - name: A2A_PROBE_LOG_LEVEL
+      value: {{ .Values.settings.logLevel | quote }}
+    - name: A2A_PROBE_LOG_FORMAT
+      value: {{ .Values.settings.logFormat | quote }}
+    - name: A2A_PROBE_MAX_CONCURRENCY
+      value: {{ .Values.settings.maxConcurrency | toString | quote }}
+    - name: A2A_PROBE_TIMEOUT_OFFSET
+      value: {{ .Values.settings.timeoutOffset | toString | quote }}
+    - name: A2A_PROBE_HISTORY_LIMIT
+      value: {{ .Values.settings.historyLimit | toString | quote }}
+    - name: A2A_PROBE_DRAIN_TIMEOUT
+      value: {{ .Values.settings.drainTimeout | toString | quote }}
+    {{- with .Values.settings.probeTargetPattern }}
+    - name: A2A_PROBE_PROBE_TARGET_PATTERN
+      value: {{ . | quote }}
+    {{- end }}
+    {{- with .Values.extraEnv }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with .Values.extraEnvFrom }}
+  envFrom:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  ports:
+    - name: a2a-probe
+      containerPort: {{ .Values.containerPort }}
+      protocol: TCP
+  {{- with .Values.livenessProbe }}
+  livenessProbe:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.readinessProbe }}
+  readinessProbe:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.securityContext }}
+  securityContext:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  volumeMounts:
+    - name: a2a-probe-config
+      mountPath: /etc/a2a-probe
+      readOnly: true
+    {{- range $i, $s := .Values.agentSecrets }}
+    - name: {{ printf "a2a-probe-secret-%d" $i }}
+      mountPath: {{ $s.mountPath | default (printf "/var/run/secrets/a2a/%s" $s.name) }}
+      readOnly: true
+    {{- end }}
+    {{- with .Values.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end }}
+
+{{/* The config-reloader sidecar, as a list item. */}}
+{{- define "a2a-probe.reloaderContainer" -}}
+{{- $r := .Values.configReloader -}}
+- name: a2a-probe-config-reloader
+  image: {{ include "a2a-probe.imageRef" (dict "image" $r.image "default" "") | quote }}
+  imagePullPolicy: {{ $r.image.pullPolicy }}
+  args:
+    - --volume-dir=/etc/a2a-probe
+    - {{ printf "--webhook-url=http://127.0.0.1:%d/-/reload" (int .Values.containerPort) }}
+    - --webhook-method=POST
+    - {{ printf "--web.listen-address=:%d" (int $r.port) }}
+    {{- with $r.extraArgs }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  ports:
+    - name: reload-metrics
+      containerPort: {{ $r.port }}
+      protocol: TCP
+  livenessProbe:
+    httpGet:
+      path: /metrics
+      port: reload-metrics
+    periodSeconds: 30
+    timeoutSeconds: 5
+  {{- with $r.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $r.securityContext }}
+  securityContext:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  volumeMounts:
+    - name: a2a-probe-config
+      mountPath: /etc/a2a-probe
+      readOnly: true
+{{- end }}
+
+{{/* The pod volumes the containers above mount, as list items. */}}
+{{- define "a2a-probe.volumes" -}}
+- name: a2a-probe-config
+  configMap:
+    name: {{ include "a2a-probe.configMapName" . }}
+{{- range $i, $s := .Values.agentSecrets }}
+- name: {{ printf "a2a-probe-secret-%d" $i }}
+  secret:
+    secretName: {{ $s.name }}
+    defaultMode: {{ $s.defaultMode | default 292 }}
+    {{- with $s.items }}
+    items:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Checks Helm's schema validation cannot express; rendered by templates/validate.yaml. */}}
+{{- define "a2a-probe.validate" -}}
+{{- if and (eq .Values.mode "sidecar") (not .Values.sidecar.podSelector) }}
+{{- fail "mode: sidecar needs sidecar.podSelector: the labels of the gateway pods that carry the probe container" }}
+{{- end }}
+{{- if and .Values.probe.enabled (not (fromYamlArray (include "a2a-probe.probeTargets" .))) }}
+{{- fail "probe.enabled needs agents: list them in config.agents or probe.targets" }}
+{{- end }}
+{{- if and (eq .Values.mode "deployment") .Values.networkPolicy.enabled }}
+{{- $e := .Values.networkPolicy.egress }}
+{{- if not (or $e.gatewayCIDRs $e.gatewayNamespaces $e.extraRules) }}
+{{- fail "networkPolicy.enabled needs networkPolicy.egress.gatewayCIDRs, gatewayNamespaces or extraRules: otherwise the probe can reach no agent" }}
+{{- end }}
+{{- end }}
+{{- end }}
