@@ -22,12 +22,14 @@ LEVEL_TEXT: dict[Level, str] = {
                    "error codes, security, interop, or a SHOULD)",
     Level.MINIMAL: "the card is valid and a basic send (or, with --safe-only, a basic get) works, but a core "
                    "lifecycle MUST check fails",
-    Level.NON_CONFORMANT: "the card is missing or invalid, or the basic send/get fails",
+    Level.NON_CONFORMANT: "the card is missing or invalid, the basic send/get fails, or a request crashed the "
+                          "server (a 5xx or a dropped connection: the most severe failure)",
 }
 # Offline (`a2a-probe validate`), with no live send: a MUST failure of the card or of a recorded task is
 # non-conformant, another MUST failure (e.g. a stream rule) minimal, only SHOULD failures partial.
 
 _BASIC = (StepName.INVOKE, StepName.PING)
+CRASH_CHECK = "errors.no_server_errors"
 
 
 def level(result: ProbeResult) -> Level:
@@ -39,7 +41,9 @@ def level(result: ProbeResult) -> Level:
     if discover is None or discover.status is Status.FAIL:
         return Level.NON_CONFORMANT
     basic = next((s for s in result.steps if s.name in _BASIC), None)
-    if any(c.category is Category.AGENT_CARD for c in must) or basic is None or basic.status is not Status.PASS:
+    crashed = any(c.id == CRASH_CHECK for c in failed)
+    if any(c.category is Category.AGENT_CARD for c in must) or basic is None or basic.status is not Status.PASS \
+            or crashed:
         return Level.NON_CONFORMANT
     if any(c.category is Category.LIFECYCLE for c in must):
         return Level.MINIMAL
