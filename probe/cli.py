@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pydantic import SecretStr, ValidationError
 
 from probe import __version__, logs, offline, report
+from probe.checks.catalogue import Severity
 from probe.config import ConfigError, Settings
 from probe.config import load as load_config
 from probe.daemon import Daemon
@@ -55,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--delegation-expect", help="text the delegated answer must contain")
     c.add_argument("--suite-timeout", type=float, default=120.0,
                    help="time budget of the full suite (including the basic probe), seconds")
+    c.add_argument("--fail-on", choices=["verdict", "must", "any", "never"],
+                   help="exit 1 when: the probe failed (verdict; default for --suite basic), or also a MUST check "
+                        "failed (must; default for --suite full), or any check failed (any); never: always 0")
     c.add_argument("--format", choices=["text", "json", "markdown", "junit"], default="text")
     c.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     c.add_argument("-v", "--verbose", action="store_true", help="list every check, not only failures")
@@ -193,7 +197,19 @@ def cmd_check(args: argparse.Namespace) -> int:
             raise UsageError(f"--output {args.output}: {exc.strerror}") from None
     else:
         print(rendered)
-    return EXIT_PASS if result.success else EXIT_FAIL
+    return EXIT_FAIL if failed(result, args.fail_on or ("must" if suite else "verdict")) else EXIT_PASS
+
+
+def failed(result: ProbeResult, policy: str) -> bool:
+    """The exit-code policy of `check --fail-on`."""
+    if policy == "never":
+        return False
+    bad = result.failed_checks()
+    if policy == "any":
+        return not result.success or bool(bad)
+    if policy == "must":
+        return not result.success or any(c.severity is Severity.MUST for c in bad)
+    return not result.success
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from probe.engine import execute
+from probe.engine import ProbeRun, execute
 from probe.results import Status, StepName
 from probe.suite.context import Skip, Suite
 from probe.wire.dialects import TaskState, for_version
@@ -39,12 +39,8 @@ async def interop(s: Suite) -> None:
     await _delegation(s)
 
 
-async def _no_cross_talk(s: Suite, peer: object) -> None:
-    from probe.engine import ProbeRun
-    from probe.suite.context import Suite as _Suite
-
-    assert isinstance(peer, ProbeRun)
-    other = _Suite(peer, s.opts, s.deadline)
+async def _no_cross_talk(s: Suite, peer: ProbeRun) -> None:
+    other = Suite(peer, s.opts, s.deadline)
     nonces = [[uuid.uuid4().hex[:12] for _ in range(_CONCURRENT)] for _ in (0, 1)]
     sends = [suite.send(f"a2a-probe interop {n}") for suite, ns in zip((s, other), nonces, strict=True) for n in ns]
     answers = await asyncio.gather(*sends, return_exceptions=True)

@@ -106,3 +106,11 @@ def test_console_script_exit_codes_and_text_output(py_peer: Peer, tmp_path: Path
                                  capture_output=True, text=True, timeout=60)
     assert missing_env.returncode == 2
     assert "A2A_PROBE_NOPE_X" in missing_env.stderr
+
+
+def test_fail_on_policies(py_peer: Peer, capsys: pytest.CaptureFixture[str]) -> None:
+    # the Python SDK's card misses Cache-Control: a failed SHOULD check, not a failed probe
+    assert main(["check", py_peer.base_url]) == 0
+    assert main(["check", py_peer.base_url, "--fail-on", "any"]) == 1
+    assert main(["check", "http://127.0.0.1:9", "--timeout", "2", "--fail-on", "never"]) == 0
+    capsys.readouterr()
