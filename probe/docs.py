@@ -28,7 +28,9 @@ def metrics_md() -> str:
         labels = ", ".join(f"`{lab}`" for lab in spec.labels) + (
             " + `metrics.agent_info_labels`" if spec.name == "agent_info" else "")
         rows.append(f"| `{name}` | {spec.kind} | {labels} | {spec.help} |")
-    rows += ["", "`/probe` returns a fresh registry per request with blackbox_exporter-compatible names: "
+    rows += ["", "Plus prometheus_client's standard `process_*` (start time, CPU, memory, open file descriptors) and "
+             "`python_*` (GC, version) metrics.", "",
+             "`/probe` returns a fresh registry per request with blackbox_exporter-compatible names: "
              "`probe_success`, `probe_duration_seconds`, `probe_timeout_seconds`, `probe_a2a_step_success{step}`, "
              "`probe_a2a_step_duration_seconds{step}`, `probe_a2a_http_status_code{step}`, "
              "`probe_http_duration_seconds{step,phase}` and `probe_failed_due_to_reason{reason}`."]

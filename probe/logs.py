@@ -18,13 +18,17 @@ from probe import redact
 from probe.results import ProbeResult, Status
 
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
-_secrets: set[str] = set()
+_secrets: dict[str, None] = {}  # insertion-ordered, bounded: rotated credentials must not grow it forever
+_MAX_SECRETS = 1000
 
 
 def register_secret(value: str) -> None:
     """Values that must never appear in a log line (resolved credentials)."""
     if len(value) >= 4:
-        _secrets.add(value)
+        _secrets.pop(value, None)
+        _secrets[value] = None
+        while len(_secrets) > _MAX_SECRETS:
+            del _secrets[next(iter(_secrets))]
 
 
 def _scrub(value: Any) -> Any:

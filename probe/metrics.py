@@ -11,7 +11,15 @@ import platform
 import time
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 from prometheus_client.metrics import MetricWrapperBase
 
 from probe import __version__
@@ -19,6 +27,7 @@ from probe.reasons import Reason
 from probe.results import HttpPhases, ProbeResult, Status, StepName
 
 PREFIX = "a2a_probe_"
+STANDARD_PREFIXES = ("process_", "python_")  # prometheus_client's own collectors, documented as such
 PHASES = tuple(HttpPhases.model_fields)
 HTTP_STEPS = (StepName.DISCOVER, StepName.PING, StepName.INVOKE, StepName.STREAM)
 REMOTE_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM)
@@ -100,6 +109,9 @@ class Metrics:
             else:
                 self._m[spec.name] = Histogram(name, spec.help, labels, registry=self.registry, buckets=buckets)
         self.gauge("build_info").labels(__version__, platform.python_version()).set(1)
+        # the standard process_* and python_* metrics: start time, memory, CPU, open fds, GC
+        for collector in (ProcessCollector, PlatformCollector, GCCollector):
+            collector(registry=self.registry)
         self._card: dict[str, tuple[str, ...]] = {}
         self._info: dict[str, tuple[str, ...]] = {}
         self._reason: dict[tuple[str, str], str] = {}

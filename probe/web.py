@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 DAEMON: web.AppKey[Daemon] = web.AppKey("daemon")
 _FORMATS = ("json", "markdown", "junit")
+REFRESH_MIN_SECONDS = 10.0
 _BOOL = {"true": True, "1": True, "false": False, "0": False, "": False}
 
 
@@ -128,18 +129,25 @@ async def report_handler(request: web.Request) -> web.Response:
     module_q = request.query.get("module")
     if module_q is not None and module_q not in agent.modules:
         return _bad(400, f"agent {agent.name!r} does not run module {module_q[:40]!r}; it runs {agent.modules}")
-    result: ProbeResult | None
+    result: ProbeResult | None = None
+    refreshed = False
     if refresh:
         module_name, module = _module(d, module_q, _deepest(agent))
-        result = await d.runner.run(agent, module, timeout=module.timeout)
-        d.runner.record(module_name, result)
+        recent = d.history.recent(agent.name, module_name)
+        # a refresh within REFRESH_MIN_SECONDS of the last run serves that run: HTTP callers can't hammer agents
+        if recent and time.time() - recent[-1].started_at.timestamp() < REFRESH_MIN_SECONDS:
+            result = recent[-1]
+        else:
+            result = await d.runner.run(agent, module, timeout=module.timeout)
+            d.runner.record(module_name, result)
+            refreshed = True
     else:
         found = d.history.latest(agent.name, module_q)
         result = found[1] if found else None
     if result is None:
         return _bad(404, f"no result yet for {agent.name!r}; retry shortly or add refresh=true")
     return web.Response(text=report.render(result, fmt), content_type=report.CONTENT_TYPES[fmt].split(";")[0],
-                        charset="utf-8")
+                        charset="utf-8", headers={"X-A2A-Probe-Refreshed": "true" if refreshed else "false"})
 
 
 def _deepest(agent: Agent) -> str:

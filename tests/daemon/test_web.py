@@ -220,3 +220,19 @@ async def test_full_module_serves_the_conformance_report(tmp_path: Path, py_peer
         _, text, _ = await get(f"{base}/metrics")
         assert _value(text, "a2a_probe_step_success", agent="py", module="full", step="suite") == 1
         assert _value(text, "a2a_probe_success", agent="py", module="full") == 1
+
+
+async def test_report_refresh_is_throttled(tmp_path: Path) -> None:
+    async with run_agent("healthy") as agent:
+        cfg = write_config(tmp_path / "p.yaml", [{"name": "a", "url": agent.origin, "modules": ["ping"]}])
+        async with running_daemon(cfg) as (d, base):
+            await wait_for(lambda: bool(d.history.keys()))
+            _, _, headers = await get(f"{base}/report?agent=a&refresh=true")
+            assert headers["X-A2A-Probe-Refreshed"] == "false"  # the scheduled run is seconds old
+            d.history.forget("a")
+            _, _, headers = await get(f"{base}/report?agent=a&refresh=true")
+            assert headers["X-A2A-Probe-Refreshed"] == "true"
+            runs = len([r for r in agent.requests if r.method == "POST"])
+            for _ in range(5):
+                await get(f"{base}/report?agent=a&refresh=true")
+            assert len([r for r in agent.requests if r.method == "POST"]) == runs
