@@ -72,7 +72,7 @@ class ProbeRun:
         self.deadline = deadline
         self.card: Card | None = None
         self.binding: Binding | None = None
-        self.url_findings: list[urls.Finding] = []
+        self.url_findings: tuple[urls.Finding, ...] = ()
 
     # ---- orchestration
 
@@ -191,7 +191,7 @@ class ProbeRun:
     async def validate(self, step: StepResult) -> None:
         card = self.card
         assert card is not None
-        results = card_checks.validate(card)
+        results = card_checks.validate_cached(card)
         self.r.checks += results
         iface, dialect, why = select_interface(card, self.t)
         v = StepName.VALIDATE

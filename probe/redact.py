@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
@@ -19,6 +20,7 @@ def headers(h: Mapping[str, str], extra: frozenset[str] = frozenset()) -> dict[s
     return {k: (REDACTED if is_secret_header(k, extra) else v) for k, v in h.items()}
 
 
+@lru_cache(maxsize=4096)
 def url(u: str) -> str:
     """Drop userinfo and the query string's values: either may carry a credential."""
     try:

@@ -99,5 +99,7 @@ def make_check(check_id: str, status: Status, message: str = "", *, step: StepNa
     """A result for a catalogued check; the catalogue supplies category, severity and the default advice."""
     spec = get_check(check_id)
     rec = "" if status is Status.PASS else (recommendation or spec.recommendation)
-    return CheckResult(id=spec.id, category=spec.category, severity=spec.severity, status=status,
-                       message=message or spec.title, recommendation=rec, step=step, duration_ms=duration_ms)
+    # every field comes typed from the catalogue and our own enums: skip re-validation on the hot path
+    return CheckResult.model_construct(id=spec.id, category=spec.category, severity=spec.severity, status=status,
+                                       message=message or spec.title, recommendation=rec, step=step,
+                                       duration_ms=duration_ms)

@@ -6,7 +6,9 @@ person can fix them all in one pass.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections import OrderedDict
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -223,6 +225,27 @@ def protocol_version(card: Card) -> CheckResult:
     what = {"0.1": "an A2A 0.1 card (authentication.schemes, no protocolVersion)",
             "0.2": "an A2A 0.2 card", "unknown": "a card of no recognisable A2A version"}[card.family]
     return make_check("card.protocol_version", Status.FAIL, f"this is {what}", step=_V)
+
+
+_CACHE: OrderedDict[tuple[str, str, bytes], tuple[CheckResult, ...]] = OrderedDict()
+_CACHE_SIZE = 512  # cards of a fleet; the same card is validated again only when its bytes change
+
+
+def validate_cached(card: Card) -> list[CheckResult]:
+    """`validate`, memoised on the card's URL and body digest (the daemon sees the same card every run)."""
+    body = card.response.body if card.response is not None else None
+    if body is None:
+        return validate(card)
+    key = (card.url, card.family, hashlib.sha256(body).digest())
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = tuple(validate(card))
+        _CACHE[key] = hit
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return [c.model_copy() for c in hit]
 
 
 def validate(card: Card) -> list[CheckResult]:

@@ -72,7 +72,8 @@ class StreamJudge:
                 if self.terminal_at is not None:
                     wait = min(self.close_grace, deadline.remaining())
                     try:
-                        ev = await asyncio.wait_for(it.__anext__(), timeout=wait)
+                        async with asyncio.timeout(wait):  # no helper task per event, unlike wait_for on 3.11
+                            ev = await it.__anext__()
                     except TimeoutError:
                         self._problem("stream.closes_after_terminal",
                                       f"still open {self.close_grace:g}s after the terminal event")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from probe.wire.card import LEGACY_WELL_KNOWN, WELL_KNOWN
@@ -82,8 +83,9 @@ def host_class(host: str) -> int:
     return PUBLIC
 
 
-def diagnose(card_url: str, interface_url: str) -> list[Finding]:
-    """Every suspicious property of the advertised URL, relative to the card's own URL."""
+@lru_cache(maxsize=1024)
+def diagnose(card_url: str, interface_url: str) -> tuple[Finding, ...]:
+    """Every suspicious property of the advertised URL, relative to the card's own URL (pure, so memoised)."""
     out: list[Finding] = []
     card, adv = urlsplit(card_url), urlsplit(interface_url)
     run = doubled_prefix(card_url, interface_url)
@@ -110,4 +112,4 @@ def diagnose(card_url: str, interface_url: str) -> list[Finding]:
             f"the card was served over https but advertises an http URL ({adv.scheme}://{adv.netloc})",
             "Advertise the https URL; the gateway should honour X-Forwarded-Proto when rewriting the card.",
         ))
-    return out
+    return tuple(out)

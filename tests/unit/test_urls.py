@@ -38,12 +38,12 @@ def test_unroutable_and_scheme(card: str, advertised: str, check_id: str) -> Non
 
 @pytest.mark.parametrize("advertised", ["http://127.0.0.1:9/a2a", "http://localhost:9/a2a"])
 def test_loopback_card_may_advertise_loopback(advertised: str) -> None:
-    assert diagnose("http://127.0.0.1:9/.well-known/agent-card.json", advertised) == []
+    assert diagnose("http://127.0.0.1:9/.well-known/agent-card.json", advertised) == ()
 
 
 def test_private_card_may_advertise_private_and_cluster_card_cluster() -> None:
-    assert diagnose("http://10.1.2.3/.well-known/agent-card.json", "http://10.9.9.9/a2a") == []
-    assert diagnose("http://a.ns.svc/.well-known/agent-card.json", "http://b.ns.svc/a2a") == []
+    assert diagnose("http://10.1.2.3/.well-known/agent-card.json", "http://10.9.9.9/a2a") == ()
+    assert diagnose("http://a.ns.svc/.well-known/agent-card.json", "http://b.ns.svc/a2a") == ()
 
 
 def test_doubled_prefix_recommendation_names_the_fix() -> None:
