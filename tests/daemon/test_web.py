@@ -236,3 +236,36 @@ async def test_report_refresh_is_throttled(tmp_path: Path) -> None:
             for _ in range(5):
                 await get(f"{base}/report?agent=a&refresh=true")
             assert len([r for r in agent.requests if r.method == "POST"]) == runs
+
+
+async def test_global_concurrency_limit_and_hard_deadline() -> None:
+    import asyncio
+
+    from probe.config import Agent, Module, Prober
+    from probe.history import History
+    from probe.metrics import Metrics
+    from probe.runner import Runner
+    from probe.wire.http import HttpClient
+
+    async with run_agent("slow_task") as agent, HttpClient() as client:
+        metrics = Metrics([1], [])
+        runner = Runner(client, metrics, History(5), max_concurrency=1)
+        module = Module(prober=Prober.INVOKE, interval=60, timeout=1.5)
+        peak = 0
+
+        async def watch() -> None:
+            nonlocal peak
+            while True:
+                peak = max(peak, int(metrics.registry.get_sample_value("a2a_probe_probes_in_flight") or 0))
+                await asyncio.sleep(0.01)
+
+        watcher = asyncio.create_task(watch())
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        results = await asyncio.gather(*(runner.run(Agent(name=f"a{i}", url=agent.origin or ""), module,
+                                                    timeout=module.timeout) for i in range(3)))
+        elapsed = loop.time() - t0
+        watcher.cancel()
+    assert peak == 1  # one slot: never two probes on the wire at once
+    assert all(not r.success for r in results)  # the agent works for 3 s; every probe hit its 1.5 s deadline
+    assert elapsed < 1.5 + 1.0 + 0.5  # waiting for the slot counts against the deadline (plus the grace)
