@@ -24,7 +24,7 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from probe import __version__
 from probe.reasons import Reason
-from probe.results import HttpPhases, ProbeResult, Status, StepName
+from probe.results import HttpPhases, ProbeResult, Status, StepName, StepResult
 
 PREFIX = "a2a_probe_"
 STANDARD_PREFIXES = ("process_", "python_")  # prometheus_client's own collectors, documented as such
@@ -202,11 +202,7 @@ class Metrics:
                 self.histogram("step_duration_seconds").labels(a, module, s).observe(step.duration_s)
             if step.name in HTTP_STEPS:
                 self.gauge("http_status_code").labels(a, module, s).set(step.http_status or 0)
-                totals = dict.fromkeys(PHASES, 0.0)
-                for ex in step.exchanges:
-                    for phase in PHASES:
-                        totals[phase] += getattr(ex.phases, phase)
-                for phase, value in totals.items():
+                for phase, value in phase_totals(step).items():
                     self.gauge("http_phase_duration_seconds").labels(a, module, s, phase).set(value)
         if r.protocol_version and r.binding:
             card = (r.protocol_version, r.binding, (r.card_version or "")[:64])
@@ -235,6 +231,11 @@ def _children(metric: MetricWrapperBase) -> list[tuple[str, ...]]:
     return list(getattr(metric, "_metrics", {}).keys())
 
 
+def phase_totals(step: StepResult) -> dict[str, float]:
+    """Seconds per HTTP phase, summed over the step's exchanges (redirect hops, polls)."""
+    return {phase: sum(getattr(e.phases, phase) for e in step.exchanges) for phase in PHASES}
+
+
 def probe_registry(r: ProbeResult, timeout: float) -> CollectorRegistry:
     """A fresh registry for one /probe request, with blackbox_exporter-compatible names."""
     reg = CollectorRegistry(auto_describe=True)
@@ -253,8 +254,8 @@ def probe_registry(r: ProbeResult, timeout: float) -> CollectorRegistry:
         step_d.labels(s).set(step.duration_s)
         if step.name in HTTP_STEPS:
             status.labels(s).set(step.http_status or 0)
-            for phase in PHASES:
-                phases.labels(s, phase).set(sum(getattr(e.phases, phase) for e in step.exchanges))
+            for phase, value in phase_totals(step).items():
+                phases.labels(s, phase).set(value)
     failed = Gauge("probe_failed_due_to_reason", "1 for the reason the probe failed", ["reason"], registry=reg)
     for reason in Reason:
         failed.labels(reason.value).set(1 if r.reason is reason else 0)

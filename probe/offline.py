@@ -25,7 +25,7 @@ from probe.checks.catalogue import Severity
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
-from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult, make_check
+from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult, from_problems, make_check
 from probe.wire import card as cardwire
 from probe.wire import jsonrpc, strictjson
 from probe.wire.dialects import TERMINAL, V03, V1, Dialect, TaskState, for_version, is_regression
@@ -35,7 +35,6 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 MAX_TRANSCRIPT_BYTES = 16 << 20
 FORMATS = ("text", "json", "markdown", "junit")
 _CHUNK = 64 * 1024  # SSE recordings are fed to the parser in network-sized chunks, as live
-_MAX_LISTED = 8
 _BOM = b"\xef\xbb\xbf"
 _SSE_STARTS = (b"data:", b"event:", b":", b"id:", b"retry:")
 _WRAPPERS = ("task", "message", "statusUpdate", "artifactUpdate")
@@ -365,10 +364,7 @@ def _size(p: Path, fallback: int) -> int:
 
 
 def _verdict(check_id: str, problems: list[str], ok: str, step: StepName) -> CheckResult:
-    if not problems:
-        return make_check(check_id, Status.PASS, ok, step=step)
-    more = f" … (+{len(problems) - _MAX_LISTED} more)" if len(problems) > _MAX_LISTED else ""
-    return make_check(check_id, Status.FAIL, "; ".join(problems[:_MAX_LISTED]) + more, step=step)
+    return from_problems(check_id, problems, ok, step=step)
 
 
 def _fail(result: ProbeResult, step: StepResult, reason: Reason, detail: str) -> None:

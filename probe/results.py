@@ -94,6 +94,15 @@ class ProbeResult(BaseModel):
         return [c for c in self.checks if c.status is Status.FAIL]
 
 
+def from_problems(check_id: str, problems: list[str], ok_message: str = "", *, step: StepName | None = None,
+                  listed: int = 8) -> CheckResult:
+    """PASS when there are no problems, else FAIL listing them, so a person can fix them all in one pass."""
+    if not problems:
+        return make_check(check_id, Status.PASS, ok_message, step=step)
+    more = f" … (+{len(problems) - listed} more)" if len(problems) > listed else ""
+    return make_check(check_id, Status.FAIL, "; ".join(problems[:listed]) + more, step=step)
+
+
 def make_check(check_id: str, status: Status, message: str = "", *, step: StepName | None = None,
                recommendation: str | None = None, duration_ms: float = 0.0) -> CheckResult:
     """A result for a catalogued check; the catalogue supplies category, severity and the default advice."""

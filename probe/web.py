@@ -16,7 +16,7 @@ from prometheus_client.aiohttp import make_aiohttp_handler
 from probe import report
 from probe.config import Agent, Module
 from probe.metrics import probe_registry
-from probe.reasons import describe
+from probe.reasons import Reason, describe
 from probe.results import ProbeResult
 
 if TYPE_CHECKING:
@@ -46,11 +46,16 @@ def _bad(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
+def _error(status: int, message: str) -> web.HTTPException:
+    """The same JSON error body as `_bad`, as an exception for helpers deep in a handler."""
+    cls = {400: web.HTTPBadRequest, 404: web.HTTPNotFound}[status]
+    return cls(text=json.dumps({"error": message}), content_type="application/json")
+
+
 def _flag(request: web.Request, name: str) -> bool:
     raw = request.query.get(name, "false").lower()
     if raw not in _BOOL:
-        raise web.HTTPBadRequest(text=json.dumps({"error": f"{name} must be true or false, got {raw[:20]!r}"}),
-                                 content_type="application/json")
+        raise _error(400, f"{name} must be true or false, got {raw[:20]!r}")
     return _BOOL[raw]
 
 
@@ -58,16 +63,14 @@ def _module(d: Daemon, name: str | None, default: str | None = None) -> tuple[st
     modules = d.config.all_modules()
     key = name or default or "ping"
     if key not in modules:
-        raise web.HTTPBadRequest(text=json.dumps({"error": f"unknown module {key[:60]!r}; known: {sorted(modules)}"}),
-                                 content_type="application/json")
+        raise _error(400, f"unknown module {key[:60]!r}; known: {sorted(modules)}")
     return key, modules[key]
 
 
 def _agent(d: Daemon, name: str) -> Agent:
     agent = d.config.agent(name)
     if agent is None:
-        raise web.HTTPNotFound(text=json.dumps({"error": f"unknown agent {name[:80]!r}; see /config for the list"}),
-                               content_type="application/json")
+        raise _error(404, f"unknown agent {name[:80]!r}; see /config for the list")
     return agent
 
 
@@ -79,11 +82,9 @@ def _scrape_timeout(request: web.Request, module: Module, offset: float) -> floa
     try:
         scrape = float(raw)
     except ValueError:
-        raise web.HTTPBadRequest(text=json.dumps({"error": "X-Prometheus-Scrape-Timeout-Seconds is not a number"}),
-                                 content_type="application/json") from None
+        raise _error(400, "X-Prometheus-Scrape-Timeout-Seconds is not a number") from None
     if not 0 < scrape < 86400:
-        raise web.HTTPBadRequest(text=json.dumps({"error": "X-Prometheus-Scrape-Timeout-Seconds out of range"}),
-                                 content_type="application/json")
+        raise _error(400, "X-Prometheus-Scrape-Timeout-Seconds out of range")
     return max(0.1, min(module.timeout, scrape - offset))
 
 
@@ -343,8 +344,6 @@ async def status_page(request: web.Request) -> web.Response:
 
 
 def describe_reason(reason: str) -> str:
-    from probe.reasons import Reason
-
     try:
         return describe(Reason(reason))
     except ValueError:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from probe.checks.urls import LOOPBACK, host_class
-from probe.results import CheckResult, Status, StepName, make_check
+from probe.results import CheckResult, Status, StepName, from_problems, make_check
 from probe.wire.card import Card
 
 _MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
@@ -32,10 +32,7 @@ _V = StepName.VALIDATE
 
 
 def _result(check_id: str, problems: list[str], ok_message: str = "") -> CheckResult:
-    if problems:
-        return make_check(check_id, Status.FAIL, "; ".join(problems[:8]) + (" …" if len(problems) > 8 else ""),
-                          step=_V)
-    return make_check(check_id, Status.PASS, ok_message, step=_V)
+    return from_problems(check_id, problems, ok_message, step=_V)
 
 
 def _typename(t: type | tuple[type, ...]) -> str:

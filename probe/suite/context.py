@@ -16,7 +16,7 @@ from probe.target import Target
 from probe.wire import jsonrpc
 from probe.wire.bindings import Call, JsonRpcBinding, Op
 from probe.wire.card import Card
-from probe.wire.dialects import Dialect, Item
+from probe.wire.dialects import Dialect, Item, TaskState
 from probe.wire.http import Deadline, WireError
 
 
@@ -126,7 +126,7 @@ class Suite:
             _, item = await self.send(f"a2a-probe conformance {uuid.uuid4().hex[:8]}")
             if item is None or item.kind != "task":
                 raise Skip("the agent answers with Messages, not Tasks, so there is no task to test with")
-            if item.state is None or item.state.value != "COMPLETED":
+            if item.state is not TaskState.COMPLETED:
                 raise Skip(f"the basic task ended {item.state}, not COMPLETED")
             self.completed_task = item
         return self.completed_task
