@@ -45,7 +45,7 @@ RESOURCES: dict[str, list[tuple[str, str, bool]]] = {
         ("configmaps", "ConfigMap", True), ("secrets", "Secret", True), ("services", "Service", True),
         ("serviceaccounts", "ServiceAccount", True), ("pods", "Pod", True), ("namespaces", "Namespace", False),
     ],
-    "apps/v1": [("deployments", "Deployment", True)],
+    "apps/v1": [("deployments", "Deployment", True), ("statefulsets", "StatefulSet", True)],
     "networking.k8s.io/v1": [("networkpolicies", "NetworkPolicy", True)],
     "policy/v1": [("poddisruptionbudgets", "PodDisruptionBudget", True)],
     "rbac.authorization.k8s.io/v1": [("roles", "Role", True), ("rolebindings", "RoleBinding", True)],

@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run the probe daemon (scheduled probing, /metrics, /probe, /report)")
     r.add_argument("--config", dest="config_file", help="probe config YAML (env A2A_PROBE_CONFIG_FILE)")
+    r.add_argument("--shard", metavar="I/N", help="probe only shard I of N of the agents (rendezvous hash of the "
+                                                  "name); ordinal/N takes I from the StatefulSet pod name "
+                                                  "(env A2A_PROBE_SHARD)")
     _daemon_flags(r)
 
     d = sub.add_parser("demo", help="run the daemon against two bundled agents (one healthy, one broken)")
@@ -88,7 +91,8 @@ def _daemon_flags(p: argparse.ArgumentParser, default_listen: str | None = None)
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Environment (A2A_PROBE_*) first, CLI flags over it."""
-    overrides = {k: v for k in ("config_file", "listen_address", "log_level", "log_format", "max_concurrency")
+    overrides = {k: v for k in ("config_file", "listen_address", "log_level", "log_format", "max_concurrency",
+                                                    "shard")
                  if (v := getattr(args, k, None)) is not None}
     try:
         return Settings(**overrides)

@@ -27,6 +27,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from probe.shard import Shard, ShardError
+from probe.shard import parse as parse_shard
 from probe.target import Target
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -282,6 +284,21 @@ class Settings(BaseSettings):
     history_limit: int = Field(20, ge=1, le=1000, description="results kept per agent and module for /report")
     drain_timeout: float = Field(10.0, ge=0, le=300, description="how long SIGTERM waits for in-flight probes")
     probe_target_pattern: str = Field(".*", description="regex a /probe?target= URL must fully match")
+    shard: str = Field("0/1", description="i/n: probe only the agents of shard i of n (rendezvous hash of the "
+                                          "name); ordinal/n: i is the StatefulSet pod ordinal")
+
+    @model_validator(mode="after")
+    def _shard_ok(self) -> Settings:
+        try:
+            self.shard_spec()
+        except ShardError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def shard_spec(self) -> Shard:
+        # ordinal/n: the pod name from the downward API (A2A_PROBE_POD_NAME), else the hostname a pod gets
+        pod = os.environ.get("A2A_PROBE_POD_NAME") or os.environ.get("HOSTNAME", "")
+        return parse_shard(self.shard, pod)
 
     @field_validator("probe_target_pattern")
     @classmethod

@@ -28,7 +28,8 @@ class Daemon:
         self.config = config
         self.config_sha = config_sha
         self.config_path = config_path
-        self.metrics = Metrics(config.metrics.duration_buckets, config.metrics.agent_info_labels)
+        self.shard = settings.shard_spec()
+        self.metrics = Metrics(config.metrics.duration_buckets, config.metrics.agent_info_labels, str(self.shard))
         self.history = History(settings.history_limit)
         self.client = HttpClient(limit=max(100, settings.max_concurrency * 2))
         self.runner = Runner(self.client, self.metrics, self.history, settings.max_concurrency)
@@ -37,6 +38,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._reload_lock = asyncio.Lock()
         self.bound: list[str] = []
+        self.mine: set[str] = set()  # names of the agents this replica schedules (its shard of the config)
 
     @classmethod
     def from_file(cls, settings: cfg.Settings) -> Daemon:
@@ -47,7 +49,7 @@ class Daemon:
 
     async def start(self) -> None:
         self._apply(self.config)
-        self.metrics.config_loaded(True, len(self.config.agents))
+        self.metrics.config_loaded(True, len(self.mine))
         self.scheduler.start()
         self._web = web.AppRunner(make_app(self), access_log=None, handle_signals=False)
         await self._web.setup()
@@ -55,25 +57,35 @@ class Daemon:
         site = web.TCPSite(self._web, host, port)
         await site.start()
         self.bound = [f"{a[0]}:{a[1]}" for a in _addresses(site)]
-        log.info("daemon_started", listen=self.bound, agents=len(self.config.agents),
+        log.info("daemon_started", listen=self.bound, agents=len(self.config.agents), shard=str(self.shard),
                  jobs=len(self.scheduler.jobs), config=str(self.config_path or "(embedded)"))
 
-    def _apply(self, config: cfg.ProbeConfig) -> None:
+    def _apply(self, full: cfg.ProbeConfig) -> None:
+        # /probe and /report still find every agent in the file; only this shard's agents are scheduled
+        config = self.share(full)
         changed, removed = self.scheduler.sync(config)
         modules = config.all_modules()
         for jid in removed:
             agent, module = split_job_id(jid)
             self.metrics.remove_job(agent, module)
             self.history.forget(agent, module)
-        for gone in {a.name for a in self.config.agents} - {a.name for a in config.agents}:
+        mine = {a.name for a in config.agents}
+        for gone in self.mine - mine:
             self.metrics.remove_agent(gone)
+        self.mine = mine
         for jid in changed:
             agent, module = split_job_id(jid)
             self.metrics.add_job(agent, module, modules[module].interval, modules[module].timeout)
         for a in config.agents:
             self.metrics.set_agent_info(a.name, a.labels)
-        self.config = config
+        self.config = full
         self.metrics.gauge("agents_configured").set(len(config.agents))
+
+    def share(self, config: cfg.ProbeConfig) -> cfg.ProbeConfig:
+        """The part of the config this replica probes (all of it unless --shard splits the fleet)."""
+        if self.shard.count == 1:
+            return config
+        return config.model_copy(update={"agents": [a for a in config.agents if self.shard.owns(a.name)]})
 
     async def reload(self) -> tuple[bool, str]:
         """Re-read the config file; a bad file keeps the old config running and sets the reload gauge to 0."""
@@ -93,7 +105,7 @@ class Daemon:
                 return True, "config unchanged"
             self._apply(new)
             self.config_sha = sha
-            self.metrics.config_loaded(True, len(new.agents))
+            self.metrics.config_loaded(True, len(self.mine))
             log.info("config_reloaded", agents=len(new.agents), jobs=len(self.scheduler.jobs))
             return True, f"config reloaded: {len(new.agents)} agent(s), {len(self.scheduler.jobs)} job(s)"
 

@@ -70,11 +70,12 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("agent_card_info", "gauge", ("agent", "protocol_version", "binding", "card_version"),
          "Always 1: the protocol version and binding the probe selected and the card's own version"),
     Spec("agent_info", "gauge", ("agent",), "Always 1: the agent's allow-listed config labels (join in PromQL)"),
-    Spec("build_info", "gauge", ("version", "python_version"), "Always 1: the probe's build"),
+    Spec("build_info", "gauge", ("version", "python_version", "shard"),
+         "Always 1: the probe's build, and the shard (i/n) of the agents this replica probes"),
     Spec("config_last_reload_successful", "gauge", (), "1 if the last config (re)load succeeded"),
     Spec("config_last_reload_success_timestamp_seconds", "gauge", (),
          "Unix time of the last successful config load"),
-    Spec("agents_configured", "gauge", (), "Agents in the active config"),
+    Spec("agents_configured", "gauge", (), "Agents in the active config that this replica probes (its shard)"),
     Spec("probes_in_flight", "gauge", (), "Probes running now"),
     Spec("scheduler_missed_runs", "counter", (*AM, "cause"),
          "Scheduled runs not started: cause=overlap (previous run still going) or misfire (started too late)"),
@@ -95,7 +96,7 @@ def exported_names(spec: Spec) -> list[str]:
 class Metrics:
     """The daemon's registry. `observe()` is the only writer of per-probe series."""
 
-    def __init__(self, buckets: list[float], info_labels: list[str]) -> None:
+    def __init__(self, buckets: list[float], info_labels: list[str], shard: str = "0/1") -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.info_labels = tuple(info_labels)
         self._m: dict[str, MetricWrapperBase] = {}
@@ -108,7 +109,7 @@ class Metrics:
                 self._m[spec.name] = Counter(name, spec.help, labels, registry=self.registry)
             else:
                 self._m[spec.name] = Histogram(name, spec.help, labels, registry=self.registry, buckets=buckets)
-        self.gauge("build_info").labels(__version__, platform.python_version()).set(1)
+        self.gauge("build_info").labels(__version__, platform.python_version(), shard).set(1)
         # the standard process_* and python_* metrics: start time, memory, CPU, open fds, GC
         for collector in (ProcessCollector, PlatformCollector, GCCollector):
             collector(registry=self.registry)

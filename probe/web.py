@@ -160,6 +160,8 @@ def _deepest(agent: Agent) -> str:
 def fleet_rows(d: Daemon) -> list[dict[str, Any]]:
     rows = []
     for agent in d.config.agents:
+        if not d.shard.owns(agent.name):  # another replica probes it
+            continue
         for module in agent.modules:
             recent = d.history.recent(agent.name, module)
             last = recent[-1] if recent else None
@@ -177,11 +179,15 @@ def fleet_rows(d: Daemon) -> list[dict[str, Any]]:
     return rows
 
 
+def _agents(d: Daemon) -> int:
+    return sum(1 for a in d.config.agents if d.shard.owns(a.name))
+
+
 def _fleet(d: Daemon, fmt: str) -> web.Response:
     rows = fleet_rows(d)
     if fmt == "json":
         failing = sum(1 for r in rows if r["verdict"] == "fail")
-        return web.json_response({"agents": len(d.config.agents), "probes": len(rows), "failing": failing,
+        return web.json_response({"agents": _agents(d), "probes": len(rows), "failing": failing,
                                   "results": rows})
     if fmt == "markdown":
         lines = ["# A2A probe fleet summary", "", "| agent | module | verdict | reason | last success | ms |",
@@ -326,7 +332,7 @@ async def status_page(request: web.Request) -> web.Response:
             f'<td class="num">{latency}</td><td class="links">{" · ".join(links)}</td></tr>')
     failing = sum(r["verdict"] == "fail" for r in rows)
     pending = sum(r["verdict"] is None for r in rows)
-    agents = len(d.config.agents)
+    agents = _agents(d)
     passing = len(rows) - failing - pending
     bad_agents = sorted({r["agent"] for r in rows if r["verdict"] == "fail"})
     sep = '<span class="sep" aria-hidden="true">·</span>'

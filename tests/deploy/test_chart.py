@@ -60,6 +60,12 @@ JOBS: dict[str, tuple[str, str | dict[str, Any]]] = {
     "template:unquoted-a2a-version": ("template", {"config": {"agents": [
         {"name": "a", "url": "https://a.example.com", "a2a_version": 1.0}]}}),
     "template:bad-mode": ("template", {"mode": "daemonset"}),
+    "template:statefulset-with-shard": ("template", {"mode": "statefulset", "replicas": 2,
+                                                     "settings": {"shard": "0/2"}}),
+    "template:statefulset-no-replicas": ("template", {"mode": "statefulset", "replicas": 0}),
+    "template:statefulset-nodeport": ("template", {"mode": "statefulset", "service": {"type": "NodePort"}}),
+    "template:bad-shard": ("template", {"settings": {"shard": "first"}}),
+    "template:deployment-shard": ("template", {"settings": {"shard": "1/4"}}),
     "template:sidecar-without-selector": ("template", {"mode": "sidecar"}),
     "template:networkpolicy-without-gateways": ("template", {"networkPolicy": {"enabled": True}}),
     "template:probe-without-agents": ("template", {"probe": {"enabled": True}}),
@@ -125,7 +131,8 @@ def _sidecar_snippet(notes: str) -> dict[str, Any]:
 def _pod_specs(helm: dict[str, dict[str, Any]], name: str) -> list[dict[str, Any]]:
     """Pod specs the release runs: the Deployment's, or (sidecar mode) a gateway pod with the NOTES snippet."""
     result = _ok(helm, name)
-    specs = [d["spec"]["template"]["spec"] for d in parse_manifests(result["manifest"]) if d["kind"] == "Deployment"]
+    specs = [d["spec"]["template"]["spec"] for d in parse_manifests(result["manifest"])
+             if d["kind"] in ("Deployment", "StatefulSet")]
     if "BEGIN a2a-probe sidecar" in result["notes"]:
         snippet = _sidecar_snippet(result["notes"])
         specs.append({"containers": [{"name": "gateway", "image": "gateway:1"}, *snippet["containers"]],
@@ -292,6 +299,48 @@ def test_deployment_mode(helm: dict[str, dict[str, Any]]) -> None:
 
     pdb = _one(docs, "PodDisruptionBudget")["spec"]
     assert pdb == {"selector": deployment["spec"]["selector"], "maxUnavailable": 1}
+
+
+def test_statefulset_mode_shards_the_agents_across_pods_scraped_one_by_one(helm: dict[str, dict[str, Any]],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from probe.config import Settings
+    from probe.shard import Shard
+
+    docs = _docs(helm, "template:statefulset-values.yaml")
+    assert _kinds(docs) == ["ConfigMap", "PodDisruptionBudget", "Service", "ServiceAccount", "ServiceMonitor",
+                            "StatefulSet"]
+    sts, service, monitor = _one(docs, "StatefulSet"), _one(docs, "Service"), _one(docs, "ServiceMonitor")
+    spec = sts["spec"]
+    assert spec["replicas"] == 3 and spec["podManagementPolicy"] == "Parallel"
+    # the governing Service is headless: its endpoints are the pods, so the ServiceMonitor scrapes each pod
+    assert spec["serviceName"] == service["metadata"]["name"]
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["selector"] == spec["selector"]["matchLabels"] == monitor["spec"]["selector"]["matchLabels"]
+    assert spec["template"]["metadata"]["labels"].items() >= spec["selector"]["matchLabels"].items()
+    assert [e["port"] for e in monitor["spec"]["endpoints"]] == ["http"]
+    assert _one(docs, "PodDisruptionBudget")["spec"]["selector"] == spec["selector"]
+    container = spec["template"]["spec"]["containers"][0]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["A2A_PROBE_SHARD"]["value"] == "ordinal/3"
+    assert env["A2A_PROBE_POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    # what each pod of the StatefulSet (<name>-<ordinal>) then probes: disjoint shares covering the config
+    config = yaml.safe_load(_one(docs, "ConfigMap")["data"]["config.yaml"])
+    names = [a["name"] for a in config["agents"]]
+    shares = []
+    for ordinal in range(3):
+        monkeypatch.setenv("A2A_PROBE_SHARD", env["A2A_PROBE_SHARD"]["value"])
+        monkeypatch.setenv("A2A_PROBE_POD_NAME", f"{sts['metadata']['name']}-{ordinal}")
+        shard = Settings().shard_spec()
+        assert shard == Shard(ordinal, 3)
+        shares.append(shard.select(names))
+    assert sorted(n for share in shares for n in share) == sorted(names)
+    # the deployment mode is untouched by sharding unless settings.shard asks for it
+    plain = _one(_docs(helm, "template:deployment-values.yaml"), "Deployment")["spec"]["template"]["spec"]
+    assert "A2A_PROBE_SHARD" not in {e["name"] for e in plain["containers"][0]["env"]}
+    one = _one(_docs(helm, "template:deployment-shard"), "Deployment")["spec"]["template"]["spec"]
+    assert {e["name"]: e.get("value") for e in one["containers"][0]["env"]}["A2A_PROBE_SHARD"] == "1/4"
+    assert "clusterIP" not in _one(_docs(helm, "template:deployment-shard"), "Service")["spec"]
+    assert "Sharded: 3 pods" in _ok(helm, "template:statefulset-values.yaml")["notes"]
 
 
 def test_sidecar_mode_renders_no_workload(helm: dict[str, dict[str, Any]]) -> None:
@@ -499,6 +548,10 @@ def test_config_reloader(helm: dict[str, dict[str, Any]]) -> None:
     ("template:sidecar-without-selector", "sidecar.podSelector"),
     ("template:networkpolicy-without-gateways", "gatewayCIDRs"),
     ("template:probe-without-agents", "probe.enabled needs agents"),
+    ("template:statefulset-with-shard", "leave settings.shard empty"),
+    ("template:statefulset-no-replicas", "needs replicas >= 1"),
+    ("template:statefulset-nodeport", "service.type must be ClusterIP"),
+    ("template:bad-shard", "shard"),
 ])
 def test_bad_values_fail_the_render(helm: dict[str, dict[str, Any]], name: str, message: str) -> None:
     result = helm[name]
@@ -564,4 +617,5 @@ def test_chart_metadata() -> None:
     assert chart["apiVersion"] == "v2"
     assert chart["appVersion"] == version.group(1)
     assert {p.name for p in (CHART / "ci").glob("*.yaml")} == {
-        "deployment-values.yaml", "sidecar-values.yaml", "monitoring-values.yaml", "reloader-values.yaml"}
+        "deployment-values.yaml", "sidecar-values.yaml", "monitoring-values.yaml", "reloader-values.yaml",
+        "statefulset-values.yaml"}

@@ -96,6 +96,69 @@ checksum/config: {{ include "a2a-probe.configYaml" . | sha256sum }}
 {{- end }}
 {{- end }}
 
+{{/* The pod template (`template:` and what is under it) of the Deployment and the StatefulSet. */}}
+{{- define "a2a-probe.podTemplate" -}}
+template:
+  metadata:
+    labels:
+      {{- include "a2a-probe.labels" . | nindent 6 }}
+      {{- with .Values.podLabels }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+    {{- $annotations := include "a2a-probe.checksumAnnotations" . | trim }}
+    {{- if or $annotations .Values.podAnnotations }}
+    annotations:
+      {{- with $annotations }}
+      {{- . | nindent 6 }}
+      {{- end }}
+      {{- with .Values.podAnnotations }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+    {{- end }}
+  spec:
+    serviceAccountName: {{ include "a2a-probe.serviceAccountName" . }}
+    automountServiceAccountToken: {{ .Values.automountServiceAccountToken }}
+    enableServiceLinks: false
+    {{- with .Values.imagePullSecrets }}
+    imagePullSecrets:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with .Values.priorityClassName }}
+    priorityClassName: {{ . }}
+    {{- end }}
+    {{- with .Values.podSecurityContext }}
+    securityContext:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
+    containers:
+      {{- include "a2a-probe.container" . | nindent 6 }}
+      {{- if .Values.configReloader.enabled }}
+      {{- include "a2a-probe.reloaderContainer" . | nindent 6 }}
+      {{- end }}
+      {{- with .Values.extraContainers }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+    volumes:
+      {{- include "a2a-probe.volumes" . | nindent 6 }}
+    {{- with .Values.nodeSelector }}
+    nodeSelector:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with .Values.tolerations }}
+    tolerations:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with .Values.affinity }}
+    affinity:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    {{- with .Values.topologySpreadConstraints }}
+    topologySpreadConstraints:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+{{- end }}
+
 {{/* The probe container, as a list item; the Deployment and the sidecar snippet in NOTES.txt share it. */}}
 {{- define "a2a-probe.container" -}}
 - name: a2a-probe
@@ -125,6 +188,18 @@ checksum/config: {{ include "a2a-probe.configYaml" . | sha256sum }}
     {{- with .Values.settings.probeTargetPattern }}
     - name: A2A_PROBE_PROBE_TARGET_PATTERN
       value: {{ . | quote }}
+    {{- end }}
+    {{- if eq .Values.mode "statefulset" }}
+    {{- /* each pod probes its own shard: i is the ordinal at the end of its name */}}
+    - name: A2A_PROBE_SHARD
+      value: {{ printf "ordinal/%d" (int .Values.replicas) | quote }}
+    - name: A2A_PROBE_POD_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.name
+    {{- else if .Values.settings.shard }}
+    - name: A2A_PROBE_SHARD
+      value: {{ .Values.settings.shard | quote }}
     {{- end }}
     {{- with .Values.extraEnv }}
     {{- toYaml . | nindent 4 }}
@@ -233,7 +308,16 @@ checksum/config: {{ include "a2a-probe.configYaml" . | sha256sum }}
 {{- if and .Values.probe.enabled (not (fromYamlArray (include "a2a-probe.probeTargets" .))) }}
 {{- fail "probe.enabled needs agents: list them in config.agents or probe.targets" }}
 {{- end }}
-{{- if and (eq .Values.mode "deployment") .Values.networkPolicy.enabled }}
+{{- if and (eq .Values.mode "statefulset") .Values.settings.shard }}
+{{- fail "mode: statefulset sets each pod's shard from its ordinal (ordinal/<replicas>): leave settings.shard empty" }}
+{{- end }}
+{{- if and (eq .Values.mode "statefulset") (lt (int .Values.replicas) 1) }}
+{{- fail "mode: statefulset needs replicas >= 1: it is the number of shards the agents are split into" }}
+{{- end }}
+{{- if and (eq .Values.mode "statefulset") (ne .Values.service.type "ClusterIP") }}
+{{- fail "mode: statefulset makes the Service headless (per-pod scraping), so service.type must be ClusterIP" }}
+{{- end }}
+{{- if and (ne .Values.mode "sidecar") .Values.networkPolicy.enabled }}
 {{- $e := .Values.networkPolicy.egress }}
 {{- if not (or $e.gatewayCIDRs $e.gatewayNamespaces $e.extraRules) }}
 {{- fail "networkPolicy.enabled needs networkPolicy.egress.gatewayCIDRs, gatewayNamespaces or extraRules: otherwise the probe can reach no agent" }}
