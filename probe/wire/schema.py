@@ -1,0 +1,405 @@
+"""Strict validation of what an agent sends against the official A2A definitions, as the SDK packages ship them.
+
+Which definitions judge a payload depends on the protocol version and binding it was received in:
+
+* 1.0, every binding: the `lf.a2a.v1` proto (`a2a.types.a2a_pb2`); JSON is ProtoJSON, parsed by protobuf's
+  own `json_format`, which is the parser the official clients use.
+* 0.3 over JSON-RPC (and 0.2, whose JSON-RPC shapes 0.3 kept): the models generated from the 0.3 JSON schema
+  (`a2a.compat.v0_3.types`), which the official 0.3 client parsed with.
+* 0.3 over HTTP+JSON or gRPC: the 0.3 proto (`a2a.compat.v0_3.a2a_v0_3_pb2`, package `a2a.v1`).
+
+Unknown fields are ignored, as both specifications require of receivers (1.0 §5.7; the 0.3 schema is open), and
+are reported as notes only. Everything else fails with the field path and the offending value: wrong JSON types,
+enum names the version does not define, RFC 3339 timestamps without a zone, invalid base64, a required field
+that is missing (1.0: `field_behavior = REQUIRED`), and one-of groups with none or several members set.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cache
+from typing import Any
+
+from google.api import field_behavior_pb2
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message as ProtoMessage
+
+_MAX_PROBLEMS = 12
+_MAX_VALUE = 60
+
+
+class Shape(StrEnum):
+    """What a payload is expected to be; the same names across versions and bindings."""
+
+    SEND_RESULT = "send_result"  # SendMessage result: a Task or a Message
+    STREAM_EVENT = "stream_event"  # one streaming event: Task, Message, status or artifact update
+    TASK = "task"  # GetTask / CancelTask result
+    LIST_TASKS = "list_tasks"  # ListTasks result (1.0 only)
+    PUSH_CONFIG = "push_config"  # a push-notification config
+    CARD = "card"  # an Agent Card (public or extended)
+    MESSAGE = "message"
+
+
+@dataclass(slots=True)
+class Verdict:
+    """The outcome of one validation: `problems` are failures; `ignored` and `snake_case` are observations."""
+
+    definitions: str
+    problems: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # unknown fields, ignored as the spec requires
+    snake_case: list[str] = field(default_factory=list)  # proto field names where ProtoJSON wants lowerCamelCase
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        more = f" … (+{len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
+        return "; ".join(self.problems[:5]) + more
+
+
+def show(value: Any) -> str:
+    """A short, single-line rendering of an agent's value for a message (never the whole payload)."""
+    text = repr(value)
+    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+
+
+# ---- RFC 3339 timestamps and base64: stricter than the Python runtime, as strict as the C++/Java/Go parsers
+
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+_B64_STD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_B64_URL = (_B64_STD - {"+", "/"}) | {"-", "_"}
+
+
+def timestamp_problem(value: Any) -> str | None:
+    """Why `value` is not an RFC 3339 date-time with a zone (None when it is one)."""
+    if not isinstance(value, str):
+        return f"is {type(value).__name__}, expected an RFC 3339 string"
+    if _RFC3339.fullmatch(value):
+        return None
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?", value):
+        return f"{show(value)} has no time zone (RFC 3339 needs 'Z' or an offset such as +00:00)"
+    return f"{show(value)} is not an RFC 3339 date-time"
+
+
+def base64_problem(value: Any) -> str | None:
+    """Why `value` is not ProtoJSON bytes: standard or URL-safe base64, padded or not, one alphabet per value."""
+    if not isinstance(value, str):
+        return f"is {type(value).__name__}, expected a base64 string"
+    body = value.rstrip("=")
+    alphabet = _B64_URL if ("-" in body or "_" in body) else _B64_STD
+    bad = next((i for i, ch in enumerate(body) if ch not in alphabet), None)
+    if bad is not None:
+        return f"is invalid base64: character {body[bad]!r} at offset {bad}"
+    if len(value) - len(body) > 2 or (value != body and len(value) % 4):
+        return "is invalid base64: bad '=' padding"
+    if len(body) % 4 == 1:
+        return f"is invalid base64: length {len(body)} is one more than a multiple of 4"
+    return None
+
+
+# ---- ProtoJSON against a proto descriptor
+
+_REQUIRED = field_behavior_pb2.REQUIRED
+# ProtoJSON omits default values, so for fields without presence "absent" only means "empty"; these may be
+# legitimately empty although the proto marks them REQUIRED (no tasks on the page; a flow with no scopes)
+_EMPTY_ALLOWED = frozenset({"lf.a2a.v1.ListTasksResponse.tasks"})
+_FREE_FORM = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue",
+                        "google.protobuf.Any", "google.protobuf.FieldMask", "google.protobuf.Duration"})
+_WRAPPERS = re.compile(r"google\.protobuf\.\w+Value")
+
+
+@dataclass(slots=True)
+class _Walk:
+    verdict: Verdict
+
+    def problem(self, path: str, text: str) -> None:
+        if len(self.verdict.problems) < _MAX_PROBLEMS:
+            self.verdict.problems.append(f"{path}: {text}")
+
+    def message(self, desc: Descriptor, value: Any, path: str) -> Any:
+        """A copy of `value` without unknown fields and without the values already reported, for json_format."""
+        if desc.full_name == "google.protobuf.Timestamp":
+            why = timestamp_problem(value)
+            if why:
+                self.problem(path, why)
+                return None
+            return value
+        if desc.full_name in _FREE_FORM or _WRAPPERS.fullmatch(desc.full_name) or not isinstance(value, dict):
+            return value  # json_format judges the JSON type
+        by_json, by_name, _, _ = _layout(desc)
+        clean: dict[str, Any] = {}
+        for key, item in value.items():
+            fd = by_json.get(key) or by_name.get(key)
+            where = f"{path}.{key}"
+            if fd is None:
+                self.verdict.ignored.append(where)
+                continue
+            if key != fd.json_name:
+                self.verdict.snake_case.append(f"{where} (ProtoJSON name {fd.json_name!r})")
+            kept = self.field(fd, item, where)
+            if kept is not _DROP:
+                clean[fd.json_name] = kept
+        self.required(desc, value, path)
+        self.oneofs(desc, clean, path)
+        return clean
+
+    def field(self, fd: FieldDescriptor, item: Any, where: str) -> Any:
+        if item is None:
+            return None  # ProtoJSON null: the default value
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            if not isinstance(item, dict):
+                return item
+            vfd = fd.message_type.fields_by_name["value"]
+            return {k: self.single(vfd, v, f"{where}[{k!r}]") for k, v in item.items()}
+        if fd.is_repeated:
+            if not isinstance(item, list):
+                return item
+            kept = [self.single(fd, v, f"{where}[{i}]") for i, v in enumerate(item)]
+            return [v for v in kept if v is not _DROP]
+        return self.single(fd, item, where)
+
+    def single(self, fd: FieldDescriptor, item: Any, where: str) -> Any:
+        if fd.message_type is not None:
+            cleaned = self.message(fd.message_type, item, where)
+            return _DROP if cleaned is None and item is not None else cleaned
+        why = _scalar_problem(fd, item)
+        if why:
+            self.problem(where, why)
+            return _DROP
+        if fd.enum_type is not None and isinstance(item, str) and item not in fd.enum_type.values_by_name:
+            names = ", ".join(v.name for v in fd.enum_type.values if v.number != 0)
+            self.problem(where, f"{show(item)} is not a {fd.enum_type.name} name (one of {names})")
+            return _DROP
+        if fd.type == FieldDescriptor.TYPE_BYTES:
+            why = base64_problem(item)
+            if why:
+                self.problem(where, f"{show(item)} {why}" if isinstance(item, str) else why)
+                return _DROP
+        return item
+
+    def required(self, desc: Descriptor, value: dict[str, Any], path: str) -> None:
+        for fd in _layout(desc)[2]:
+            present = value.get(fd.json_name, value.get(fd.name))
+            if present is None or present == []:
+                self.problem(f"{path}.{fd.json_name}", f"required field is missing (in {desc.name})")
+
+    def oneofs(self, desc: Descriptor, clean: dict[str, Any], path: str) -> None:
+        """Exactly one member of each real one-of: the A2A texts require it of every one-of they define."""
+        for members in _layout(desc)[3]:
+            set_ = [f.json_name for f in members if clean.get(f.json_name) is not None]
+            names = "/".join(f.json_name for f in members)
+            if not set_:
+                self.problem(path, f"none of {names} is set ({desc.name} needs exactly one)")
+            elif len(set_) > 1:
+                self.problem(path, f"{' and '.join(set_)} are all set ({desc.name} allows exactly one of {names})")
+                for extra in set_[1:]:
+                    del clean[extra]  # reported once here, not again by json_format
+
+
+_DROP: Any = object()
+_Layout = tuple[dict[str, FieldDescriptor], dict[str, FieldDescriptor], tuple[FieldDescriptor, ...],
+                tuple[tuple[FieldDescriptor, ...], ...]]
+_NO_DEFAULT_CHECK = frozenset({FieldDescriptor.CPPTYPE_BOOL, FieldDescriptor.CPPTYPE_INT32,
+                               FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT32,
+                               FieldDescriptor.CPPTYPE_UINT64, FieldDescriptor.CPPTYPE_DOUBLE,
+                               FieldDescriptor.CPPTYPE_FLOAT})
+
+
+@cache
+def _layout(desc: Descriptor) -> _Layout:
+    """Per message type, once: fields by JSON and proto name, the required fields we can judge, the one-ofs."""
+    required = tuple(
+        fd for fd in desc.fields
+        if _REQUIRED in fd.GetOptions().Extensions[field_behavior_pb2.field_behavior]
+        # false/0 are legitimate values that ProtoJSON omits; a map (scopes) may be empty
+        and fd.cpp_type not in _NO_DEFAULT_CHECK
+        and not (fd.message_type is not None and fd.message_type.GetOptions().map_entry)
+        and fd.full_name not in _EMPTY_ALLOWED)
+    # a proto3 `optional` field has a synthetic one-of of its own: not a choice
+    oneofs = tuple(tuple(g.fields) for g in desc.oneofs if not (len(g.fields) == 1 and g.name.startswith("_")))
+    return ({f.json_name: f for f in desc.fields}, {f.name: f for f in desc.fields}, required, oneofs)
+_INTS = frozenset({FieldDescriptor.CPPTYPE_INT32, FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT32,
+                   FieldDescriptor.CPPTYPE_UINT64})
+_FLOATS = frozenset({FieldDescriptor.CPPTYPE_DOUBLE, FieldDescriptor.CPPTYPE_FLOAT})
+_NUMERIC = re.compile(r"-?\d+")
+
+
+def _scalar_problem(fd: FieldDescriptor, item: Any) -> str | None:
+    """The JSON type a ProtoJSON scalar must have, said with the field's own value (json_format drops the path)."""
+    cpp = fd.cpp_type
+    if cpp == FieldDescriptor.CPPTYPE_STRING and not isinstance(item, str):
+        return f"{show(item)} is {type(item).__name__}, expected a string"
+    if cpp == FieldDescriptor.CPPTYPE_BOOL and not isinstance(item, bool):
+        return f"{show(item)} is {type(item).__name__}, expected true or false"
+    if cpp in _INTS and not ((isinstance(item, int) and not isinstance(item, bool))
+                             or (isinstance(item, float) and item.is_integer())
+                             or (isinstance(item, str) and _NUMERIC.fullmatch(item))):
+        return f"{show(item)} is not an integer"
+    if cpp in _FLOATS and (isinstance(item, bool) or not isinstance(item, int | float | str)):
+        return f"{show(item)} is not a number"
+    if cpp == FieldDescriptor.CPPTYPE_ENUM and (isinstance(item, bool) or not isinstance(item, str | int)):
+        return f"{show(item)} is {type(item).__name__}, expected an enum name"
+    return None
+
+
+def _proto(cls: type[ProtoMessage], payload: Any, definitions: str, root: str) -> Verdict:
+    verdict = Verdict(definitions)
+    if not isinstance(payload, dict):
+        verdict.problems.append(f"{root}: is {type(payload).__name__}, expected a JSON object ({cls.__name__})")
+        return verdict
+    walk = _Walk(verdict)
+    desc: Descriptor = cls.DESCRIPTOR  # type: ignore[assignment]  # the upb runtime's own Descriptor type
+    clean = walk.message(desc, payload, root)
+    try:
+        json_format.ParseDict(clean, cls(), ignore_unknown_fields=False)
+    except json_format.ParseError as exc:
+        walk.problem(*_tidy(root, str(exc)))
+    except (TypeError, ValueError, AttributeError) as exc:  # the runtime raises these for some shapes
+        walk.problem(*_tidy(root, f"{type(exc).__name__}: {exc}"))
+    return verdict
+
+
+_AT = re.compile(r"\s+at \"?[A-Za-z]\w*((?:\.\w+|\[\d+\])*)\"?\.*$")
+
+
+def _tidy(root: str, text: str) -> tuple[str, str]:
+    """(path, text) of a json_format error: its trailing "at Type.a.b" becomes our path, minus nested prefixes."""
+    text = re.sub(r"(Failed to parse \w+ field: )+", "", text).rstrip(".")
+    where = _AT.search(text)
+    if where:
+        return root + where.group(1), text[: where.start()][:300]
+    return root, text[:300]
+
+
+# ---- 0.3 JSON-RPC against the models generated from the 0.3 JSON schema
+
+_KINDS_03 = {"task": "Task", "message": "Message", "status-update": "TaskStatusUpdateEvent",
+             "artifact-update": "TaskArtifactUpdateEvent"}
+_SHAPE_KINDS_03: dict[Shape, tuple[str, ...]] = {
+    Shape.SEND_RESULT: ("task", "message"),
+    Shape.STREAM_EVENT: ("task", "message", "status-update", "artifact-update"),
+    Shape.TASK: ("task",),
+    Shape.MESSAGE: ("message",),
+}
+
+
+def _pydantic_03(shape: Shape, payload: Any, root: str) -> Verdict:
+    import pydantic
+    from a2a.compat.v0_3 import types as t03
+
+    definitions = "A2A 0.3 JSON schema (a2a.compat.v0_3.types)"
+    verdict = Verdict(definitions)
+    model: type[pydantic.BaseModel]
+    if shape is Shape.CARD:
+        model = t03.AgentCard
+    elif shape is Shape.PUSH_CONFIG:
+        model = t03.TaskPushNotificationConfig
+    elif shape in _SHAPE_KINDS_03:
+        kinds = _SHAPE_KINDS_03[shape]
+        kind = payload.get("kind") if isinstance(payload, dict) else None
+        if kind not in kinds:
+            what = f"kind {show(kind)}" if isinstance(payload, dict) else type(payload).__name__
+            verdict.problems.append(f"{root}: {what} is not one of {', '.join(kinds)}")
+            return verdict
+        model = getattr(t03, _KINDS_03[str(kind)])
+    else:
+        verdict.problems.append(f"{root}: 0.3 defines no {shape.value}")
+        return verdict
+    try:
+        model.model_validate(payload)
+    except pydantic.ValidationError as exc:
+        verdict.problems += _pydantic_problems(exc.errors(include_url=False), root)[:_MAX_PROBLEMS]
+    return verdict
+
+
+def _pydantic_problems(errors: list[Any], root: str) -> list[str]:
+    """One message per problem; for a union (a Part), only the member the object's `kind` names."""
+    branches: dict[tuple[Any, ...], dict[str, list[Any]]] = {}
+    plain: list[tuple[tuple[Any, ...], Any]] = []
+    for err in errors:
+        loc = tuple(err["loc"])
+        i = next((n for n, p in enumerate(loc) if isinstance(p, str) and p[:1].isupper()), None)
+        if i is None:
+            plain.append((loc, err))
+        else:
+            branches.setdefault(loc[:i], {}).setdefault(loc[i], []).append(err)
+    for prefix, members in branches.items():
+        kind_ok = {m: errs for m, errs in members.items()
+                   if not any(e["loc"][-1] == "kind" and e["type"] == "literal_error" for e in errs)}
+        if len(kind_ok) == 1:
+            (_, errs), = kind_ok.items()
+            plain += [(prefix + tuple(e["loc"][len(prefix) + 1:]), e) for e in errs]
+        else:
+            first = next(iter(members.values()))[0]
+            kinds = "/".join(m.removesuffix("Part").lower() or m for m in members)
+            got = first.get("input") if first["loc"][-1] == "kind" else None
+            plain.append(((*prefix, "kind"), {"msg": f"matches none of {kinds}", "type": "union", "input": got}))
+    out = []
+    for loc, err in plain:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
+        value = "" if err["type"] == "missing" else f" (got {show(err.get('input'))})"
+        out.append(f"{root}{where}: {err['msg']}{value}")
+    return out
+
+
+# ---- the table: (version family, binding kind) -> how a shape is judged
+
+_V1_MESSAGES = {Shape.SEND_RESULT: "SendMessageResponse", Shape.STREAM_EVENT: "StreamResponse", Shape.TASK: "Task",
+                Shape.LIST_TASKS: "ListTasksResponse", Shape.PUSH_CONFIG: "TaskPushNotificationConfig",
+                Shape.CARD: "AgentCard", Shape.MESSAGE: "Message"}
+_V03_PROTO_MESSAGES = {Shape.SEND_RESULT: "SendMessageResponse", Shape.STREAM_EVENT: "StreamResponse",
+                       Shape.TASK: "Task", Shape.PUSH_CONFIG: "TaskPushNotificationConfig", Shape.CARD: "AgentCard",
+                       Shape.MESSAGE: "Message"}
+
+
+@cache
+def _v1_module() -> Any:
+    from a2a.types import a2a_pb2
+
+    return a2a_pb2
+
+
+@cache
+def _v03_proto_module() -> Any:
+    from a2a.compat.v0_3 import a2a_v0_3_pb2
+
+    return a2a_v0_3_pb2
+
+
+def definitions_for(version: str, binding: str = "JSONRPC") -> str:
+    """A human name for the definitions that judge this version and binding."""
+    family = _family(version)
+    if family == "1.0":
+        return f"A2A 1.0 proto ({_v1_module().DESCRIPTOR.package})"
+    if family == "0.3" and binding.upper() != "JSONRPC":
+        return "A2A 0.3 proto (a2a.v1)"
+    if family == "0.3":
+        return "A2A 0.3 JSON schema (a2a.compat.v0_3.types)"
+    return f"no official definitions for protocol {version}"
+
+
+def _family(version: str) -> str:
+    major_minor = ".".join(version.strip().split(".")[:2])
+    if major_minor.startswith("1."):
+        return "1.0"
+    return "0.3" if major_minor in ("0.3", "0.2") else major_minor
+
+
+def validate(version: str, binding: str, shape: Shape, payload: Any, *, root: str = "result") -> Verdict:
+    """Judge `payload` (already strict-JSON decoded) as `shape` of the given protocol version and binding."""
+    family = _family(version)
+    definitions = definitions_for(version, binding)
+    if family == "1.0":
+        return _proto(getattr(_v1_module(), _V1_MESSAGES[shape]), payload, definitions, root)
+    if family == "0.3" and binding.upper() != "JSONRPC":
+        name = _V03_PROTO_MESSAGES.get(shape)
+        if name is None:
+            return Verdict(definitions, [f"{root}: 0.3 defines no {shape.value}"])
+        return _proto(getattr(_v03_proto_module(), name), payload, definitions, root)
+    if family == "0.3":
+        return _pydantic_03(shape, payload, root)
+    return Verdict(definitions)  # nothing official to judge 0.1 by
