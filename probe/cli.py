@@ -1,4 +1,8 @@
-"""Command line: `a2a-probe check URL` (one-shot, for CI/CD). Exit 0 pass, 1 agent failed, 2 usage/config."""
+"""Command line: `a2a-probe check URL` (one-shot, for CI/CD). Exit 0 pass, 1 agent failed, 2 usage/config.
+
+Whatever a person types, the answer is an exit code and (on an error) one line on stderr, never a traceback;
+stdout carries only the report, so `--format json` stays JSON.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn, cast
 
 from pydantic import SecretStr, ValidationError
 
@@ -14,25 +19,58 @@ from probe import __version__, logs, offline, report
 from probe.checks.catalogue import Severity
 from probe.config import ConfigError, Settings
 from probe.config import load as load_config
-from probe.daemon import Daemon
+from probe.daemon import Daemon, ListenError
 from probe.engine import FULL_STEPS, run_probe
 from probe.results import ProbeResult
 from probe.suite import SuiteOptions, run_suite
-from probe.target import Target
+from probe.target import InvalidUrl, Target, check_url
 from probe.wire.http import HttpClient
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_CODES = (f"exit codes: {EXIT_PASS} the agent passed; {EXIT_FAIL} the agent failed (see --fail-on); "
+              f"{EXIT_USAGE} usage or config error (bad URL, bad option, unreadable file)")
 
 
 class UsageError(Exception):
     pass
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help that shows every real default (not None/False), and keeps the epilog's line breaks."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default not in (None, False, argparse.SUPPRESS, []) and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (which command, what is wrong, where help is), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive(value: str) -> float:
+    """argparse type: a number of seconds > 0."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a number of seconds") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value[:40]}")
+    return seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="a2a-probe", description="Probe A2A agents end to end.")
+    p = Parser(prog="a2a-probe", description="Probe A2A agents end to end.")
     p.add_argument("--version", action="version", version=f"a2a-probe {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("check", help="probe one agent once: discover, validate, invoke, stream")
+    p.set_defaults(parser=p)
+    sub = p.add_subparsers(dest="command", metavar="{check,run,demo,config,validate}", parser_class=Parser)
+    c = sub.add_parser("check", help="probe one agent once: discover, validate, invoke, stream",
+                       description="Probe one agent once, as a real client would, and print a report.",
+                       epilog=EXIT_CODES, formatter_class=_Formatter)
     c.add_argument("url", help="the agent's base URL (may carry a gateway path prefix) or its card URL")
     c.add_argument("--card-url", help="explicit Agent Card URL (default: <url>/.well-known/agent-card.json)")
     c.add_argument("--bearer-token-env", metavar="VAR", help="read a bearer token from this environment variable")
@@ -41,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--a2a-version", choices=["1.0", "0.3"], help="force the protocol version of the interface")
     c.add_argument("--message", default="a2a-probe health check", help="text of the probe message")
     c.add_argument("--expect-text", help="fail unless this text appears in the answer")
-    c.add_argument("--timeout", type=float, default=30.0, help="hard deadline for the whole probe, seconds")
+    c.add_argument("--timeout", type=positive, default=30.0, help="hard deadline for the whole probe, seconds")
     c.add_argument("--allow-cross-origin-redirect", action="store_true",
                    help="follow a cross-origin card redirect (credentials are still never forwarded)")
     c.add_argument("--no-stream", action="store_true", help="skip SendStreamingMessage")
@@ -54,16 +92,20 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--peer", metavar="URL", help="a second agent for the interop checks")
     c.add_argument("--delegation-prompt", help="text that makes this agent call the peer (interop.delegation)")
     c.add_argument("--delegation-expect", help="text the delegated answer must contain")
-    c.add_argument("--suite-timeout", type=float, default=120.0,
+    c.add_argument("--suite-timeout", type=positive, default=120.0,
                    help="time budget of the full suite (including the basic probe), seconds")
     c.add_argument("--fail-on", choices=["verdict", "must", "any", "never"],
                    help="exit 1 when: the probe failed (verdict; default for --suite basic), or also a MUST check "
                         "failed (must; default for --suite full), or any check failed (any); never: always 0")
-    c.add_argument("--format", choices=["text", "json", "markdown", "junit"], default="text")
+    c.add_argument("--format", choices=["text", "json", "markdown", "junit"], default="text",
+                   help="report format on stdout (or in --output)")
     c.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     c.add_argument("-v", "--verbose", action="store_true", help="list every check, not only failures")
 
-    r = sub.add_parser("run", help="run the probe daemon (scheduled probing, /metrics, /probe, /report)")
+    r = sub.add_parser("run", help="run the probe daemon (scheduled probing, /metrics, /probe, /report)",
+                       description="Run the probe daemon until SIGTERM or Ctrl-C; SIGHUP reloads the config.",
+                       epilog=f"exit codes: {EXIT_PASS} stopped cleanly; {EXIT_USAGE} bad config or settings, "
+                              "or the listen address is in use")
     r.add_argument("--config", dest="config_file", help="probe config YAML (env A2A_PROBE_CONFIG_FILE)")
     r.add_argument("--shard", metavar="I/N", help="probe only shard I of N of the agents (rendezvous hash of the "
                                                   "name); ordinal/N takes I from the StatefulSet pod name "
@@ -71,22 +113,29 @@ def build_parser() -> argparse.ArgumentParser:
     _daemon_flags(r)
 
     d = sub.add_parser("demo", help="run the daemon against two bundled agents (one healthy, one broken)")
-    _daemon_flags(d, default_listen="127.0.0.1:9470")
+    _daemon_flags(d, default_listen=DEMO_LISTEN)
 
-    cfg = sub.add_parser("config", help="configuration tools")
-    cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
-    cc = cfg_sub.add_parser("check", help="validate a config file and exit (0 valid, 2 invalid)")
+    cfg = sub.add_parser("config", help="configuration tools", description="Configuration tools.")
+    cfg.set_defaults(parser=cfg)
+    cfg_sub = cfg.add_subparsers(dest="config_command", metavar="{check}", parser_class=Parser)
+    cc = cfg_sub.add_parser("check", help="validate a config file and exit (0 valid, 2 invalid); warns about "
+                                          "credentials (env variables, secret files) that are missing here")
     cc.add_argument("file")
 
-    offline.add_parser(sub)
+    offline.add_parser(cast("argparse._SubParsersAction[argparse.ArgumentParser]", sub))
     return p
 
 
+DEMO_LISTEN = "127.0.0.1:9470"
+
+
 def _daemon_flags(p: argparse.ArgumentParser, default_listen: str | None = None) -> None:
-    p.add_argument("--listen-address", default=default_listen, help="host:port (env A2A_PROBE_LISTEN_ADDRESS)")
+    shown = default_listen or Settings.model_fields["listen_address"].default
+    p.add_argument("--listen-address", default=default_listen,
+                   help=f"host:port to serve on (env A2A_PROBE_LISTEN_ADDRESS; default {shown})")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-format", choices=["json", "console", "auto"])
-    p.add_argument("--max-concurrency", type=int)
+    p.add_argument("--max-concurrency", type=int, help="probes running at once (default 16)")
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -108,7 +157,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         daemon = Daemon.from_file(settings)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    asyncio.run(daemon.serve())
+    try:
+        asyncio.run(daemon.serve())
+    except ListenError as exc:
+        raise UsageError(str(exc)) from None
     return EXIT_PASS
 
 
@@ -117,7 +169,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     logs.configure(settings.log_level, settings.log_format)
-    asyncio.run(run_demo(settings))
+    try:
+        asyncio.run(run_demo(settings))
+    except ListenError as exc:
+        raise UsageError(str(exc)) from None
     return EXIT_PASS
 
 
@@ -129,15 +184,29 @@ def cmd_config(args: argparse.Namespace) -> int:
     jobs = sum(len(a.modules) for a in config.agents)
     print(f"{args.file}: valid — {len(config.agents)} agent(s), {jobs} job(s), "
           f"modules {sorted(config.all_modules())}")
+    for agent in config.agents:  # valid, but these probes would fail here with probe_config_error
+        for problem in agent.credential_problems():
+            print(f"a2a-probe: warning: agent {agent.name!r}: {problem}", file=sys.stderr)
     return EXIT_PASS
 
 
+def _url_arg(what: str, url: str | None) -> None:
+    if url is not None:
+        try:
+            check_url(url)
+        except InvalidUrl as exc:
+            raise UsageError(str(exc) if what == "URL" else f"{what}: {exc}") from None
+
+
 def target_from_args(args: argparse.Namespace) -> Target:
+    _url_arg("URL", args.url)
+    _url_arg("--card-url", args.card_url)
+    _url_arg("--peer", args.peer)
     headers: dict[str, SecretStr] = {}
     for h in args.header:
         key, sep, value = h.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--header {h!r}: expected K=V")
+        if not sep or not key.strip():  # never echo the argument: it may be "Authorization: Bearer …"
+            raise UsageError("--header: expected K=V (a header name, '=', then the value)")
         headers[key.strip()] = SecretStr(value)
     if args.bearer_token_env:
         token = os.environ.get(args.bearer_token_env)
@@ -186,6 +255,8 @@ async def _spin(task: asyncio.Task[ProbeResult], label: str) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    # stdout is the report: warnings go to stderr, one line each, never a traceback
+    logs.configure("error", "console", stream=sys.stderr, tracebacks=False)
     target = target_from_args(args)
     suite = suite_options(args, target)
     progress = args.format == "text" and not args.output and sys.stderr.isatty()
@@ -200,7 +271,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(rendered)  # the result is never lost to an output error
             raise UsageError(f"--output {args.output}: {exc.strerror}") from None
     else:
-        print(rendered)
+        _emit(rendered)
     return EXIT_FAIL if failed(result, args.fail_on or ("must" if suite else "verdict")) else EXIT_PASS
 
 
@@ -216,9 +287,30 @@ def failed(result: ProbeResult, policy: str) -> bool:
     return not result.success
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> str:
+    """'usage' plus one line per subcommand, for a command typed without one."""
+    lines = [parser.format_usage().rstrip(), "", "commands:"]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            lines += [f"  {choice.dest:<10} {choice.help}" for choice in action._choices_actions]
+    return "\n".join(lines)
+
+
+def _emit(text: str) -> None:
+    """Print the report; a reader that went away (`| head`) is not an error worth a traceback."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush does not fail again
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None or (args.command == "config" and args.config_command is None):
+        print(_subcommands(args.parser), file=sys.stderr)  # the innermost command typed, with its subcommands
+        return EXIT_USAGE
     try:
         commands = {"check": cmd_check, "run": cmd_run, "demo": cmd_demo, "config": cmd_config,
                     "validate": offline.cmd_validate}
@@ -228,6 +320,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        _emit("")
+        return EXIT_FAIL
+    except Exception as exc:  # a probe bug: say so in one line; the traceback helps nobody who typed a command
+        print(f"a2a-probe: internal error (a probe bug, please report it): {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from probe.shard import Shard, ShardError
 from probe.shard import parse as parse_shard
-from probe.target import Target
+from probe.target import Target, check_url
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -109,6 +109,17 @@ class SecretRef(_Strict):
             raise ValueError("give exactly one of env or file")
         return self
 
+    def problem(self) -> str | None:
+        """Why this reference cannot be resolved here, naming the variable or file (never a value); None if it can."""
+        if self.env is not None:
+            return None if os.environ.get(self.env) else f"environment variable {self.env} is not set or empty"
+        assert self.file is not None
+        if not self.file.is_file():
+            return f"secret file {self.file} does not exist"
+        if not os.access(self.file, os.R_OK):
+            return f"secret file {self.file} is not readable"
+        return None
+
     def resolve(self) -> SecretStr:
         if self.env is not None:
             value = os.environ.get(self.env)
@@ -117,9 +128,13 @@ class SecretRef(_Strict):
             return SecretStr(value)
         assert self.file is not None
         try:
-            return SecretStr(self.file.read_text(encoding="utf-8").strip())
-        except OSError as exc:
-            raise ConfigError(f"cannot read secret file {self.file}: {exc.strerror}") from None
+            value = self.file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read secret file {self.file}: "
+                              f"{getattr(exc, 'strerror', None) or 'not UTF-8 text'}") from None
+        if not value:
+            raise ConfigError(f"secret file {self.file} is empty")
+        return SecretStr(value)
 
 
 class Auth(_Strict):
@@ -153,9 +168,7 @@ class Agent(_Strict):
     @field_validator("url", "card_url")
     @classmethod
     def _http_url(cls, v: str | None) -> str | None:
-        if v is not None and not re.match(r"^https?://[^/\s]+", v):
-            raise ValueError(f"{v!r} is not an absolute http(s) URL")
-        return v
+        return None if v is None else check_url(v)
 
     @field_validator("headers")
     @classmethod
@@ -167,12 +180,29 @@ class Agent(_Strict):
             raise ValueError(f"{bad[0]} looks like a credential: put it under auth.headers with env or file")
         return v
 
+    def secret_refs(self) -> dict[str, SecretRef]:
+        """Every credential reference, by where it sits in the config (auth.bearer_token, auth.headers.X-Key)."""
+        refs = {f"auth.headers.{k}": ref for k, ref in self.auth.headers.items()}
+        if self.auth.bearer_token is not None:
+            refs["auth.bearer_token"] = self.auth.bearer_token
+        return refs
+
+    def credential_problems(self) -> list[str]:
+        """Credentials that cannot be resolved in this environment, by name only."""
+        return [f"{where}: {problem}" for where, ref in self.secret_refs().items() if (problem := ref.problem())]
+
     def target(self, timeout: float) -> Target:
         """Resolve credentials now (they may rotate) into a Target for one probe run."""
         headers = {k: SecretStr(v) for k, v in self.headers.items()}
-        headers |= {k: ref.resolve() for k, ref in self.auth.headers.items()}
-        if self.auth.bearer_token is not None:
-            headers["Authorization"] = SecretStr("Bearer " + self.auth.bearer_token.resolve().get_secret_value())
+        for where, ref in self.secret_refs().items():
+            try:
+                value = ref.resolve()
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            if where == "auth.bearer_token":
+                headers["Authorization"] = SecretStr("Bearer " + value.get_secret_value())
+            else:
+                headers[where.removeprefix("auth.headers.")] = value
         return Target(name=self.name, url=self.url, card_url=self.card_url, headers=headers,
                       a2a_version=self.a2a_version, binding=self.binding, message=self.message,
                       expect_text=self.expect_text, timeout=timeout,
@@ -259,15 +289,31 @@ def parse(raw: bytes, source: str) -> ProbeConfig:
 
 
 def format_errors(source: str, exc: ValidationError) -> str:
-    lines = [f"{source}: {exc.error_count()} error(s)"]
+    """One line per error (a single error stays on one line); a value is shown only where it cannot be a secret."""
+    lines = []
     for e in exc.errors():
         loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
         msg = "unknown key (not allowed here)" if e["type"] == "extra_forbidden" else e["msg"]
-        if e["type"] in ("extra_forbidden", "missing") or "input" not in e:
-            lines.append(f"  {loc}: {msg}")
-        else:
-            lines.append(f"  {loc}: {msg} (got {str(e['input'])[:60]!r})")
-    return "\n".join(lines)
+        msg = msg.removeprefix("Value error, ")
+        lines.append(f"{loc}: {msg}{_shown_input(e)}")
+    if len(lines) == 1:
+        return f"{source}: {lines[0]}"
+    return "\n".join([f"{source}: {len(lines)} errors", *(f"  {line}" for line in lines)])
+
+
+def _shown_input(e: Any) -> str:
+    """' (got …)' for a scalar that is no credential: never under headers or auth, never a mapping (it may hold
+    a header value), and a URL only without its userinfo and query values."""
+    from probe import redact
+
+    if e["type"] in ("extra_forbidden", "missing") or "input" not in e or isinstance(e["input"], dict | list):
+        return ""
+    if any(str(p) in ("headers", "auth", "bearer_token") for p in e["loc"]):
+        return ""
+    value = str(e["input"])
+    if e["loc"] and e["loc"][-1] in ("url", "card_url"):
+        value = redact.url(value)
+    return f" (got {value[:60]!r})"
 
 
 class Settings(BaseSettings):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from pathlib import Path
 
@@ -19,6 +20,10 @@ from probe.web import make_app
 from probe.wire.http import HttpClient
 
 log = structlog.get_logger("a2a_probe.daemon")
+
+
+class ListenError(Exception):
+    """The listen address cannot be bound (in use, not permitted, no such address)."""
 
 
 class Daemon:
@@ -48,15 +53,24 @@ class Daemon:
         return cls(settings, config, sha, settings.config_file)
 
     async def start(self) -> None:
-        self._apply(self.config)
-        self.metrics.config_loaded(True, len(self.mine))
-        self.scheduler.start()
+        """Bind the listen address first: a busy port must fail before any probe is scheduled."""
         self._web = web.AppRunner(make_app(self), access_log=None, handle_signals=False)
         await self._web.setup()
         host, port = self.settings.host_port
         site = web.TCPSite(self._web, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._web.cleanup()
+            self._web = None
+            await self.client.close()
+            cause = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+            raise ListenError(f"cannot listen on {self.settings.listen_address}: {cause} "
+                              "(another process has the port? pick one with --listen-address)") from None
         self.bound = [f"{a[0]}:{a[1]}" for a in _addresses(site)]
+        self._apply(self.config)
+        self.metrics.config_loaded(True, len(self.mine))
+        self.scheduler.start()
         log.info("daemon_started", listen=self.bound, agents=len(self.config.agents), shard=str(self.shard),
                  jobs=len(self.scheduler.jobs), config=str(self.config_path or "(embedded)"))
 

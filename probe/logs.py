@@ -54,8 +54,19 @@ def redact_processor(_logger: Any, _name: str, event: MutableMapping[str, Any]) 
     return event
 
 
-def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> None:
+def _one_line_exc(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Replace exc_info by one `error` field: where a person reads the output, a traceback only hides the cause."""
+    exc = event.pop("exc_info", None)
+    if exc:
+        info = sys.exc_info() if exc is True else (exc if isinstance(exc, tuple) else (type(exc), exc, None))
+        if info[1] is not None:
+            event["error"] = f"{type(info[1]).__name__}: {info[1]}"
+    return event
+
+
+def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tracebacks: bool = True) -> None:
     out = stream or sys.stderr
+    exc_processor: Any = structlog.processors.format_exc_info if tracebacks else _one_line_exc
     console = fmt == "console" or (fmt == "auto" and hasattr(out, "isatty") and out.isatty())
     renderer: Any = structlog.dev.ConsoleRenderer(colors=False) if console else structlog.processors.JSONRenderer()
     # stdlib loggers (aiohttp, apscheduler) render through the same pipeline
@@ -63,7 +74,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> Non
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, redact_processor, renderer],
         foreign_pre_chain=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
-                           structlog.processors.format_exc_info]))
+                           exc_processor]))
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(logging.WARNING)
@@ -72,7 +83,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None) -> Non
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
+            exc_processor,
             redact_processor,
             renderer,
         ],
@@ -97,7 +108,7 @@ def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
         "binding": r.binding, "protocol_version": r.protocol_version,
         "a2a.method": invoke.a2a_method if invoke else None,
         "http_status": invoke.http_status if invoke else None,
-        "detail": next((s.detail for s in r.steps if s.status is Status.FAIL), None),
+        "detail": r.problem or next((s.detail for s in r.steps if s.status is Status.FAIL), None),
         "failed_checks": failed[:20],
     }
 

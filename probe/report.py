@@ -32,6 +32,7 @@ def to_dict(result: ProbeResult) -> dict[str, Any]:
         "reason": result.reason.value if result.reason else None,
         "reasonDescription": describe(result.reason) if result.reason else None,
         "reasonRecommendation": _reason_advice(result),
+        "problem": result.problem,
         "cardUrl": result.card_url,
         "interfaceUrl": result.interface_url,
         "binding": result.binding,
@@ -84,6 +85,8 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
         lines.append(f"  card       {result.card_url}  — {result.card_name} {result.card_version or ''}".rstrip())
     if result.interface_url:
         lines.append(f"  interface  {result.binding} {result.protocol_version} at {result.interface_url}")
+    if result.problem:
+        lines.append(f"  problem    {result.problem} (no step ran)")
     for s in result.steps:
         extra = f" HTTP {s.http_status}" if s.http_status else ""
         detail = f" — {s.detail}" if s.detail and s.status is not Status.PASS else ""
@@ -115,16 +118,22 @@ def to_markdown(result: ProbeResult) -> str:
     out = [f"# A2A probe report: {_md(result.agent)}", "",
            f"- **Verdict:** {'PASS' if result.success else 'FAIL'}"
            + (f" — `{d['reason']}`: {_md(d['reasonDescription'])}" if d["reason"] else ""),
-           f"- **Conformance level:** {d['conformanceLevel']}",
-           f"- **Card:** {_md(d['cardUrl'])} ({_md(d['agentName'])} {_md(d['agentVersion'])})",
-           f"- **Interface:** {_md(d['binding'])} {_md(d['protocolVersion'])} at {_md(d['interfaceUrl'])}",
-           f"- **Tested:** {d['testDate']} in {d['duration_ms']:.0f} ms",
+           f"- **Conformance level:** {d['conformanceLevel']}"]
+    if d["problem"]:
+        out.append(f"- **Probe config problem (no step ran):** {_md(d['problem'])}")
+    if d["cardUrl"]:
+        named = " ".join(_md(x) for x in (d["agentName"], d["agentVersion"]) if x)
+        out.append(f"- **Card:** {_md(d['cardUrl'])}" + (f" ({named})" if named else ""))
+    if d["interfaceUrl"]:
+        out.append(f"- **Interface:** {_md(d['binding'])} {_md(d['protocolVersion'])} at {_md(d['interfaceUrl'])}")
+    out += [f"- **Tested:** {d['testDate']} in {d['duration_ms']:.0f} ms",
            f"- **Checks:** {s['total']} total, {s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped"]
     if d["reason"]:
         out += ["", f"**How to fix:** {_md(d['reasonRecommendation'])}"]
-    out += ["", "## Steps", "", "| step | status | ms | HTTP | detail |", "|---|---|---|---|---|"]
-    out += [f"| {st['name']} | {st['status']} | {st['duration_ms']:.1f} | {st['httpStatus'] or ''} | "
-            f"{_md(st['detail'])} |" for st in d["steps"]]
+    if d["steps"]:
+        out += ["", "## Steps", "", "| step | status | ms | HTTP | detail |", "|---|---|---|---|---|"]
+        out += [f"| {st['name']} | {st['status']} | {st['duration_ms']:.1f} | {st['httpStatus'] or ''} | "
+                f"{_md(st['detail'])} |" for st in d["steps"]]
     failed = [r for r in d["results"] if r["status"] == "fail"]
     if failed:
         out += ["", "## Failed tests", "", "| test | category | severity | message | recommendation |",

@@ -81,6 +81,8 @@ class ProbeResult(BaseModel):
     success: bool = False
     reason: Reason | None = None
     offline: bool = False  # judged from a saved card or transcript, without a live call
+    # a failure before any step ran (the probe's own config, e.g. a credential it cannot read): what, in words
+    problem: str | None = None
     steps: list[StepResult] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
 

@@ -18,7 +18,7 @@ from probe.engine import run_probe
 from probe.history import History
 from probe.metrics import Metrics
 from probe.reasons import Reason
-from probe.results import ProbeResult, Status, StepName, StepResult
+from probe.results import ProbeResult, StepName
 from probe.suite import SuiteOptions, run_suite
 from probe.wire.http import HttpClient
 
@@ -88,6 +88,5 @@ class Runner:
 
 
 def _failed(agent: Agent, reason: Reason, detail: str) -> ProbeResult:
-    r = ProbeResult(agent=agent.name, target_url=agent.card_url or agent.url, reason=reason)
-    r.steps.append(StepResult(name=StepName.DISCOVER, status=Status.FAIL, reason=reason, detail=detail))
-    return r
+    """A probe that failed before its first step: no step is blamed, the problem is said in words."""
+    return ProbeResult(agent=agent.name, target_url=agent.card_url or agent.url, reason=reason, problem=detail)

@@ -1,10 +1,56 @@
-"""What to probe: one agent, resolved from the CLI or the daemon config. Secrets stay SecretStr."""
+"""What to probe: one agent, resolved from the CLI or the daemon config. Secrets stay SecretStr.
+
+`check_url` is the one definition of an acceptable agent URL: the CLI, the config file, `/probe?target=`
+and the wire client all use it, so a malformed URL is the same usage error everywhere and never reaches
+aiohttp (where it would surface as a traceback or as an agent failure).
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+MAX_URL_LENGTH = 2048
+_BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f]")
+_HOST_PORT = re.compile(r"^[A-Za-z0-9.\-\[\]:]+(:\d+)?(/.*)?$")
+
+
+class InvalidUrl(ValueError):
+    """A URL no request should be sent to; the message is one line and never repeats the URL (it may hold a
+    credential in its userinfo or query)."""
+
+
+def check_url(url: str) -> str:
+    """Return `url` unchanged if it is an absolute http(s) URL with a host and a valid port; else raise InvalidUrl."""
+    if not url:
+        raise InvalidUrl("URL is empty")
+    if len(url) > MAX_URL_LENGTH:
+        raise InvalidUrl(f"URL is longer than {MAX_URL_LENGTH} characters")
+    if _BAD_CHARS.search(url):
+        raise InvalidUrl("URL must not contain spaces or control characters (percent-encode them, e.g. %20)")
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("http", "https"):
+        looks_like_host = _HOST_PORT.match(url) and ("." in url or re.match(r"^[\w-]+:\d+", url))
+        hint = f" (did you mean http://{url}?)" if not scheme and looks_like_host else ""
+        raise InvalidUrl(f"URL must start with http:// or https://{hint}")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # urllib's own words: "Port out of range 0-65535", "Invalid IPv6 URL", ...
+        text = str(exc)
+        if "port" in text.lower():
+            raise InvalidUrl("URL port must be a number from 1 to 65535") from None
+        raise InvalidUrl(f"URL is not valid: {text}") from None
+    if not parts.hostname:
+        raise InvalidUrl("URL has no host (expected http://host[:port]/path)")
+    if port == 0:
+        raise InvalidUrl("URL port must be a number from 1 to 65535")
+    if ":" in parts.netloc.rsplit("@", 1)[-1].split("]")[-1] and port is None:
+        raise InvalidUrl("URL port must be a number from 1 to 65535")  # "host:" with nothing after the colon
+    return url
 
 
 class Target(BaseModel):
@@ -23,6 +69,11 @@ class Target(BaseModel):
     allow_cross_origin_redirect: bool = False
     stream_close_grace: float = Field(1.0, ge=0, le=60,
                                       description="How long a stream may stay open after its terminal event")
+
+    @field_validator("url", "card_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        return None if v is None else check_url(v)
 
     def invoke_headers(self) -> dict[str, str]:
         return {k: v.get_secret_value() for k, v in self.headers.items()}

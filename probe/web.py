@@ -18,6 +18,7 @@ from probe.config import Agent, Module
 from probe.metrics import probe_registry
 from probe.reasons import Reason, describe
 from probe.results import ProbeResult
+from probe.target import InvalidUrl, check_url
 
 if TYPE_CHECKING:
     from probe.daemon import Daemon
@@ -100,8 +101,12 @@ async def probe(request: web.Request) -> web.Response:
     else:
         module_name, module = _module(d, q.get("module"))
         url = q["target"]
-        if not re.match(r"^https?://[^/\s]+", url) or not re.fullmatch(d.settings.probe_target_pattern, url):
-            return _bad(400, "target must be an absolute http(s) URL allowed by A2A_PROBE_PROBE_TARGET_PATTERN")
+        try:
+            check_url(url)
+        except InvalidUrl as exc:
+            return _bad(400, f"target: {exc}")
+        if not re.fullmatch(d.settings.probe_target_pattern, url):
+            return _bad(400, "target is not allowed by A2A_PROBE_PROBE_TARGET_PATTERN")
         agent = Agent(name="target", url=url, modules=[])
     timeout = _scrape_timeout(request, module, d.settings.timeout_offset)
     debug = _flag(request, "debug")

@@ -21,6 +21,7 @@ from multidict import CIMultiDictProxy
 
 from probe import __version__, redact
 from probe.results import HttpExchange, HttpPhases
+from probe.target import InvalidUrl, check_url
 
 USER_AGENT = f"a2a-probe/{__version__}"
 MAX_REDIRECTS = 5
@@ -38,6 +39,12 @@ class WireError(Exception):
 
 class ConnectFailed(WireError):
     kind = "connect"
+
+
+class InvalidTarget(ConnectFailed):
+    """The URL to call is malformed (bad port, no host, spaces): nothing was sent."""
+
+    kind = "invalid_url"
 
 
 class DeadlineExceeded(WireError):
@@ -216,6 +223,10 @@ class HttpClient:
         """Send the request and wait for the response headers, within the deadline."""
         timer = _Timer()
         t0 = time.monotonic()
+        try:
+            check_url(url)  # an advertised or redirected-to URL aiohttp cannot send to is the agent's problem
+        except InvalidUrl as exc:
+            raise InvalidTarget(f"{method}: {exc}", HttpExchange(method=method, url="<invalid url>")) from None
         exchange = HttpExchange(method=method, url=redact.url(url))
         try:
             async with _guard(deadline, exchange, f"{method} {redact.url(url)}: response headers"):

@@ -34,7 +34,7 @@ INVALID = {
     "unknown top-level key": ("agents: []\nbogus: 1\n", "bogus: unknown key"),
     "unknown agent key": ("agents:\n  - {name: a, url: 'http://x', colour: red}\n", "agents.0.colour: unknown key"),
     "bad duration": ("modules: {m: {prober: ping, interval: soon}}\nagents: []\n",
-                     "modules.m.interval: Value error, 'soon' is not a duration"),
+                     "modules.m.interval: 'soon' is not a duration"),
     "unknown module": ("agents:\n  - {name: a, url: 'http://x', modules: [nope]}\n", "unknown module(s) ['nope']"),
     "duplicate agent": ("agents:\n  - {name: a, url: 'http://x'}\n  - {name: a, url: 'http://y'}\n",
                         "agent names must be unique"),
@@ -42,7 +42,7 @@ INVALID = {
                           "Authorization looks like a credential"),
     "timeout over interval": ("modules: {m: {prober: ping, interval: 5s, timeout: 10s}}\nagents: []\n",
                               "timeout (10s) must not exceed interval (5s)"),
-    "bad url": ("agents:\n  - {name: a, url: 'ftp://x'}\n", "is not an absolute http(s) URL"),
+    "bad url": ("agents:\n  - {name: a, url: 'ftp://x'}\n", "agents.0.url: URL must start with http:// or https://"),
     "bad prober": ("modules: {m: {prober: icmp}}\nagents: []\n", "modules.m.prober"),
     "bad agent name": ("agents:\n  - {name: 'a b', url: 'http://x'}\n", "agents.0.name"),
     "secret ref needs one": ("agents:\n  - {name: a, url: 'http://x', auth: {bearer_token: {}}}\n",
@@ -104,7 +104,7 @@ def test_config_check_command(tmp_path: Path) -> None:
     bad_file.write_text("agents:\n  - {name: a, url: 'http://x', colour: red}\n")
     bad = subprocess.run([*exe, "config", "check", str(bad_file)], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2
-    assert f"{bad_file}: 1 error(s)" in bad.stderr and "agents.0.colour: unknown key" in bad.stderr
+    assert f"{bad_file}: agents.0.colour: unknown key" in bad.stderr
     assert "Traceback" not in bad.stderr
     missing = subprocess.run([*exe, "config", "check", str(tmp_path / "nope.yaml")], capture_output=True, text=True,
                              timeout=60)
