@@ -46,7 +46,7 @@ def to_dict(result: ProbeResult) -> dict[str, Any]:
              "httpStatus": s.http_status, "reason": s.reason.value if s.reason else None, "detail": s.detail,
              "method": s.a2a_method,
              "http": [{"method": e.method, "url": e.url, "status": e.status, "contentType": e.content_type,
-                       "duration_ms": round(e.duration_s * 1000, 3),
+                       "duration_ms": round(e.duration_s * 1000, 3), "retried": e.retried,
                        "phases_ms": {k: round(v * 1000, 3) for k, v in e.phases.model_dump().items()}}
                       for e in s.exchanges]}
             for s in result.steps

@@ -43,6 +43,7 @@ class HttpExchange(BaseModel):
     content_type: str | None = None
     phases: HttpPhases = Field(default_factory=HttpPhases)
     duration_s: float = 0.0
+    retried: str | None = None  # why the request was sent again on a fresh connection (see probe.wire.http)
 
 
 class CheckResult(BaseModel):

@@ -87,6 +87,7 @@ class _Timer:
     conn_end: float = 0.0
     sent: float = 0.0
     headers: float = 0.0
+    reused: float = 0.0  # set when the request went out on a pooled (kept-alive) connection
 
     def phases(self, done: float) -> HttpPhases:
         resolve = max(0.0, self.dns_end - self.dns_start)
@@ -116,6 +117,7 @@ def _trace_config() -> aiohttp.TraceConfig:
     tc.on_connection_create_end.append(_hook("conn_end"))
     tc.on_request_headers_sent.append(_hook("sent"))
     tc.on_request_end.append(_hook("headers"))
+    tc.on_connection_reuseconn.append(_hook("reused"))
     return tc
 
 
@@ -150,25 +152,38 @@ class HttpClient:
 
     def __init__(self, *, limit: int = 100, limit_per_host: int = 8) -> None:
         self._session: aiohttp.ClientSession | None = None
+        self._fresh: aiohttp.ClientSession | None = None
         self._limit = limit
         self._limit_per_host = limit_per_host
+
+    def _new_session(self, connector: aiohttp.TCPConnector) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=connector, trace_configs=[_trace_config()], auto_decompress=True,
+            headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(total=None),
+            cookie_jar=aiohttp.DummyCookieJar(),  # never carry state between probes or agents
+        )
 
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=self._limit_per_host,
-                                             keepalive_timeout=30, ttl_dns_cache=60)
-            self._session = aiohttp.ClientSession(
-                connector=connector, trace_configs=[_trace_config()], auto_decompress=True,
-                headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(total=None),
-                cookie_jar=aiohttp.DummyCookieJar(),  # never carry state between probes or agents
-            )
+            # a response with `Connection: close` is never pooled: aiohttp closes that connection after it
+            self._session = self._new_session(aiohttp.TCPConnector(
+                limit=self._limit, limit_per_host=self._limit_per_host, keepalive_timeout=30, ttl_dns_cache=60))
         return self._session
 
+    @property
+    def fresh(self) -> aiohttp.ClientSession:
+        """A session that opens a new connection for every request and never pools it: the one retry's."""
+        if self._fresh is None or self._fresh.closed:
+            self._fresh = self._new_session(aiohttp.TCPConnector(limit=self._limit, force_close=True,
+                                                                 ttl_dns_cache=60))
+        return self._fresh
+
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in (self._session, self._fresh):
+            if session is not None:
+                await session.close()
+        self._session = self._fresh = None
 
     async def __aenter__(self) -> HttpClient:
         return self
@@ -230,8 +245,19 @@ class HttpClient:
         exchange = HttpExchange(method=method, url=redact.url(url))
         try:
             async with _guard(deadline, exchange, f"{method} {redact.url(url)}: response headers"):
-                resp = await self.session.request(method, url, headers=headers, data=body, allow_redirects=False,
-                                                  trace_request_ctx=timer)
+                try:
+                    resp = await self.session.request(method, url, headers=headers, data=body,
+                                                      allow_redirects=False, trace_request_ctx=timer)
+                except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+                    if not timer.reused:
+                        raise  # a fresh connection failed: that is the agent's (or the network's) doing
+                    # the server closed a kept-alive connection (after its previous answer, or idle) before a
+                    # byte of this response: not this request's fault (RFC 9112 §9.3.1) — retry it once, fresh
+                    exchange.retried = (f"the reused connection failed before any response byte "
+                                        f"({_describe(exc)}); retried once on a fresh connection")
+                    timer = _Timer()
+                    resp = await self.fresh.request(method, url, headers=headers, data=body,
+                                                    allow_redirects=False, trace_request_ctx=timer)
         except WireError:
             _finish(exchange, timer, t0)
             raise

@@ -1,0 +1,133 @@
+"""Kept-alive connections the server dropped are not the next request's fault; fresh ones that fail still are."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import pytest
+
+from probe.wire.http import ConnectFailed, Deadline, HttpClient
+
+Handler = Callable[[int, int, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[bool]]
+
+
+def _answer(status: int, *, close_header: bool = False) -> bytes:
+    body = b'{"ok": true}'
+    head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    return (head + ("Connection: close\r\n" if close_header else "") + "\r\n").encode() + body
+
+
+async def _read_request(reader: asyncio.StreamReader) -> bool:
+    head = await reader.readuntil(b"\r\n\r\n") if not reader.at_eof() else b""
+    if not head:
+        return False
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    await reader.readexactly(length)
+    return True
+
+
+@asynccontextmanager
+async def raw_server(handler: Handler) -> AsyncIterator[tuple[str, list[int]]]:
+    """A loopback HTTP/1.1 server written by hand, so the test controls exactly when sockets close."""
+    connections: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = len(connections)
+        connections.append(0)
+        try:
+            while await _read_request(reader):
+                connections[conn] += 1
+                if not await handler(conn, connections[conn], reader, writer):
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/rpc", connections
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Abort the connection (RST), as a crashing server or a proxy does."""
+    transport = writer.transport
+    assert isinstance(transport, asyncio.Transport)
+    transport.abort()
+
+
+async def _post(client: HttpClient, url: str) -> tuple[int, str | None]:
+    resp = await client.request("POST", url, deadline=Deadline.after(5), body=b"{}",
+                                headers={"Content-Type": "application/json"})
+    return resp.status, resp.exchange.retried
+
+
+@pytest.mark.parametrize("drop", ["close", "reset"])
+async def test_a_kept_alive_connection_dropped_after_a_500_is_retried_fresh(drop: str) -> None:
+    async def handler(conn: int, nth: int, _r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        if conn == 0 and nth == 2:  # the server forgot the connection after its 500, without `Connection: close`
+            if drop == "reset":
+                _reset(writer)
+            return False
+        writer.write(_answer(500 if conn == 0 else 200))
+        await writer.drain()
+        return True
+
+    async with HttpClient() as client, raw_server(handler) as (url, connections):
+        assert await _post(client, url) == (500, None)
+        status, retried = await _post(client, url)
+    assert status == 200  # the second request is answered, not blamed for the dropped connection
+    assert retried is not None and "reused connection" in retried and "fresh connection" in retried
+    assert len(connections) == 2
+
+
+async def test_connection_close_is_honoured() -> None:
+    async def handler(_conn: int, _nth: int, _r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_answer(500, close_header=True))
+        await writer.drain()
+        await asyncio.sleep(0.2)  # keep the socket open: only the header says not to reuse it
+        return True
+
+    async with HttpClient() as client, raw_server(handler) as (url, connections):
+        assert await _post(client, url) == (500, None)
+        assert await _post(client, url) == (500, None)
+    assert connections == [1, 1]  # a new connection for the second request, no retry needed
+
+
+async def test_a_server_that_resets_fresh_connections_still_fails() -> None:
+    async def handler(_conn: int, _nth: int, _r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        _reset(writer)
+        return False
+
+    async with HttpClient() as client, raw_server(handler) as (url, connections):
+        with pytest.raises(ConnectFailed) as info:
+            await _post(client, url)
+    assert info.value.exchange is not None and info.value.exchange.retried is None
+    assert len(connections) == 1  # a fresh connection that fails is not retried
+
+
+async def test_the_retry_fails_too_when_the_server_resets_every_reused_and_fresh_connection() -> None:
+    async def handler(conn: int, _nth: int, _r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        if conn == 0 and _nth == 1:
+            writer.write(_answer(200))
+            await writer.drain()
+            return True
+        _reset(writer)
+        return False
+
+    async with HttpClient() as client, raw_server(handler) as (url, connections):
+        assert await _post(client, url) == (200, None)
+        with pytest.raises(ConnectFailed) as info:
+            await _post(client, url)
+    assert info.value.exchange is not None and info.value.exchange.retried is not None  # recorded, then failed
+    assert len(connections) == 2  # exactly one retry
