@@ -17,7 +17,7 @@ from pydantic import SecretStr, ValidationError
 
 from probe import __version__, logs, offline, report
 from probe.checks.catalogue import Severity
-from probe.config import ConfigError, Settings
+from probe.config import CardSignatures, ConfigError, Settings
 from probe.config import load as load_config
 from probe.daemon import Daemon, ListenError
 from probe.engine import FULL_STEPS, run_probe
@@ -82,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=positive, default=30.0, help="hard deadline for the whole probe, seconds")
     c.add_argument("--allow-cross-origin-redirect", action="store_true",
                    help="follow a cross-origin card redirect (credentials are still never forwarded)")
+    c.add_argument("--trusted-jwks", metavar="FILE",
+                   help="a JWK Set of public keys the card must be signed with (never a key the card points to)")
+    c.add_argument("--signature-policy", choices=["require", "verify", "off"],
+                   help="require: unsigned or unverified fails the probe; verify: findings only "
+                        "(default with --trusted-jwks); off (default without)")
     c.add_argument("--no-stream", action="store_true", help="skip SendStreamingMessage")
     c.add_argument("--suite", choices=["basic", "full"], default="basic",
                    help="basic: discover, validate, invoke, stream; full: every conformance check")
@@ -214,9 +219,18 @@ def target_from_args(args: argparse.Namespace) -> Target:
             raise UsageError(f"--bearer-token-env: environment variable {args.bearer_token_env} is not set or empty")
         headers["Authorization"] = SecretStr(f"Bearer {token}")
     try:
+        signatures = CardSignatures(policy=args.signature_policy, trusted_jwks_file=args.trusted_jwks)
+        jwks = signatures.resolve()
+    except ValidationError as exc:
+        raise UsageError("--signature-policy: " + "; ".join(e["msg"].removeprefix("Value error, ")
+                                                            for e in exc.errors())) from None
+    except ConfigError as exc:
+        raise UsageError(f"--trusted-jwks: {exc}") from None
+    try:
         return Target(name=args.url, url=args.url, card_url=args.card_url, headers=headers,
                       a2a_version=args.a2a_version, message=args.message, expect_text=args.expect_text,
-                      timeout=args.timeout, allow_cross_origin_redirect=args.allow_cross_origin_redirect)
+                      timeout=args.timeout, allow_cross_origin_redirect=args.allow_cross_origin_redirect,
+                      trusted_jwks=jwks, signature_policy=signatures.effective_policy)
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
 

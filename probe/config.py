@@ -8,6 +8,7 @@ into SecretStr values that no log, metric, report or /config page prints.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from enum import StrEnum
@@ -142,6 +143,63 @@ class Auth(_Strict):
     headers: dict[str, SecretRef] = Field(default_factory=dict, description="e.g. X-API-Key from a file")
 
 
+class CardSignatures(_Strict):
+    """Card signature verification against a locally trusted JWKS (never a key the card points to)."""
+
+    policy: Literal["require", "verify", "off"] | None = Field(
+        None, description="require: unsigned or unverified fails the probe; verify: findings only (the default "
+                          "with a JWKS); off")
+    trusted_jwks_file: Path | None = Field(None, description="a JWK Set (JSON) of public keys, re-read every run")
+    trusted_jwks: dict[str, Any] | None = Field(None, description="the same JWK Set, inline")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CardSignatures:
+        if self.trusted_jwks_file is not None and self.trusted_jwks is not None:
+            raise ValueError("give trusted_jwks_file or trusted_jwks, not both")
+        if self.trusted_jwks is not None:
+            from probe.trust.signatures import TrustStoreError, load_keyset
+
+            try:
+                load_keyset(self.trusted_jwks)
+            except TrustStoreError as exc:
+                raise ValueError(f"trusted_jwks: {exc}") from None
+        if self.policy in ("require", "verify") and self.trusted_jwks_file is None and self.trusted_jwks is None:
+            raise ValueError(f"policy {self.policy} needs trusted_jwks_file or trusted_jwks")
+        return self
+
+    @property
+    def effective_policy(self) -> Literal["require", "verify", "off"]:
+        if self.policy is not None:
+            return self.policy
+        return "verify" if self.trusted_jwks_file is not None or self.trusted_jwks is not None else "off"
+
+    def resolve(self) -> dict[str, Any] | None:
+        """The JWK Set for this run (a file may rotate); ConfigError when it cannot be read or used."""
+        if self.effective_policy == "off":
+            return None
+        if self.trusted_jwks is not None:
+            return self.trusted_jwks
+        assert self.trusted_jwks_file is not None
+        return load_jwks_file(self.trusted_jwks_file)
+
+
+def load_jwks_file(path: Path) -> dict[str, Any]:
+    from probe.trust.signatures import TrustStoreError, load_keyset
+
+    try:
+        doc = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"cannot read trusted JWKS {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ConfigError(f"trusted JWKS {path} is not JSON: {exc}") from None
+    try:
+        load_keyset(doc)
+    except TrustStoreError as exc:
+        raise ConfigError(f"trusted JWKS {path}: {exc}") from None
+    assert isinstance(doc, dict)
+    return doc
+
+
 class Agent(_Strict):
     name: str
     url: str
@@ -157,6 +215,7 @@ class Agent(_Strict):
     input_prompt: str | None = Field(None, description="full: a text that makes the agent ask for input")
     labels: dict[str, str] = Field(default_factory=dict, description="exported only via a2a_probe_agent_info")
     allow_cross_origin_redirect: bool = False
+    card_signatures: CardSignatures = Field(default_factory=CardSignatures)
 
     @field_validator("name")
     @classmethod
@@ -206,7 +265,9 @@ class Agent(_Strict):
         return Target(name=self.name, url=self.url, card_url=self.card_url, headers=headers,
                       a2a_version=self.a2a_version, binding=self.binding, message=self.message,
                       expect_text=self.expect_text, timeout=timeout,
-                      allow_cross_origin_redirect=self.allow_cross_origin_redirect)
+                      allow_cross_origin_redirect=self.allow_cross_origin_redirect,
+                      trusted_jwks=self.card_signatures.resolve(),
+                      signature_policy=self.card_signatures.effective_policy)
 
 
 class MetricsConfig(_Strict):

@@ -22,6 +22,7 @@ from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
 from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult, make_check
 from probe.target import Target
+from probe.trust import signatures
 from probe.wire import card as cardwire
 from probe.wire import jsonrpc
 from probe.wire.bindings import BINDINGS, Binding, Call, Op
@@ -193,6 +194,7 @@ class ProbeRun:
         assert card is not None
         results = card_checks.validate_cached(card)
         self.r.checks += results
+        self._signatures(card)
         iface, dialect, why = select_interface(card, self.t)
         v = StepName.VALIDATE
         bad = [c for c in results if c.status is Status.FAIL and c.severity == "MUST"]
@@ -214,6 +216,24 @@ class ProbeRun:
         self.binding = BINDINGS[iface.binding](self.client, iface.url, dialect, headers, dialect.header_version)
         if bad:
             raise StepFailed(Reason.CARD_INVALID, invalid)
+
+    def _signatures(self, card: Card) -> None:
+        """Verify the card's signatures under the agent's policy; `require` stops before any call to it."""
+        if self.t.signature_policy == "off" or self.t.trusted_jwks is None:
+            self.check("card.signature", Status.SKIP, "not verified: no trusted JWKS configured for this agent",
+                       step=StepName.VALIDATE)
+            return
+        found = signatures.verify(card.doc, card.family, signatures.load_keyset(self.t.trusted_jwks))
+        self.r.card_signature = found.outcome.value
+        ok = found.outcome is signatures.Outcome.VALID
+        more = f" [{'; '.join(found.details)}]" if len(found.details) > 1 else ""
+        self.check("card.signature", Status.PASS if ok else Status.FAIL,
+                   f"{found.outcome.value}: {found.message}{more}", step=StepName.VALIDATE)
+        if ok or self.t.signature_policy != "require":
+            return
+        reason = (Reason.CARD_UNSIGNED if found.outcome is signatures.Outcome.UNSIGNED
+                  else Reason.CARD_SIGNATURE_INVALID)
+        raise StepFailed(reason, f"signature policy require: {found.outcome.value}: {found.message}")
 
     # ---- ping: a cheap call that proves the route reaches an A2A server without running the agent
 

@@ -16,6 +16,8 @@ class Reason(StrEnum):
     CARD_HTTP_STATUS = "card_http_status"
     CARD_INVALID = "card_invalid"
     NO_USABLE_INTERFACE = "no_usable_interface"
+    CARD_UNSIGNED = "card_unsigned"
+    CARD_SIGNATURE_INVALID = "card_signature_invalid"
     # the advertised URL, diagnosed when invocation fails
     INTERFACE_PATH_DOUBLED = "interface_path_doubled"
     INTERFACE_URL_UNROUTABLE = "interface_url_unroutable"
@@ -61,6 +63,17 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
     Reason.NO_USABLE_INTERFACE: (
         "The card advertises no interface with a binding and protocol version the probe can call.",
         "Advertise a JSONRPC interface with protocolVersion 1.0 or 0.3, or override binding/version.",
+    ),
+    Reason.CARD_UNSIGNED: (
+        "The policy requires a signed Agent Card, and the card carries no signatures.",
+        "Sign the card (JWS over its RFC 8785 form, A2A 1.0 §8.4) with a key in the probe's trusted JWKS, "
+        "or relax the agent's signature policy to verify.",
+    ),
+    Reason.CARD_SIGNATURE_INVALID: (
+        "The policy requires a signed Agent Card, and no signature verifies under a trusted key: the card was "
+        "changed after signing, signed by an untrusted key, or with an algorithm the probe does not accept.",
+        "Re-sign the card as served, with a key in the trusted JWKS and an asymmetric algorithm (ES256, RS256, "
+        "EdDSA, ...); if the keys rotated, update the trusted JWKS.",
     ),
     Reason.INTERFACE_PATH_DOUBLED: (
         "The advertised interface URL repeats a path prefix of the card URL, and calling it failed.",

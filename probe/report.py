@@ -14,6 +14,8 @@ from probe.results import ProbeResult, Status
 REASON_CHECKS: dict[Reason, tuple[str, ...]] = {
     Reason.INTERFACE_PATH_DOUBLED: ("interface.no_path_repeat",),
     Reason.INTERFACE_URL_UNROUTABLE: ("interface.routable_host",),
+    Reason.CARD_UNSIGNED: ("card.signature",),
+    Reason.CARD_SIGNATURE_INVALID: ("card.signature",),
     Reason.CARD_INVALID: ("card.size", "card.strict_json", "card.required_fields", "card.interfaces"),
 }
 
@@ -37,6 +39,7 @@ def to_dict(result: ProbeResult) -> dict[str, Any]:
         "interfaceUrl": result.interface_url,
         "binding": result.binding,
         "protocolVersion": result.protocol_version,
+        "cardSignature": result.card_signature,
         "duration_ms": round(result.duration_s * 1000, 3),
         "conformanceLevel": level(result).value,
         "summary": {"total": len(checks), "passed": counts[Status.PASS], "failed": counts[Status.FAIL],

@@ -77,6 +77,7 @@ class ProbeResult(BaseModel):
     protocol_version: str | None = None
     card_name: str | None = None
     card_version: str | None = None
+    card_signature: str | None = None  # probe.trust.signatures.Outcome, when a trusted JWKS is configured
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     duration_s: float = 0.0
     success: bool = False

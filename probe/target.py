@@ -8,7 +8,7 @@ aiohttp (where it would surface as a traceback or as an agent failure).
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -69,6 +69,9 @@ class Target(BaseModel):
     allow_cross_origin_redirect: bool = False
     stream_close_grace: float = Field(1.0, ge=0, le=60,
                                       description="How long a stream may stay open after its terminal event")
+    trusted_jwks: dict[str, Any] | None = Field(None, description="a JWK Set of public keys the card may be "
+                                                                  "signed with (already validated)")
+    signature_policy: Literal["require", "verify", "off"] = "off"
 
     @field_validator("url", "card_url")
     @classmethod

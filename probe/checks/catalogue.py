@@ -79,6 +79,10 @@ CHECKS: tuple[Check, ...] = (
           "Give oauth2 flows tokenUrl (and authorizationUrl where the flow needs it) and scopes, apiKey schemes a "
           "name and a location (header, query or cookie), http schemes a scheme, OIDC an openIdConnectUrl.",
           "CARD-01"),
+    Check("card.signature", _CARD, _S,
+          "A card signature verifies under a trusted key (JWS over the RFC 8785 canonical card)",
+          "Sign the card as served (1.0 §8.4: the proto's fields, required empties kept, signatures excluded, "
+          "RFC 8785) with a key in the probe's trusted JWKS.", "§8.4"),
     Check("card.public", _CARD, _S, "The card is readable without credentials",
           "Serve the public Agent Card without authentication; put sensitive details in the extended card.",
           "DISC-01"),

@@ -183,6 +183,10 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
             r = await run_probe(Target(name="t", url=base, expect_text="never-there"), client, steps=steps)
             failed.update(await _failing(r))
         failed.update(await _failing(await run_probe(Target(name="t", url=f"{base}/nope"), client)))
+        from tests.trust.material import ec_key, jwks
+
+        unsigned = Target(name="t", url=base, trusted_jwks=jwks(ec_key("k")), signature_policy="verify")
+        failed.update(await _failing(await run_probe(unsigned, client, steps=())))  # card.signature
     from probe.demo import DemoAgent, Faults
 
     async with run_agent("healthy") as other, DemoAgent("r", Faults(

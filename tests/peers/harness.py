@@ -133,8 +133,8 @@ class Peer:
         await self.astop()
 
 
-def start_peer(kind: str, compat: bool = False, timeout: float = 15.0) -> Peer:
-    """Spawn a peer on a free port and wait until its agent card answers 200."""
+def start_peer(kind: str, compat: bool = False, timeout: float = 15.0, extra_args: tuple[str, ...] = ()) -> Peer:
+    """Spawn a peer on a free port and wait until its agent card answers 200 (extra_args go to the agent)."""
     if kind not in ("python", "js"):
         raise ValueError(f"unknown peer kind {kind!r}; expected 'python' or 'js'")
     peer_kind: PeerKind = "python" if kind == "python" else "js"
@@ -142,7 +142,7 @@ def start_peer(kind: str, compat: bool = False, timeout: float = 15.0) -> Peer:
         ensure_js_deps()
     for attempt in range(1, PORT_ATTEMPTS + 1):
         try:
-            return _start_once(peer_kind, compat, timeout)
+            return _start_once(peer_kind, compat, timeout, extra_args)
         except PeerStartError as err:
             if attempt == PORT_ATTEMPTS or not _is_port_clash(str(err)):
                 raise
@@ -168,7 +168,7 @@ def ensure_js_deps() -> None:
             raise PeerStartError(f"{' '.join(cmd)} failed in {JS_DIR}:\n{proc.stdout}\n{proc.stderr}")
 
 
-def _command(kind: PeerKind, port: int, compat: bool) -> list[str]:
+def _command(kind: PeerKind, port: int, compat: bool, extra_args: tuple[str, ...] = ()) -> list[str]:
     if kind == "python":
         # sys.executable: the interpreter running the tests, so the peer sees the same venv.
         cmd = [sys.executable, str(PY_AGENT), "--port", str(port)]
@@ -177,10 +177,10 @@ def _command(kind: PeerKind, port: int, compat: bool) -> list[str]:
         if node is None:
             raise PeerStartError("node not found on PATH; needed for the js peer")
         cmd = [node, str(JS_AGENT), "--port", str(port)]
-    return [*cmd, "--compat"] if compat else cmd
+    return [*cmd, *extra_args, "--compat"] if compat else [*cmd, *extra_args]
 
 
-def _start_once(kind: PeerKind, compat: bool, timeout: float) -> Peer:
+def _start_once(kind: PeerKind, compat: bool, timeout: float, extra_args: tuple[str, ...] = ()) -> Peer:
     port = free_port()
     # A file, not a pipe: nobody drains the output while tests run, and a full pipe would block the peer.
     # Closed by Peer.stop().
@@ -189,7 +189,7 @@ def _start_once(kind: PeerKind, compat: bool, timeout: float) -> Peer:
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            _command(kind, port, compat),
+            _command(kind, port, compat, extra_args),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

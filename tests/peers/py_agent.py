@@ -115,8 +115,15 @@ def build_card(port: int, compat: bool) -> AgentCard:
     )
 
 
-def build_app(port: int, compat: bool) -> Starlette:
+def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str = "sdk-key") -> Starlette:
     card = build_card(port, compat)
+    if signing_key is not None:
+        # signed by the SDK's own signer (a2a-sdk[signing]): what a probe must verify as served
+        from a2a.utils.signing import create_agent_card_signer
+
+        with open(signing_key, encoding="utf-8") as fh:
+            signer = create_agent_card_signer(fh.read(), {"alg": "ES256", "kid": kid, "typ": "JOSE", "jku": None})
+        card = signer(card)
     handler = DefaultRequestHandler(
         agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card
     )
@@ -132,9 +139,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--compat", action="store_true", help="also serve A2A 0.3 methods")
+    parser.add_argument("--signing-key", help="PEM EC private key: sign the card with the SDK's signer (ES256)")
+    parser.add_argument("--kid", default="sdk-key", help="the key id in the signature's protected header")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    app = build_app(args.port, args.compat)
+    app = build_app(args.port, args.compat, args.signing_key, args.kid)
     # A short graceful-shutdown window: open SSE streams or a pending "slow" call must not delay SIGTERM.
     config = uvicorn.Config(
         app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1
