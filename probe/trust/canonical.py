@@ -1,117 +1,88 @@
 """The bytes an A2A 1.0 card signature covers (spec §8.4.1): the card projected onto the proto's field
-presence, `signatures` dropped, then RFC 8785 (JCS).
+presence, `signatures` dropped, then RFC 8785 (JCS, by `rfc8785`).
 
-The projection is data: for each message of the AgentCard tree, each ProtoJSON field with its presence
-(REQUIRED: always kept, even "" or []; OPTIONAL: kept when present, even at its default; PLAIN: dropped
-at its default), transcribed from `specification/a2a.proto` at v1.0.1 and tested against the official
-SDK's descriptor. Fields outside the proto (the 0.3 fields of a hybrid card) are not part of the signed
-card: a proto client parsing the card drops them too.
+The presence of each field comes from the official `lf.a2a.v1` descriptor (`a2a.types.a2a_pb2`, the same
+definitions `probe.wire.schema` validates against): REQUIRED (`field_behavior`) is always kept, even "" or [];
+`optional` scalars, one-of members and singular messages track presence and are kept when set, even at the
+default; every other field is dropped at its default. Fields outside the proto (the 0.3 fields of a hybrid
+card) are not part of the signed card: a proto client parsing the card drops them too.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 import rfc8785
+from a2a.types import a2a_pb2
+from google.api import field_behavior_pb2
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 Presence = Literal["required", "optional", "plain"]
 Kind = Literal["string", "bool", "int", "message", "struct"]
 MAX_DEPTH = 64
+_STRUCT = "google.protobuf.Struct"
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
     kind: Kind
     presence: Presence = "plain"
-    message: str | None = None  # the message type, for kind="message"
+    message: str | None = None  # the message's full name, for kind="message"
     repeated: bool = False
     map: bool = False  # map<string, V>: V is `message` or, when message is None, `kind`
 
 
-def _f(kind: Kind, presence: Presence = "plain", message: str | None = None, *, repeated: bool = False,
-       map_: bool = False) -> Field:
-    return Field(kind, presence, message, repeated, map_)
+def _message_name(fd: FieldDescriptor) -> str | None:
+    return fd.message_type.full_name if fd.message_type is not None else None
 
 
-_S: Kind = "string"
-_REQ: Presence = "required"
-_OPT: Presence = "optional"
+def _kind(fd: FieldDescriptor) -> Kind:
+    if fd.type == FieldDescriptor.TYPE_MESSAGE:
+        return "struct" if _message_name(fd) == _STRUCT else "message"
+    if fd.type == FieldDescriptor.TYPE_BOOL:
+        return "bool"
+    return "string" if fd.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES) else "int"
 
-SCHEMA: dict[str, dict[str, Field]] = {
-    "AgentCard": {
-        "name": _f(_S, _REQ), "description": _f(_S, _REQ),
-        "supportedInterfaces": _f("message", _REQ, "AgentInterface", repeated=True),
-        "provider": _f("message", message="AgentProvider"), "version": _f(_S, _REQ),
-        "documentationUrl": _f(_S, _OPT), "capabilities": _f("message", _REQ, "AgentCapabilities"),
-        "securitySchemes": _f("message", message="SecurityScheme", map_=True),
-        "securityRequirements": _f("message", message="SecurityRequirement", repeated=True),
-        "defaultInputModes": _f(_S, _REQ, repeated=True), "defaultOutputModes": _f(_S, _REQ, repeated=True),
-        "skills": _f("message", _REQ, "AgentSkill", repeated=True),
-        "signatures": _f("message", message="AgentCardSignature", repeated=True),
-        "iconUrl": _f(_S, _OPT),
-    },
-    "AgentInterface": {"url": _f(_S, _REQ), "protocolBinding": _f(_S, _REQ), "tenant": _f(_S),
-                       "protocolVersion": _f(_S, _REQ)},
-    "AgentProvider": {"url": _f(_S, _REQ), "organization": _f(_S, _REQ)},
-    "AgentCapabilities": {"streaming": _f("bool", _OPT), "pushNotifications": _f("bool", _OPT),
-                          "extensions": _f("message", message="AgentExtension", repeated=True),
-                          "extendedAgentCard": _f("bool", _OPT)},
-    "AgentExtension": {"uri": _f(_S), "description": _f(_S), "required": _f("bool"), "params": _f("struct")},
-    "AgentSkill": {"id": _f(_S, _REQ), "name": _f(_S, _REQ), "description": _f(_S, _REQ),
-                   "tags": _f(_S, _REQ, repeated=True), "examples": _f(_S, repeated=True),
-                   "inputModes": _f(_S, repeated=True), "outputModes": _f(_S, repeated=True),
-                   "securityRequirements": _f("message", message="SecurityRequirement", repeated=True)},
-    "AgentCardSignature": {"protected": _f(_S, _REQ), "signature": _f(_S, _REQ), "header": _f("struct")},
-    "StringList": {"list": _f(_S, repeated=True)},
-    "SecurityRequirement": {"schemes": _f("message", message="StringList", map_=True)},
-    # oneof members have presence: kept when set, even when empty
-    "SecurityScheme": {
-        "apiKeySecurityScheme": _f("message", _OPT, "APIKeySecurityScheme"),
-        "httpAuthSecurityScheme": _f("message", _OPT, "HTTPAuthSecurityScheme"),
-        "oauth2SecurityScheme": _f("message", _OPT, "OAuth2SecurityScheme"),
-        "openIdConnectSecurityScheme": _f("message", _OPT, "OpenIdConnectSecurityScheme"),
-        "mtlsSecurityScheme": _f("message", _OPT, "MutualTlsSecurityScheme"),
-    },
-    "APIKeySecurityScheme": {"description": _f(_S), "location": _f(_S, _REQ), "name": _f(_S, _REQ)},
-    "HTTPAuthSecurityScheme": {"description": _f(_S), "scheme": _f(_S, _REQ), "bearerFormat": _f(_S)},
-    "OAuth2SecurityScheme": {"description": _f(_S), "flows": _f("message", _REQ, "OAuthFlows"),
-                             "oauth2MetadataUrl": _f(_S)},
-    "OpenIdConnectSecurityScheme": {"description": _f(_S), "openIdConnectUrl": _f(_S, _REQ)},
-    "MutualTlsSecurityScheme": {"description": _f(_S)},
-    "OAuthFlows": {
-        "authorizationCode": _f("message", _OPT, "AuthorizationCodeOAuthFlow"),
-        "clientCredentials": _f("message", _OPT, "ClientCredentialsOAuthFlow"),
-        "implicit": _f("message", _OPT, "ImplicitOAuthFlow"),
-        "password": _f("message", _OPT, "PasswordOAuthFlow"),
-        "deviceCode": _f("message", _OPT, "DeviceCodeOAuthFlow"),
-    },
-    "AuthorizationCodeOAuthFlow": {"authorizationUrl": _f(_S, _REQ), "tokenUrl": _f(_S, _REQ),
-                                   "refreshUrl": _f(_S), "scopes": _f(_S, _REQ, map_=True),
-                                   "pkceRequired": _f("bool")},
-    "ClientCredentialsOAuthFlow": {"tokenUrl": _f(_S, _REQ), "refreshUrl": _f(_S),
-                                   "scopes": _f(_S, _REQ, map_=True)},
-    "ImplicitOAuthFlow": {"authorizationUrl": _f(_S), "refreshUrl": _f(_S), "scopes": _f(_S, map_=True)},
-    "PasswordOAuthFlow": {"tokenUrl": _f(_S), "refreshUrl": _f(_S), "scopes": _f(_S, map_=True)},
-    "DeviceCodeOAuthFlow": {"deviceAuthorizationUrl": _f(_S, _REQ), "tokenUrl": _f(_S, _REQ),
-                            "refreshUrl": _f(_S), "scopes": _f(_S, _REQ, map_=True)},
-}
-_DEFAULTS: dict[str, Any] = {"string": "", "bool": False, "int": 0}
+
+def _field(fd: FieldDescriptor) -> Field:
+    behaviours = fd.GetOptions().Extensions[field_behavior_pb2.field_behavior]
+    presence: Presence = ("required" if field_behavior_pb2.REQUIRED in behaviours
+                          else "optional" if fd.containing_oneof is not None else "plain")
+    if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+        value = fd.message_type.fields_by_name["value"]
+        return Field(_kind(value), presence, _message_name(value) if _kind(value) == "message" else None, map=True)
+    sub = _message_name(fd) if _kind(fd) == "message" else None
+    return Field(_kind(fd), presence, sub, repeated=bool(fd.is_repeated))
+
+
+@cache
+def schema(full_name: str) -> dict[str, Field]:
+    """ProtoJSON name -> Field for one message of the card's tree."""
+    descriptor: Descriptor = a2a_pb2.DESCRIPTOR.pool.FindMessageTypeByName(full_name)
+    out = {fd.json_name: _field(fd) for fd in descriptor.fields}
+    # ProtoJSON parsers accept the proto field name too; the signed form uses the lowerCamel one
+    out |= {fd.name: out[fd.json_name] for fd in descriptor.fields if fd.name != fd.json_name}
+    return out
+
+
+def json_name(full_name: str, key: str) -> str:
+    descriptor: Descriptor = a2a_pb2.DESCRIPTOR.pool.FindMessageTypeByName(full_name)
+    fd = descriptor.fields_by_name.get(key)
+    return fd.json_name if fd is not None else key
+
+
+CARD = a2a_pb2.AgentCard.DESCRIPTOR.full_name
 
 
 class CanonicalError(ValueError):
     """The card cannot be projected onto the proto (a wrong JSON type, or nesting too deep)."""
 
 
-def _camel(name: str) -> str:
-    # ProtoJSON parsers accept the proto field name too; signers canonicalise the lowerCamel form
-    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), name)
-
-
-def project(doc: dict[str, Any], message: str = "AgentCard") -> dict[str, Any]:
+def project(doc: dict[str, Any], message: str = CARD) -> dict[str, Any]:
     """The card as the proto sees it."""
-    return _message(doc, message, 1, message)
+    return _message(doc, message, 1, message.rsplit(".", 1)[-1])
 
 
 def _is_default(value: Any) -> bool:
@@ -135,11 +106,11 @@ def _message(doc: Any, message: str, depth: int, where: str) -> dict[str, Any]:
         raise CanonicalError(f"{where} is a JSON {type(doc).__name__}, not an object")
     if depth > MAX_DEPTH:
         raise CanonicalError(f"nesting deeper than {MAX_DEPTH}")
-    fields = SCHEMA[message]
+    fields = schema(message)
     out: dict[str, Any] = {}
     for raw_key, value in doc.items():
-        key = _camel(raw_key)
-        spec = fields.get(key)
+        spec = fields.get(raw_key)
+        key = json_name(message, raw_key)
         if spec is None or value is None:
             continue  # not part of the proto message (or JSON null = unset)
         projected = _value(value, spec, depth + 1, f"{where}.{key}")

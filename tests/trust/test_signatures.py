@@ -56,25 +56,25 @@ def test_wrong_type_cannot_be_canonicalised() -> None:
         canonical.project(base_card(ORIGIN, skills={"id": 1}))
 
 
-def test_schema_matches_the_official_sdk_descriptor() -> None:
-    """The presence table is transcribed from a2a.proto v1.0.1; the SDK's generated descriptor must agree."""
-    from a2a.types import a2a_pb2
-    from google.api import field_behavior_pb2
+def test_presence_comes_from_the_official_proto() -> None:
+    card = canonical.schema(canonical.CARD)
+    assert card["description"].presence == "required" and card["skills"].repeated
+    assert card["documentationUrl"].presence == "optional" and card["iconUrl"].presence == "optional"
+    assert card["signatures"].presence == "plain" and card["securitySchemes"].map
+    assert card["supported_interfaces"] == card["supportedInterfaces"]  # proto names are accepted too
+    caps = canonical.schema(card["capabilities"].message or "")
+    assert caps["streaming"].presence == "optional" and caps["extensions"].presence == "plain"
+    flows = canonical.schema("lf.a2a.v1.OAuthFlows")
+    assert flows["clientCredentials"].presence == "optional"  # a oneof member
+    scopes = canonical.schema("lf.a2a.v1.ClientCredentialsOAuthFlow")["scopes"]
+    assert scopes.map and scopes.kind == "string" and scopes.presence == "required"
+    assert canonical.schema("lf.a2a.v1.AgentExtension")["params"].kind == "struct"
 
-    for message, fields in canonical.SCHEMA.items():
-        descriptor = a2a_pb2.DESCRIPTOR.message_types_by_name[message]
-        assert set(fields) == {f.json_name for f in descriptor.fields}, message
-        for f in descriptor.fields:
-            spec = fields[f.json_name]
-            behaviours = f.GetOptions().Extensions[field_behavior_pb2.field_behavior]
-            required = field_behavior_pb2.REQUIRED in behaviours
-            proto3_optional = f.containing_oneof is not None and f.containing_oneof.name.startswith("_")
-            where = f"{message}.{f.json_name}"
-            assert (spec.presence == "required") == required, where
-            if f.message_type is None:  # scalars: `optional` exactly where the proto says so
-                assert (spec.presence == "optional") == proto3_optional, where
-            elif f.containing_oneof is not None:  # oneof members track presence
-                assert spec.presence == "optional", where
+
+def test_proto_field_names_are_canonicalised_as_json_names() -> None:
+    card = base_card(ORIGIN)
+    card["default_input_modes"] = card.pop("defaultInputModes")
+    assert canonical.payload(card) == canonical.payload(base_card(ORIGIN))
 
 
 def _signed(card: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
