@@ -73,7 +73,10 @@ def report_schema() -> str:
                                "status": {"type": ["integer", "null"]}, "contentType": {"type": ["string", "null"]},
                                "duration_ms": {"type": "number", "minimum": 0},
                                "phases_ms": {"type": "object", "additionalProperties": False,
-                                             "required": list(PHASES), "properties": _numbers(*PHASES)}}}
+                                             "required": list(PHASES), "properties": _numbers(*PHASES)},
+                               "retried": {"type": ["string", "null"],
+                                           "description": "why the request was sent again on a fresh connection "
+                                                          "(a reused connection the server had closed)"}}}
     step = {"type": "object",
             "required": ["name", "status", "duration_ms", "httpStatus", "reason", "detail", "method", "http"],
             "properties": {"name": {"enum": [s.value for s in StepName]}, "status": {"enum": STATUSES},
