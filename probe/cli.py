@@ -15,7 +15,7 @@ from typing import NoReturn, cast
 
 from pydantic import SecretStr, ValidationError
 
-from probe import __version__, logs, offline, report
+from probe import __version__, logs, offline, redact, report
 from probe.checks.catalogue import Severity
 from probe.config import CardSignatures, ConfigError, Settings
 from probe.config import load as load_config
@@ -213,11 +213,14 @@ def target_from_args(args: argparse.Namespace) -> Target:
         if not sep or not key.strip():  # never echo the argument: it may be "Authorization: Bearer …"
             raise UsageError("--header: expected K=V (a header name, '=', then the value)")
         headers[key.strip()] = SecretStr(value)
+        if redact.is_secret_header(key.strip()):
+            redact.register(value)
     if args.bearer_token_env:
         token = os.environ.get(args.bearer_token_env)
         if not token:
             raise UsageError(f"--bearer-token-env: environment variable {args.bearer_token_env} is not set or empty")
         headers["Authorization"] = SecretStr(f"Bearer {token}")
+        redact.register(token)
     try:
         signatures = CardSignatures(policy=args.signature_policy, trusted_jwks_file=args.trusted_jwks)
         jwks = signatures.resolve()
@@ -275,8 +278,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     suite = suite_options(args, target)
     progress = args.format == "text" and not args.output and sys.stderr.isatty()
     result = asyncio.run(_check(target, not args.no_stream, progress, suite))
-    rendered = (report.to_text(result, verbose=args.verbose) if args.format == "text"
-                else report.render(result, args.format))
+    rendered = redact.text(report.to_text(result, verbose=args.verbose) if args.format == "text"
+                           else report.render(result, args.format))
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8") as fh:

@@ -28,6 +28,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from probe import redact
 from probe.shard import Shard, ShardError
 from probe.shard import parse as parse_shard
 from probe.target import Target, check_url
@@ -232,8 +233,6 @@ class Agent(_Strict):
     @field_validator("headers")
     @classmethod
     def _no_secret_headers(cls, v: dict[str, str]) -> dict[str, str]:
-        from probe import redact
-
         bad = [k for k in v if redact.is_secret_header(k)]
         if bad:
             raise ValueError(f"{bad[0]} looks like a credential: put it under auth.headers with env or file")
@@ -262,6 +261,7 @@ class Agent(_Strict):
                 headers["Authorization"] = SecretStr("Bearer " + value.get_secret_value())
             else:
                 headers[where.removeprefix("auth.headers.")] = value
+            redact.register(value.get_secret_value())  # masked in every output from now on
         return Target(name=self.name, url=self.url, card_url=self.card_url, headers=headers,
                       a2a_version=self.a2a_version, binding=self.binding, message=self.message,
                       expect_text=self.expect_text, timeout=timeout,

@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from probe import redact
 from probe.checks import card as card_checks
 from probe.checks import urls
 from probe.checks.shape import shape_problems
@@ -62,6 +63,7 @@ async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepNam
                                        detail=f"internal error: {type(exc).__name__}: {exc}"[:300]))
     result.duration_s = time.monotonic() - t0
     result.success = result.reason is None
+    redact.result(result)  # what an agent sent is scrubbed before any consumer (report, log, page) sees it
     return run
 
 
@@ -205,15 +207,17 @@ class ProbeRun:
                 raise StepFailed(Reason.INVOKE_LEGACY_PROTOCOL, why)
             raise StepFailed(Reason.CARD_INVALID, invalid) if bad else StepFailed(Reason.NO_USABLE_INTERFACE, why)
         self.check("interface.selected", Status.PASS, why, step=v)
-        self.r.interface_url, self.r.binding, self.r.protocol_version = iface.url, iface.binding, dialect.version
         self.url_findings = urls.diagnose(card.url, iface.url)
+        call_url = redact.strip_userinfo(iface.url)  # credentials in a card are a finding, never sent
+        self.r.interface_url, self.r.binding, self.r.protocol_version = call_url, iface.binding, dialect.version
         flagged = {f.check_id: f for f in self.url_findings}
-        for cid in ("interface.no_path_repeat", "interface.routable_host", "interface.scheme"):
+        for cid in ("interface.no_path_repeat", "interface.routable_host", "interface.scheme",
+                    "interface.no_credentials"):
             f = flagged.get(cid)
             self.check(cid, Status.FAIL if f else Status.PASS, f.message if f else "", step=v,
                        recommendation=f.recommendation if f else None)
         headers = self.t.invoke_headers()
-        self.binding = BINDINGS[iface.binding](self.client, iface.url, dialect, headers, dialect.header_version)
+        self.binding = BINDINGS[iface.binding](self.client, call_url, dialect, headers, dialect.header_version)
         if bad:
             raise StepFailed(Reason.CARD_INVALID, invalid)
 

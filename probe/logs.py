@@ -7,7 +7,6 @@ mistake is still masked in the output.
 from __future__ import annotations
 
 import logging
-import re
 import sys
 from collections.abc import MutableMapping
 from typing import Any
@@ -17,32 +16,14 @@ import structlog
 from probe import redact
 from probe.results import ProbeResult, Status
 
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
-_secrets: dict[str, None] = {}  # insertion-ordered, bounded: rotated credentials must not grow it forever
-_MAX_SECRETS = 1000
-
 
 def register_secret(value: str) -> None:
-    """Values that must never appear in a log line (resolved credentials)."""
-    if len(value) >= 4:
-        _secrets.pop(value, None)
-        _secrets[value] = None
-        while len(_secrets) > _MAX_SECRETS:
-            del _secrets[next(iter(_secrets))]
+    """Values that must never appear in any output (resolved credentials); see probe.redact."""
+    redact.register(value)
 
 
 def _scrub(value: Any) -> Any:
-    if isinstance(value, str):
-        value = _BEARER.sub(lambda m: f"{m.group(1)} {redact.REDACTED}", value)
-        for s in _secrets:
-            if s in value:
-                value = value.replace(s, redact.REDACTED)
-        return value
-    if isinstance(value, dict):
-        return {k: (redact.REDACTED if redact.is_secret_header(str(k)) else _scrub(v)) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrub(v) for v in value]
-    return value
+    return redact.deep(value)
 
 
 def redact_processor(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:

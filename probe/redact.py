@@ -1,14 +1,40 @@
-"""One place that decides what is secret, so logs, metrics, reports and /config never leak it."""
+"""The one place that decides what is secret and masks it in every text the probe emits.
+
+Every configured credential is registered here when it is resolved (`register`), together with
+the forms an agent may echo it back in: the bare token of an `Authorization` value, the
+`user:pass` inside a Basic credential and its password, base64 (standard and URL-safe, with and
+without padding), URL encoding, JSON and HTML escaping. `text` masks all of them, a prefix of one
+left by a truncation, any `Bearer`/`Basic` credential and any userinfo in a URL. Reports, the
+status page, /probe?debug=true, the CLI and the log processor all call it (see `result`, `deep`).
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import html
+import json
+import re
 from collections.abc import Mapping
 from functools import lru_cache
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, TypeVar
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
                             "api-key", "x-auth-token"})
 REDACTED = "<redacted>"
+_MIN_LEN = 4  # shorter values would mask ordinary words
+_PARTIAL = 6  # a truncated secret is masked once this many of its first characters remain
+_MAX_SECRETS = 1000  # insertion-ordered and bounded: rotated credentials must not grow it forever
+_SCHEMES = ("bearer", "basic", "token", "apikey", "digest")
+
+# a credential after an auth scheme word; the token must not be an ordinary lower-case word ("basic probe")
+_AUTH = re.compile(r"\b([Bb]earer|[Bb]asic|BEARER|BASIC)(\s+)(?=\S*[A-Z0-9+/=_.~-])[A-Za-z0-9._~+/=-]{8,}")
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]+@")
+
+_secrets: dict[str, tuple[str, ...]] = {}  # registered value -> the forms it may be echoed in
+_forms: tuple[str, ...] = ()  # every form of every secret, longest first
+_cores: tuple[str, ...] = ()  # the plain values, for prefix (truncation) matching
 
 
 def is_secret_header(name: str, extra: frozenset[str] = frozenset()) -> bool:
@@ -20,17 +46,153 @@ def headers(h: Mapping[str, str], extra: frozenset[str] = frozenset()) -> dict[s
     return {k: (REDACTED if is_secret_header(k, extra) else v) for k, v in h.items()}
 
 
+def register(value: str) -> None:
+    """A value that must never be emitted (a resolved credential), with the forms it may be echoed in."""
+    if len(value) < _MIN_LEN:
+        return
+    global _forms, _cores
+    if value in _secrets:  # already known: only refresh its place in the eviction order
+        _secrets[value] = _secrets.pop(value)
+        return
+    _secrets[value] = _forms_of(value)
+    while len(_secrets) > _MAX_SECRETS:
+        del _secrets[next(iter(_secrets))]
+    forms = {f for fs in _secrets.values() for f in fs}
+    _forms = tuple(sorted(forms, key=len, reverse=True))
+    # prefix matching only on the credentials themselves: "Bearer " alone is not a secret
+    _cores = tuple(sorted({c for v in _secrets for c in _core_values(v) if not _has_scheme(c)}, key=len,
+                          reverse=True))
+
+
+def _has_scheme(value: str) -> bool:
+    scheme, sep, _ = value.partition(" ")
+    return bool(sep) and scheme.lower() in _SCHEMES
+
+
+def registered() -> tuple[str, ...]:
+    return tuple(_secrets)
+
+
+def _core_values(value: str) -> set[str]:
+    """The value, the token of `Scheme token`, and the `user:pass` and password inside a Basic credential."""
+    out = {value.strip()}
+    scheme, _, token = value.strip().partition(" ")
+    if scheme.lower() in _SCHEMES and token.strip():
+        out.add(token.strip())
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                pair = ""
+            if pair:
+                out.add(pair)
+                out.add(pair.partition(":")[2])
+    return {v for v in out if len(v) >= _MIN_LEN}
+
+
+def _forms_of(value: str) -> tuple[str, ...]:
+    out: set[str] = set()
+    for v in _core_values(value):
+        raw = v.encode()
+        b64 = base64.b64encode(raw).decode()
+        url64 = base64.urlsafe_b64encode(raw).decode()
+        out |= {v, quote(v, safe=""), quote(v), quote_plus(v), b64, b64.rstrip("="), url64, url64.rstrip("="),
+                json.dumps(v)[1:-1], json.dumps(v, ensure_ascii=False)[1:-1], html.escape(v)}
+    return tuple(f for f in out if len(f) >= _MIN_LEN)
+
+
+def text(s: str) -> str:
+    """`s` with every registered secret (in any known form), auth credential and URL userinfo masked."""
+    if not s:
+        return s
+    if "@" in s:
+        s = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", s)
+    s = _AUTH.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", s)
+    for form in _forms:
+        if form in s:
+            s = s.replace(form, REDACTED)
+    for core in _cores:
+        s = _mask_prefixes(s, core)
+    return s
+
+
+def _mask_prefixes(s: str, secret: str) -> str:
+    """Mask what a truncation left of a secret: a run of at least its first `_PARTIAL` characters."""
+    head = secret[:_PARTIAL]
+    if len(secret) <= _PARTIAL or head not in s:
+        return s
+    out, i = [], 0
+    while (j := s.find(head, i)) >= 0:
+        n = _PARTIAL
+        while n < len(secret) and j + n < len(s) and s[j + n] == secret[n]:
+            n += 1
+        out.append(s[i:j] + REDACTED)
+        i = j + n
+    return "".join(out) + s[i:]
+
+
+def deep(value: Any) -> Any:
+    """`text` applied to every string in a JSON-like value (keys that name a credential hide their value)."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        return {k: (REDACTED if isinstance(k, str) and is_secret_header(k) and isinstance(v, str) else deep(v))
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [deep(v) for v in value]
+    return value
+
+
+_R = TypeVar("_R")
+
+
+def result(r: _R) -> _R:
+    """Scrub a ProbeResult in place (every string an agent could have put there) and return it."""
+    o: Any = r
+    for name in ("target_url", "card_url", "interface_url", "card_name", "card_version", "binding",
+                 "protocol_version"):
+        v = getattr(o, name)
+        if isinstance(v, str):
+            setattr(o, name, text(v))
+    for step in o.steps:
+        step.detail = text(step.detail)
+        for e in step.exchanges:
+            e.url, e.content_type = text(e.url), text(e.content_type) if e.content_type else e.content_type
+    for c in o.checks:
+        c.message, c.recommendation = text(c.message), text(c.recommendation)
+    return r
+
+
+def strip_userinfo(u: str) -> str:
+    """The URL without `user:pass@`: credentials in a URL are never sent (and never printed)."""
+    try:
+        parts = urlsplit(u)
+    except ValueError:
+        return u
+    if "@" not in parts.netloc:
+        return u
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query, parts.fragment))
+
+
+def has_userinfo(u: str) -> bool:
+    try:
+        return "@" in urlsplit(u).netloc
+    except ValueError:
+        return False
+
+
 @lru_cache(maxsize=4096)
 def url(u: str) -> str:
     """Drop userinfo and the query string's values: either may carry a credential."""
     try:
         parts = urlsplit(u)
+        port = parts.port
     except ValueError:
         return "<unparsable url>"
     netloc = parts.hostname or ""
-    if parts.port:
-        netloc = f"{netloc}:{parts.port}"
+    if port:
+        netloc = f"{netloc}:{port}"
     if parts.hostname and ":" in parts.hostname:
-        netloc = f"[{parts.hostname}]" + (f":{parts.port}" if parts.port else "")
+        netloc = f"[{parts.hostname}]" + (f":{port}" if port else "")
     query = "&".join(p.split("=", 1)[0] + "=" + REDACTED for p in parts.query.split("&") if p) if parts.query else ""
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))

@@ -69,8 +69,6 @@ class Runner:
                         target = agent.target(remaining)
                     except ConfigError as exc:
                         return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
-                    for value in target.headers.values():
-                        logs.register_secret(value.get_secret_value())
                     self.metrics.gauge("probes_in_flight").inc()
                     self.in_flight.add(task)
                     try:

@@ -18,6 +18,10 @@ _BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f]")
 _HOST_PORT = re.compile(r"^[A-Za-z0-9.\-\[\]:]+(:\d+)?(/.*)?$")
 
 
+USERINFO_REFUSED = ("credentials in the URL (user:password@) are refused: they would be sent to the agent and "
+                    "printed; configure them as a secret (auth.headers or auth.bearer_token with env or file)")
+
+
 class InvalidUrl(ValueError):
     """A URL no request should be sent to; the message is one line and never repeats the URL (it may hold a
     credential in its userinfo or query)."""
@@ -50,6 +54,8 @@ def check_url(url: str) -> str:
         raise InvalidUrl("URL port must be a number from 1 to 65535")
     if ":" in parts.netloc.rsplit("@", 1)[-1].split("]")[-1] and port is None:
         raise InvalidUrl("URL port must be a number from 1 to 65535")  # "host:" with nothing after the colon
+    if "@" in parts.netloc:
+        raise InvalidUrl(USERINFO_REFUSED)
     return url
 
 

@@ -13,7 +13,7 @@ from aiohttp import web
 from prometheus_client import generate_latest
 from prometheus_client.aiohttp import make_aiohttp_handler
 
-from probe import report
+from probe import redact, report
 from probe.config import Agent, Module
 from probe.metrics import probe_registry
 from probe.reasons import Reason, describe
@@ -29,8 +29,23 @@ REFRESH_MIN_SECONDS = 10.0
 _BOOL = {"true": True, "1": True, "false": False, "0": False, "": False}
 
 
+@web.middleware
+async def _redacted(request: web.Request, handler: Any) -> web.StreamResponse:
+    """The last line of defence: no response body carries a registered secret (results are scrubbed already)."""
+    resp: web.StreamResponse = await handler(request)
+    if request.path != "/metrics" and isinstance(resp, web.Response) and isinstance(resp.body, bytes) \
+            and redact.registered():
+        charset = resp.charset or "utf-8"
+        body = resp.body.decode(charset, "replace")
+        clean = redact.text(body)
+        if clean != body:
+            resp.body = clean.encode(charset)
+    return resp
+
+
 def make_app(daemon: Daemon) -> web.Application:
-    app = web.Application(client_max_size=64 * 1024)  # the daemon accepts no large bodies from anyone
+    # the daemon accepts no large bodies from anyone
+    app = web.Application(client_max_size=64 * 1024, middlewares=[_redacted])
     app[DAEMON] = daemon
     app.router.add_get("/", status_page)
     app.router.add_get("/metrics", make_aiohttp_handler(daemon.metrics.registry))

@@ -97,6 +97,9 @@ CHECKS: tuple[Check, ...] = (
           "clients use."),
     Check("interface.scheme", _IFACE, _S, "An https card does not advertise an http interface",
           "Advertise the https URL clients use; check X-Forwarded-Proto handling in the gateway."),
+    Check("interface.no_credentials", _IFACE, _S, "The advertised URL carries no credentials (user:password@)",
+          "Remove the userinfo from the advertised URL: the card is public, and clients authenticate with the "
+          "card's security schemes (RFC 3986 §3.2.1 deprecates passwords in URLs)."),
     # --- invocation (SendMessage, GetTask)
     Check("invoke.http", _LIFE, _M, "The advertised URL answers the JSON-RPC POST with HTTP 200",
           "Route the advertised URL to the A2A JSON-RPC handler; it answers HTTP 200 for every JSON-RPC "

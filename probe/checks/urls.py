@@ -106,10 +106,17 @@ def diagnose(card_url: str, interface_url: str) -> tuple[Finding, ...]:
                 "Set the agent's public base URL (kagent: controller.a2aBaseUrl / A2A_BASE_URL; agentgateway: "
                 f"the route's hostname) so the card advertises {card.scheme}://{card.netloc}.",
             ))
+    if "@" in adv.netloc:
+        out.append(Finding(
+            "interface.no_credentials",
+            "the advertised URL carries userinfo (user:password@); the probe did not send it",
+            "Remove the credentials from the advertised URL; the card is public and clients authenticate with the "
+            "card's security schemes.",
+        ))
     if card.scheme == "https" and adv.scheme == "http":
         out.append(Finding(
             "interface.scheme",
-            f"the card was served over https but advertises an http URL ({adv.scheme}://{adv.netloc})",
+            f"the card was served over https but advertises an http URL ({adv.scheme}://{adv.hostname})",
             "Advertise the https URL; the gateway should honour X-Forwarded-Proto when rewriting the card.",
         ))
     return tuple(out)

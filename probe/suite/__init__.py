@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from probe import redact
 from probe.checks.catalogue import BY_ID
 from probe.engine import FULL_STEPS, execute
 from probe.results import ProbeResult, Status, StepName, StepResult
@@ -48,7 +49,7 @@ async def run_suite(target: Target, client: HttpClient, opts: SuiteOptions) -> P
     step.status = Status.FAIL if failed else Status.PASS
     step.detail = f"{len(failed)} suite check(s) failed" if failed else ""
     result.duration_s = time.monotonic() - t0
-    return result
+    return redact.result(result)  # the suite's own checks quote agent answers too
 
 
 async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:

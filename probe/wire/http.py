@@ -236,6 +236,7 @@ class HttpClient:
     async def _open(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
                     deadline: Deadline) -> tuple[aiohttp.ClientResponse, HttpExchange, _Timer, float]:
         """Send the request and wait for the response headers, within the deadline."""
+        url = redact.strip_userinfo(url)  # userinfo (from a card or a redirect) is never sent as credentials
         timer = _Timer()
         t0 = time.monotonic()
         try:

@@ -1,0 +1,70 @@
+"""The one redaction: every registered secret in every form it may be echoed in, and nothing else."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from urllib.parse import quote, quote_plus
+
+import pytest
+
+from probe import redact
+from probe.results import ProbeResult, Status, StepName, StepResult, make_check
+
+TOKEN = "tok-Zq8+/w=secret!&"
+PAIR = "probe-user:pa55-w0rd#x"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _registered() -> None:
+    redact.register(f"Bearer {TOKEN}")
+    redact.register("Basic " + base64.b64encode(PAIR.encode()).decode())
+
+
+@pytest.mark.parametrize("form", [
+    TOKEN, f"Bearer {TOKEN}", quote(TOKEN, safe=""), quote_plus(TOKEN), quote(TOKEN),
+    base64.b64encode(TOKEN.encode()).decode(), base64.urlsafe_b64encode(TOKEN.encode()).decode().rstrip("="),
+    json.dumps(TOKEN)[1:-1], html.escape(TOKEN),
+    PAIR, "pa55-w0rd#x", base64.b64encode(PAIR.encode()).decode(), quote(PAIR, safe=""),
+])
+def test_every_form_of_a_registered_secret_is_masked(form: str) -> None:
+    out = redact.text(f"the agent said: {form} (echoed)")
+    assert form not in out and redact.REDACTED in out
+    assert out.startswith("the agent said: ") and out.endswith(" (echoed)")
+
+
+@pytest.mark.parametrize("cut", [6, 9, len(TOKEN) - 1])
+def test_a_truncated_secret_is_masked(cut: int) -> None:
+    assert TOKEN[:cut] not in redact.text(f"error: {TOKEN[:cut]}…")
+    assert TOKEN[:cut] not in redact.text(f"id {TOKEN[:cut]!r} does not echo")
+
+
+def test_unregistered_credentials_and_userinfo_are_masked_too() -> None:
+    out = redact.text("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.x.y at https://bob:hunter22@h.example/a2a")
+    assert "eyJhbGci" not in out and "hunter22" not in out and "bob" not in out
+    assert "https://<redacted>@h.example/a2a" in out
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    text = "basic conformance: the basic probe passed; Bearer scheme declared; mail me@example.org"
+    assert redact.text(text) == text
+
+
+def test_result_is_scrubbed_in_place() -> None:
+    r = ProbeResult(agent="a", target_url="http://h/", card_name=f"echo {TOKEN}",
+                    interface_url="http://u:pa55-w0rd#x@h/rpc")
+    r.steps.append(StepResult(name=StepName.PING, detail=f"JSON-RPC error: got header Bearer {TOKEN}"))
+    r.checks.append(make_check("invoke.http", Status.FAIL, f"body {base64.b64encode(TOKEN.encode()).decode()}",
+                               step=StepName.INVOKE))
+    dumped = redact.result(r).model_dump_json()
+    assert TOKEN not in dumped and "pa55" not in dumped and base64.b64encode(TOKEN.encode()).decode() not in dumped
+
+
+def test_the_registry_is_bounded() -> None:
+    for i in range(1100):
+        redact.register(f"rotated-credential-{i:05d}")
+    assert len(redact.registered()) <= 1000
+    assert "rotated-credential-01099" in redact.registered()
+    redact.register(f"Bearer {TOKEN}")  # still masked after rotation noise
+    assert TOKEN not in redact.text(TOKEN)
