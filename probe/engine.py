@@ -17,7 +17,8 @@ import structlog
 
 from probe import redact
 from probe.checks import card as card_checks
-from probe.checks import urls
+from probe.checks import grading, urls
+from probe.checks.catalogue import Severity
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
@@ -25,7 +26,7 @@ from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult
 from probe.target import Target
 from probe.trust import signatures
 from probe.wire import card as cardwire
-from probe.wire import jsonrpc
+from probe.wire import jsonrpc, schema
 from probe.wire.bindings import BINDINGS, Binding, Call, Op
 from probe.wire.card import Card, CardError, Interface
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version
@@ -61,6 +62,7 @@ async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepNam
         result.reason = result.reason or Reason.PROBE_ERROR
         result.steps.append(StepResult(name=StepName.VALIDATE, status=Status.FAIL, reason=Reason.PROBE_ERROR,
                                        detail=f"internal error: {type(exc).__name__}: {exc}"[:300]))
+    grading.grade(result)
     result.duration_s = time.monotonic() - t0
     result.success = result.reason is None
     redact.result(result)  # what an agent sent is scrubbed before any consumer (report, log, page) sees it
@@ -76,6 +78,9 @@ class ProbeRun:
         self.card: Card | None = None
         self.binding: Binding | None = None
         self.url_findings: tuple[urls.Finding, ...] = ()
+        # a MUST broken while the call still works (e.g. SendMessage did not block): the step fails with its
+        # reason, but the run goes on so the rest of the agent is judged too
+        self.soft_failures: dict[StepName, tuple[Reason, str]] = {}
 
     # ---- orchestration
 
@@ -102,6 +107,11 @@ class ProbeRun:
         try:
             skipped = await fn(step)
             step.status = Status.SKIP if skipped else Status.PASS
+            soft = self.soft_failures.get(name)
+            if soft is not None:
+                step.status, step.reason, step.detail = Status.FAIL, soft[0], soft[1][:500]
+                self.r.reason = self.r.reason or soft[0]
+                return True
         except StepFailed as exc:
             step.status, step.reason, step.detail = Status.FAIL, exc.reason, exc.detail[:500]
             if self.r.reason is None:
@@ -209,7 +219,9 @@ class ProbeRun:
         self.check("interface.selected", Status.PASS, why, step=v)
         self.url_findings = urls.diagnose(card.url, iface.url)
         call_url = redact.strip_userinfo(iface.url)  # credentials in a card are a finding, never sent
-        self.r.interface_url, self.r.binding, self.r.protocol_version = call_url, iface.binding, dialect.version
+        # label by what the card says (0.2 agents are spoken to in the 0.3 dialect, but graded by 0.2's rules)
+        label = "0.2" if dialect.version == "0.3" and grading.family(iface.version) == "0.2" else dialect.version
+        self.r.interface_url, self.r.binding, self.r.protocol_version = call_url, iface.binding, label
         flagged = {f.check_id: f for f in self.url_findings}
         for cid in ("interface.no_path_repeat", "interface.routable_host", "interface.scheme",
                     "interface.no_credentials"):
@@ -272,13 +284,59 @@ class ProbeRun:
             raise StepFailed(reason, detail)
         self.check("invoke.version_accepted", Status.PASS, step=inv)
         item = b.dialect.result_item(call.envelope.result)
+        invalid = self._schema_check(call.envelope.result, schema.Shape.SEND_RESULT, inv)
         self._shape_checks(item, inv)
+        if invalid:
+            raise StepFailed(Reason.INVOKE_BAD_RESULT, invalid)
+        if item.kind == "task":
+            self._blocking_check(item)
         if item.kind == "task" and item.task_id and item.state not in TERMINAL | INTERRUPTED:
             item = await self._poll(step, item)
         if item.kind == "task" and item.state is TaskState.COMPLETED:
             self.check("lifecycle.completed_artifact", Status.PASS if item.artifacts else Status.FAIL,
                        f"{item.artifacts} artifact(s)" if item.artifacts else "COMPLETED without an artifact", step=inv)
         self._outcome(item, inv, "invoke")
+
+    def _schema_check(self, payload: Any, shape: schema.Shape, step: StepName, what: str = "") -> str | None:
+        """The official definitions of the probed version: what the official client cannot parse fails here.
+
+        Returns the failure, for the caller to raise once its own checks are recorded."""
+        b = self._binding()
+        verdict = schema.validate(self.r.protocol_version or b.dialect.version, self.r.binding or "JSONRPC", shape,
+                                  payload)
+        if verdict.snake_case and self.r.check("invoke.camel_case") is None:
+            self.check("invoke.camel_case", Status.FAIL, f"{what}proto field names instead of ProtoJSON "
+                       f"camelCase: {', '.join(verdict.snake_case[:5])}", step=step)
+        elif not what and self.r.check("invoke.camel_case") is None:
+            self.check("invoke.camel_case", Status.PASS, "camelCase field names", step=step)
+        if verdict.ok:
+            notes = f"; unknown fields ignored: {', '.join(verdict.ignored[:5])}" if verdict.ignored else ""
+            if not what:  # the first answer records the check; later ones (polls) only when they break it
+                self.check("invoke.schema", Status.PASS, f"valid against the {verdict.definitions}{notes}",
+                           step=step)
+            return None
+        msg = f"{what}not valid against the {verdict.definitions}: {verdict.summary()}"
+        prior = self.r.check("invoke.schema")
+        if prior is not None:
+            self.r.checks.remove(prior)
+        self.check("invoke.schema", Status.FAIL, msg, step=step)
+        return msg
+
+    def _blocking_check(self, item: Item) -> None:
+        """1.0 §3.2.2: without returnImmediately, SendMessage MUST return a terminal or interrupted task."""
+        b = self._binding()
+        asked = ("returnImmediately unset (blocking, the 1.0 default)" if b.dialect.version == "1.0"
+                 else "configuration.blocking: true")
+        state = item.state.value if item.state else "no state"
+        if item.state in TERMINAL | INTERRUPTED:
+            self.check("invoke.blocking", Status.PASS, f"SendMessage with {asked} returned the task {state}",
+                       step=StepName.INVOKE)
+            return
+        msg = (f"SendMessage with {asked} returned task {item.task_id} in {state}, not a terminal or interrupted "
+               "state; the probe polled GetTask to go on")
+        self.check("invoke.blocking", Status.FAIL, msg, step=StepName.INVOKE)
+        if grading.level_of("invoke.blocking", self.r.protocol_version) is Severity.MUST:
+            self.soft_failures[StepName.INVOKE] = (Reason.INVOKE_NOT_BLOCKING, msg)
 
     def _shape_checks(self, item: Item, step: StepName) -> None:
         shape, dialect_problems = shape_problems(item)
@@ -306,6 +364,10 @@ class ProbeRun:
             assert call.envelope is not None
             if call.envelope.error is not None:
                 raise StepFailed(*_rpc_error_reason(call.envelope.error, b.dialect))
+            invalid = self._schema_check(call.envelope.result, schema.Shape.TASK, StepName.INVOKE,
+                                         "GetTask's answer is ")
+            if invalid:
+                raise StepFailed(Reason.INVOKE_BAD_RESULT, invalid)
             polled = b.dialect.result_item({"task": call.envelope.result} if b.dialect.version == "1.0"
                                            else call.envelope.result)
             if polled.state in TERMINAL | INTERRUPTED:
@@ -343,7 +405,8 @@ class ProbeRun:
             step.detail = "the card does not declare capabilities.streaming"
             return True
         params = {"message": b.dialect.user_message(self.t.message, str(uuid.uuid4()), None, None)}
-        judge = StreamJudge(b.dialect, close_grace=self.t.stream_close_grace)
+        judge = StreamJudge(b.dialect, close_grace=self.t.stream_close_grace,
+                            version=self.r.protocol_version or b.dialect.version, binding=self.r.binding or b.name)
         try:
             async with b.open_stream(Op.STREAM, params, deadline=self.deadline) as es:
                 step.exchanges.append(es.raw.exchange)

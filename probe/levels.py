@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from probe.checks.catalogue import Category, Severity
+from probe.reasons import Reason
 from probe.results import CheckResult, ProbeResult, Status, StepName
 
 
@@ -29,6 +30,7 @@ LEVEL_TEXT: dict[Level, str] = {
 # non-conformant, another MUST failure (e.g. a stream rule) minimal, only SHOULD failures partial.
 
 _BASIC = (StepName.INVOKE, StepName.PING)
+SOFT_REASONS = frozenset({Reason.INVOKE_NOT_BLOCKING})
 CRASH_CHECK = "errors.no_server_errors"
 
 
@@ -42,8 +44,9 @@ def level(result: ProbeResult) -> Level:
         return Level.NON_CONFORMANT
     basic = next((s for s in result.steps if s.name in _BASIC), None)
     crashed = any(c.id == CRASH_CHECK for c in failed)
-    if any(c.category is Category.AGENT_CARD for c in must) or basic is None or basic.status is not Status.PASS \
-            or crashed:
+    # a send that works but breaks a lifecycle MUST on the way (it did not block) is a working basic send
+    works = basic is not None and (basic.status is Status.PASS or basic.reason in SOFT_REASONS)
+    if any(c.category is Category.AGENT_CARD for c in must) or not works or crashed:
         return Level.NON_CONFORMANT
     if any(c.category is Category.LIFECYCLE for c in must):
         return Level.MINIMAL

@@ -32,6 +32,7 @@ class Reason(StrEnum):
     INVOKE_VERSION_UNSUPPORTED = "invoke_version_unsupported"
     INVOKE_LEGACY_PROTOCOL = "invoke_legacy_protocol"
     INVOKE_BAD_RESULT = "invoke_bad_result"
+    INVOKE_NOT_BLOCKING = "invoke_not_blocking"
     # task outcome
     TASK_FAILED = "task_failed"
     TASK_TIMEOUT = "task_timeout"
@@ -122,6 +123,12 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
     Reason.INVOKE_BAD_RESULT: (
         "The JSON-RPC result is not a valid Task or Message for the protocol version.",
         "Return a Task (with id, contextId and status.state) or a Message, in the advertised version's shape.",
+    ),
+    Reason.INVOKE_NOT_BLOCKING: (
+        "A blocking SendMessage (1.0: no returnImmediately) returned a task that was not yet terminal or "
+        "interrupted; clients that trust the answer see an unfinished task.",
+        "Wait for the task to reach a terminal or interrupted state before answering a blocking SendMessage "
+        "(A2A 1.0 §3.2.2).",
     ),
     Reason.TASK_FAILED: (
         "The task ended in a state other than COMPLETED (failed, rejected, canceled or interrupted).",

@@ -6,7 +6,8 @@ The CLI, the daemon, the reports and the docs all read this table. A check that 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -27,14 +28,25 @@ class Category(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Rule:
+    """What one version of the specification says: its level in that version's words, and where."""
+
+    level: Severity
+    section: str  # the section of that version's specification.md, e.g. "§3.2.2 SendMessageConfiguration"
+    words: str = ""  # the requirement, shortly, as that version states it
+
+
+@dataclass(frozen=True, slots=True)
 class Check:
     id: str
     category: Category
-    severity: Severity
+    severity: Severity  # the level where `rules` names no version (checks not yet traced to the text)
     title: str
     recommendation: str
     spec_ref: str = ""
     side_effects: bool = False  # starts real agent work (excluded by --safe-only)
+    # protocol version family ("1.0", "0.3", "0.2") -> the rule; a version not named has no such rule
+    rules: Mapping[str, Rule] = field(default_factory=dict)
 
 
 _M, _S = Severity.MUST, Severity.SHOULD
@@ -116,6 +128,33 @@ CHECKS: tuple[Check, ...] = (
           side_effects=_W),
     Check("invoke.dialect", _LIFE, _M, "Enums and shapes match the advertised protocol version",
           "Use TASK_STATE_*/ROLE_* enums in 1.0 and lowercase states with kind in 0.3.", "FMT-01", side_effects=_W),
+    Check("invoke.schema", _LIFE, _M,
+          "The SendMessage result (and every GetTask answer) is valid against the version's official definitions",
+          "Emit results the official clients can parse: field names and JSON types of the proto (1.0) or the 0.3 "
+          "schema, enum names the version defines, RFC 3339 timestamps with a zone, valid base64.", "FMT-01",
+          side_effects=_W,
+          rules={"1.0": Rule(_M, "§5.6 Data Type Conventions, §5.5 JSON Field Naming",
+                             "JSON is the ProtoJSON form of the proto; timestamps MUST be RFC 3339 UTC"),
+                 "0.3": Rule(_M, "§6 Protocol Data Objects, §11.1.5 Data Format Compliance",
+                             "agents MUST use the data structures of the specification's schema"),
+                 "0.2": Rule(_M, "§6 Protocol Data Objects", "objects follow the specification's schema")}),
+    Check("invoke.camel_case", _LIFE, _M, "JSON field names are camelCase, not the proto's snake_case",
+          "Serialise with ProtoJSON (lowerCamelCase names: contextId, not context_id).", "FMT-01", side_effects=_W,
+          rules={"1.0": Rule(_M, "§5.5 JSON Field Naming Convention",
+                             "all JSON serializations MUST use camelCase naming for field names")}),
+    Check("invoke.blocking", _LIFE, _M,
+          "A blocking SendMessage returns the task only in a terminal or interrupted state",
+          "Without returnImmediately (1.0) / with blocking true (0.3), wait until the task is terminal or "
+          "interrupted before answering SendMessage; clients that do not poll see an unfinished task.", "SEND-03",
+          side_effects=_W,
+          rules={"1.0": Rule(_M, "§3.2.2 SendMessageConfiguration",
+                             "blocking (returnImmediately false or unset) MUST wait until the task reaches a "
+                             "terminal or interrupted state"),
+                 "0.3": Rule(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.blocking)",
+                             "if true, the client will wait for the task to complete; the server may reject this "
+                             "(no MUST)"),
+                 "0.2": Rule(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.blocking)",
+                             "if true, the client will wait for the task to complete (no MUST)")}),
     Check("invoke.task_completed", _LIFE, _M, "The task reaches COMPLETED before the deadline",
           "Check the task's status message: the agent failed, asked for input, or is too slow.", "SEND-03",
           side_effects=_W),
@@ -128,6 +167,14 @@ CHECKS: tuple[Check, ...] = (
     Check("stream.events_parse", _STREAM, _M, "Every SSE event is a JSON-RPC response with the request's id",
           "Send each event as data: {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\":<StreamResponse>}.",
           "STRM-01", side_effects=_W),
+    Check("stream.schema", _STREAM, _M, "Every event is valid against the version's official definitions",
+          "Emit StreamResponse events (1.0) / Task, Message and update events (0.3) the official clients can parse.",
+          "FMT-01", side_effects=_W,
+          rules={"1.0": Rule(_M, "§3.2.3 Stream Response, §5.6 Data Type Conventions",
+                             "each event is a StreamResponse in ProtoJSON"),
+                 "0.3": Rule(_M, "§7.2.1 SendStreamingMessageResponse, §11.1.5 Data Format Compliance",
+                             "events MUST use the data structures of §6"),
+                 "0.2": Rule(_M, "§7.2.1 SendStreamingMessageResponse", "events follow the schema")}),
     Check("stream.first_event", _STREAM, _M, "The first event is the Task (or a single Message)",
           "Start a task stream with the Task object, then send updates.", "STRM-02", side_effects=_W),
     Check("stream.consistent_ids", _STREAM, _M, "One taskId and contextId throughout the stream",

@@ -15,8 +15,9 @@ def shape_problems(item: Item, *, task_expected: bool = False) -> tuple[list[str
     shape = [p for p in item.problems if "state" not in p]
     if task_expected and item.kind == "message":
         shape.append("a Message, not a Task")
-    if not item.context_id:
-        shape.append(f"the {item.kind} has no contextId")
+    if item.kind == "task" and not item.context_id:
+        # a Task carries the contextId the server generated; Message.contextId is optional (1.0 §4.1.4, 0.3 §6.4)
+        shape.append("the task has no contextId")
     if item.kind == "task" and item.state in (None, TaskState.UNKNOWN):
         shape.append("the task has no status.state the protocol version defines")
     return shape, [p for p in item.problems if any(m in p for m in _DIALECT_MARKERS)]

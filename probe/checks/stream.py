@@ -11,6 +11,7 @@ from typing import Any
 
 from probe.reasons import Reason
 from probe.results import CheckResult, Status, StepName, make_check
+from probe.wire import schema
 from probe.wire.bindings import EventStream
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, is_regression
 from probe.wire.http import Deadline
@@ -21,6 +22,7 @@ _REASON_BY_CHECK: tuple[tuple[str, Reason], ...] = (
     ("stream.content_type", Reason.STREAM_NOT_SSE),
     ("stream.no_regression", Reason.STREAM_STATE_REGRESSION),
     ("stream.events_parse", Reason.STREAM_PROTOCOL_VIOLATION),
+    ("stream.schema", Reason.STREAM_PROTOCOL_VIOLATION),
     ("stream.first_event", Reason.STREAM_PROTOCOL_VIOLATION),
     ("stream.consistent_ids", Reason.STREAM_PROTOCOL_VIOLATION),
     ("stream.artifact_chunks", Reason.STREAM_PROTOCOL_VIOLATION),
@@ -33,9 +35,13 @@ _MAX_ARTIFACTS = 10_000
 
 
 class StreamJudge:
-    def __init__(self, dialect: Dialect, close_grace: float = 1.0) -> None:
+    def __init__(self, dialect: Dialect, close_grace: float = 1.0, *, version: str | None = None,
+                 binding: str = "JSONRPC") -> None:
         self.d = dialect
         self.close_grace = close_grace
+        # with a version, every event is also validated against that version's official definitions
+        self.version = version
+        self.binding = binding
         self.started = False
         self.events = 0
         self.problems: dict[str, list[str]] = {cid: [] for cid, _ in _REASON_BY_CHECK}
@@ -108,6 +114,11 @@ class StreamJudge:
         if envelope.error is not None:
             self.rpc_error = envelope.error.describe() + (" (SSE event: error)" if name == "error" else "")
             return
+        if self.version is not None:
+            verdict = schema.validate(self.version, self.binding, schema.Shape.STREAM_EVENT, envelope.result,
+                                      root=f"event {index}")
+            for problem in verdict.problems[:2]:
+                self._problem("stream.schema", problem)
         item = self.d.result_item(envelope.result)
         if item.kind == "unknown":
             self._problem("stream.events_parse", f"event {index}: " + "; ".join(item.problems))
@@ -204,6 +215,8 @@ class StreamJudge:
         out = []
         s = StepName.STREAM
         for cid, _ in _REASON_BY_CHECK:
+            if cid == "stream.schema" and self.version is None:
+                continue  # not validated (offline transcripts judge shapes only)
             msgs = self.problems[cid]
             out.append(make_check(cid, Status.FAIL if msgs else Status.PASS, "; ".join(msgs), step=s))
         return out

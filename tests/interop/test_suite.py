@@ -205,10 +205,19 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
                                                       chunks=sse(task("SUBMITTED"), status("COMPLETED")))},
         "stream_failed": {"SendStreamingMessage": Reply(content_type="text/event-stream",
                                                         chunks=sse(task("SUBMITTED"), status("FAILED")))},
+        "zoneless": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": {"task": {
+            "id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED",
+                                                    "timestamp": "2026-01-01T00:00:00"}}}})])},
+        "snake_case": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": {
+            "task": {"id": "t", "context_id": "c", "status": {"state": "TASK_STATE_COMPLETED"}}}})])},
+        "not_blocking": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": task(
+            "WORKING")})]), "GetTask": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": task(
+                "COMPLETED")["task"]})])},
     }
     for name, replies in scripted.items():
         async with scripted_agent(replies) as origin:
-            steps = (StepName.INVOKE,) if name in ("body_03", "state_03") else (StepName.STREAM,)
+            steps = (StepName.INVOKE,) if name in ("body_03", "state_03", "zoneless", "snake_case",
+                                                   "not_blocking") else (StepName.STREAM,)
             r = await run_probe(Target(name=name, url=origin, timeout=3.0, stream_close_grace=0.2), client,
                                 steps=steps)
             failed.update(await _failing(r))

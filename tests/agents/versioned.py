@@ -1,0 +1,81 @@
+"""A scripted agent of any protocol version (1.0, 0.3, 0.2): its card, its headers, and replies by method.
+
+For the verdict tests: each fault is a few bytes of a reply or a header, and the card is the version's own
+shape, so the probe grades the agent by that version's rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from aiohttp import web
+
+from tests.agents.scripted import Reply
+
+CACHE_HEADERS = {"Cache-Control": "max-age=60", "ETag": '"v1"'}
+_SKILLS = [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]
+
+
+def card_for(version: str, origin: str, **extra: Any) -> dict[str, Any]:
+    """A complete card of `version` whose interface is `{origin}/rpc`."""
+    common = {"name": f"agent-{version}", "description": "scripted", "version": "1.0.0",
+              "capabilities": {"streaming": False}, "defaultInputModes": ["text/plain"],
+              "defaultOutputModes": ["text/plain"], "skills": _SKILLS}
+    if version == "1.0":
+        body = {**common, "supportedInterfaces": [{"url": f"{origin}/rpc", "protocolBinding": "JSONRPC",
+                                                   "protocolVersion": "1.0"}]}
+    elif version == "0.3":
+        body = {**common, "protocolVersion": "0.3.0", "url": f"{origin}/rpc", "preferredTransport": "JSONRPC"}
+    else:  # 0.2: no preferredTransport, the same JSON-RPC methods as 0.3
+        body = {**common, "protocolVersion": "0.2.5", "url": f"{origin}/rpc"}
+    return {**body, **extra}
+
+
+def rpc(result: Any = None, *, error: dict[str, Any] | None = None) -> Reply:
+    """A JSON-RPC reply with the request's id."""
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": "{id}"}
+    body.update({"error": error} if error is not None else {"result": result})
+    return Reply(chunks=[json.dumps(body)])
+
+
+@asynccontextmanager
+async def versioned_agent(version: str, replies: dict[str, Reply], *, card_headers: dict[str, str] | None = None,
+                          card_extra: dict[str, Any] | None = None) -> AsyncIterator[str]:
+    """Serve the card at the well-known path and replies keyed by JSON-RPC method; yields the origin."""
+    origin = ""
+
+    async def card(_: web.Request) -> web.Response:
+        headers = CACHE_HEADERS if card_headers is None else card_headers
+        return web.json_response(card_for(version, origin, **(card_extra or {})), headers=headers)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        reply = replies.get(body.get("method"))
+        if reply is None:
+            return web.json_response({"jsonrpc": "2.0", "id": body.get("id"),
+                                      "error": {"code": -32601, "message": "Method not found"}})
+        resp = web.StreamResponse(status=reply.status, headers={"Content-Type": reply.content_type})
+        await resp.prepare(request)
+        for chunk in reply.chunks:
+            await resp.write(chunk.replace("{id}", str(body.get("id"))).encode())
+        await resp.write_eof()
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/.well-known/agent-card.json", card)
+    if version == "0.2":
+        app.router.add_get("/.well-known/agent.json", card)
+    app.router.add_post("/rpc", handle)
+    runner = web.AppRunner(app, shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    origin = f"http://{host}:{port}"
+    try:
+        yield origin
+    finally:
+        await runner.cleanup()

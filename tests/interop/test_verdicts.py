@@ -1,0 +1,102 @@
+"""True verdicts: each false pass and false fail of issue 9 as a fault agent, asserting verdict, reason and level."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from probe.engine import run_probe
+from probe.levels import Level, level
+from probe.reasons import Reason
+from probe.results import ProbeResult, Status, StepName
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.agents.versioned import rpc, versioned_agent
+
+_ART = [{"artifactId": "a", "parts": [{"text": "done"}]}]
+
+
+def task_v1(state: str, **extra: Any) -> dict[str, Any]:
+    return {"id": "t1", "contextId": "c1", "status": {"state": f"TASK_STATE_{state}"}, "artifacts": _ART, **extra}
+
+
+def task_03(state: str, **extra: Any) -> dict[str, Any]:
+    return {"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": state},
+            "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "done"}]}], **extra}
+
+
+async def _probe(client: HttpClient, origin: str) -> ProbeResult:
+    return await run_probe(Target(name="t", url=origin, timeout=5.0), client, steps=(StepName.INVOKE,))
+
+
+def _failed(result: ProbeResult) -> dict[str, str]:
+    return {c.id: c.message for c in result.failed_checks()}
+
+
+async def test_a_1_0_agent_that_does_not_block_fails_its_own_must_and_the_run_goes_on(client: HttpClient) -> None:
+    replies = {"SendMessage": rpc({"task": task_v1("WORKING")}), "GetTask": rpc(task_v1("COMPLETED"))}
+    async with versioned_agent("1.0", replies) as origin:
+        result = await _probe(client, origin)
+    assert result.reason is Reason.INVOKE_NOT_BLOCKING and not result.success
+    blocking = result.check("invoke.blocking")
+    assert blocking is not None and blocking.status is Status.FAIL and blocking.severity == "MUST"
+    assert "TASK_STATE" not in blocking.message and "WORKING" in blocking.message
+    completed = result.check("invoke.task_completed")
+    assert completed is not None and completed.status is Status.PASS  # the probe polled on to the end
+    assert level(result) is Level.MINIMAL
+    assert set(_failed(result)) == {"invoke.blocking"}
+
+
+async def test_a_0_3_agent_that_does_not_block_misses_a_should(client: HttpClient) -> None:
+    replies = {"message/send": rpc(task_03("working")), "tasks/get": rpc(task_03("completed"))}
+    async with versioned_agent("0.3", replies) as origin:
+        result = await _probe(client, origin)
+    assert result.success and result.reason is None
+    blocking = result.check("invoke.blocking")
+    assert blocking is not None and blocking.status is Status.FAIL and blocking.severity == "SHOULD"
+    assert level(result) is Level.PARTIAL
+
+
+async def test_zone_less_timestamps_fail_naming_field_and_value(client: HttpClient) -> None:
+    bad = task_v1("COMPLETED", status={"state": "TASK_STATE_COMPLETED", "timestamp": "2026-03-01T10:00:00"})
+    async with versioned_agent("1.0", {"SendMessage": rpc({"task": bad})}) as origin:
+        result = await _probe(client, origin)
+    assert result.reason is Reason.INVOKE_BAD_RESULT
+    message = _failed(result)["invoke.schema"]
+    assert "result.task.status.timestamp" in message and "'2026-03-01T10:00:00'" in message
+    assert "no time zone" in message
+    assert level(result) is Level.NON_CONFORMANT
+
+
+async def test_wrong_enum_names_fail(client: HttpClient) -> None:
+    bad = task_v1("COMPLETED", artifacts=_ART)
+    bad["history"] = [{"messageId": "m", "role": "AGENT", "parts": [{"text": "x"}]}]
+    async with versioned_agent("1.0", {"SendMessage": rpc({"task": bad})}) as origin:
+        result = await _probe(client, origin)
+    assert result.reason is Reason.INVOKE_BAD_RESULT
+    assert "result.task.history[0].role: 'AGENT' is not a Role name" in _failed(result)["invoke.schema"]
+
+
+async def test_a_camel_case_violation_is_a_must_failure_the_official_client_survives(client: HttpClient) -> None:
+    snake = task_v1("COMPLETED", artifacts=[{"artifact_id": "a", "parts": [{"text": "done"}]}])
+    async with versioned_agent("1.0", {"SendMessage": rpc({"task": snake})}) as origin:
+        result = await _probe(client, origin)
+    assert result.success  # the official parsers accept proto names: every call works
+    assert "result.task.artifacts[0].artifact_id" in _failed(result)["invoke.camel_case"]
+    assert level(result) is Level.MINIMAL
+
+
+async def test_a_message_reply_without_context_id_passes(client: HttpClient) -> None:
+    message = {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hello"}]}
+    async with versioned_agent("1.0", {"SendMessage": rpc({"message": message})}) as origin:
+        result = await _probe(client, origin)
+    assert result.success and _failed(result) == {}
+    assert level(result) is Level.FULL
+
+
+async def test_unknown_fields_are_ignored(client: HttpClient) -> None:
+    extra = task_v1("COMPLETED", generation="3", vendorExtension={"x": 1})
+    async with versioned_agent("1.0", {"SendMessage": rpc({"task": extra})}) as origin:
+        result = await _probe(client, origin)
+    assert result.success and _failed(result) == {}
+    schema = result.check("invoke.schema")
+    assert schema is not None and "unknown fields ignored: result.task.generation" in schema.message
