@@ -72,8 +72,6 @@ def report_schema() -> str:
                 "properties": {"method": {"type": "string"}, "url": {"type": "string"},
                                "status": {"type": ["integer", "null"]}, "contentType": {"type": ["string", "null"]},
                                "duration_ms": {"type": "number", "minimum": 0},
-                               "retried": {"type": ["string", "null"],
-                                           "description": "why the request was sent again on a fresh connection"},
                                "phases_ms": {"type": "object", "additionalProperties": False,
                                              "required": list(PHASES), "properties": _numbers(*PHASES)},
                                "retried": {"type": ["string", "null"],
