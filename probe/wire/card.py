@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from probe.wire import strictjson
 from probe.wire.http import Deadline, HttpClient, Response
@@ -63,32 +64,75 @@ class Discovery:
 
 
 def candidate_urls(base_url: str, card_url: str | None) -> list[str]:
-    """The one place that derives card URLs: explicit card URL, else the well-known path under the base
-    URL (which may carry a gateway path prefix), then the legacy 0.1/0.2 path."""
+    """The one place that derives card URLs, in the order they are tried.
+
+    An explicit card URL alone; a URL at a well-known path alone; a URL ending in `.json` first as the card
+    itself, then the well-known paths of its origin; any other URL (which may carry a gateway path prefix):
+    the well-known path under it, the legacy 0.1/0.2 path, and last the URL itself, in case it serves the card.
+    """
     if card_url:
         return [card_url]
     base = base_url.rstrip("/")
     for suffix in (WELL_KNOWN, LEGACY_WELL_KNOWN):
         if base.endswith(suffix):
             return [base]
-    return [base + WELL_KNOWN, base + LEGACY_WELL_KNOWN]
+    parts = urlsplit(base)
+    if parts.path.lower().endswith(".json"):
+        root = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+        return [base_url, root + WELL_KNOWN, root + LEGACY_WELL_KNOWN]
+    return [base + WELL_KNOWN, base + LEGACY_WELL_KNOWN, base_url]
+
+
+def _looks_like_card(doc: Any) -> bool:
+    return isinstance(doc, dict) and "name" in doc and any(k in doc for k in ("supportedInterfaces", "url"))
 
 
 async def discover(client: HttpClient, base_url: str, card_url: str | None, *, deadline: Deadline,
                    headers: dict[str, str], allow_cross_origin_redirect: bool, record: Discovery) -> Card:
-    """Fetch and parse the card; falls back to agent.json only when agent-card.json is 404."""
+    """Fetch and parse the card, trying the candidates in order while they answer 404 (or, for the bare URL
+    tried last, something that is not a card); a failure lists every URL tried with its answer."""
     urls = candidate_urls(base_url, card_url)
+    guessed = urls[-1] if len(urls) > 1 and not urls[-1].lower().endswith(".json") else None
+    tried: list[str] = []
+    first: Response | None = None
     for i, url in enumerate(urls):
         resp = await client.request("GET", url, deadline=deadline, headers=headers, max_bytes=MAX_CARD_BYTES,
                                     allow_cross_origin_redirect=allow_cross_origin_redirect)
         record.attempts.append(resp)
-        if resp.status == 404 and i + 1 < len(urls):
-            continue
+        first = first or resp
+        last = i + 1 == len(urls)
+        if url == guessed:  # the bare URL, a last resort: only a JSON card counts
+            doc = _card_or_none(resp)
+            if doc is not None:
+                return build(url=resp.url, doc=doc, legacy=False, response=resp)
+            what = resp.content_type.split(";", 1)[0] or "no content type"
+            tried.append(f"GET {resp.exchange.url} answered HTTP {resp.status}"
+                         + (f" ({what}, not an Agent Card)" if resp.status == 200 else ""))
+            raise CardError("http_status", _tried(tried), first)
         if resp.status != 200:
-            raise CardError("http_status", f"GET {resp.exchange.url} answered HTTP {resp.status}", resp)
+            tried.append(f"GET {resp.exchange.url} answered HTTP {resp.status}")
+            if resp.status == 404 and not last:
+                continue
+            raise CardError("http_status", _tried(tried), resp)
         doc = parse(resp.body, resp)
         return build(url=resp.url, doc=doc, legacy=url.endswith(LEGACY_WELL_KNOWN), response=resp)
     raise AssertionError("unreachable: the last candidate always returns or raises")
+
+
+def _card_or_none(resp: Response) -> dict[str, Any] | None:
+    if resp.status != 200:
+        return None
+    try:
+        doc = strictjson.loads(resp.body)
+    except strictjson.StrictJSONError:
+        return None
+    return doc if _looks_like_card(doc) else None
+
+
+def _tried(tried: list[str]) -> str:
+    if len(tried) == 1:
+        return tried[0]
+    return f"no Agent Card at any of the {len(tried)} URLs tried: " + "; ".join(tried)
 
 
 def parse(body: bytes, response: Response | None = None) -> dict[str, Any]:

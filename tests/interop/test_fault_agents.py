@@ -211,7 +211,10 @@ async def test_card_404_everywhere(client: HttpClient) -> None:
     assert r.reason is Reason.CARD_HTTP_STATUS
     discover = r.step(StepName.DISCOVER)
     assert discover is not None
-    assert [e.status for e in discover.exchanges] == [404, 404]
+    # the well-known path, the legacy path, and the URL itself: every one listed with its answer
+    assert [e.status for e in discover.exchanges] == [404, 404, 404]
+    assert discover.detail.startswith("no Agent Card at any of the 3 URLs tried")
+    assert discover.detail.count("answered HTTP 404") == 3 and "/nothing-here/.well-known/agent.json" in discover.detail
 
 
 async def test_ping_step(client: HttpClient) -> None:
