@@ -19,12 +19,17 @@ from prometheus_client import (
     Histogram,
     PlatformCollector,
     ProcessCollector,
+    disable_created_metrics,
 )
 from prometheus_client.metrics import MetricWrapperBase
 
 from probe import __version__
 from probe.reasons import Reason
 from probe.results import HttpPhases, ProbeResult, Status, StepName, StepResult
+
+# `*_created` series (one per counter and histogram child) would double /metrics for no use: Prometheus ignores them
+# unless created-timestamp ingestion is enabled, and every counter here starts with the job anyway
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 PREFIX = "a2a_probe_"
 STANDARD_PREFIXES = ("process_", "python_")  # prometheus_client's own collectors, documented as such

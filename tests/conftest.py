@@ -9,6 +9,18 @@ import structlog
 from probe.wire.http import HttpClient
 from tests.peers.fixtures import *  # noqa: F403  (session-scoped official SDK peers)
 
+# fixtures that start a program outside this Python; a test using one must carry the `external` marker
+EXTERNAL_FIXTURES = frozenset({"py_peer", "js_peer", "py_peer_compat", "js_peer_compat", "chromium", "helm",
+                               "image_venv"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    unmarked = [item.nodeid for item in items if EXTERNAL_FIXTURES & set(getattr(item, "fixturenames", ()))
+                and not item.get_closest_marker("external")]
+    if unmarked:
+        raise pytest.UsageError("tests that start external programs must be marked @pytest.mark.external: "
+                                + ", ".join(unmarked[:5]))
+
 
 @pytest.fixture
 async def client() -> AsyncIterator[HttpClient]:

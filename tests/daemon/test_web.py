@@ -30,6 +30,7 @@ async def two_agents():  # type: ignore[no-untyped-def]
         yield good.origin, f"{bad.origin}{GATEWAY_PREFIX}"
 
 
+@pytest.mark.external
 async def test_scheduled_probes_reach_metrics_history_and_reports(tmp_path: Path, two_agents: tuple[str, str],
                                                                   py_peer: Peer) -> None:
     good, bad = two_agents
@@ -209,6 +210,7 @@ def test_log_redaction_processor_masks_bearer_tokens_anywhere() -> None:
     assert ev["headers"]["X-Ok"] == "fine" and "hunter2-secret" not in ev["note"] and ev["api_key"] == "<redacted>"
 
 
+@pytest.mark.external
 async def test_full_module_serves_the_conformance_report(tmp_path: Path, py_peer: Peer) -> None:
     cfg = write_config(tmp_path / "p.yaml", [{"name": "py", "url": py_peer.base_url, "modules": ["full"],
                                               "slow_prompt": "slow", "input_prompt": "input"}],

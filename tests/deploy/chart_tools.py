@@ -1,17 +1,14 @@
 """Helpers for the chart tests: the Helm 3.12 runner (helm/render.py), manifest parsing and validation.
 
 Helm itself runs in a separate Python >= 3.12 (PyPI `helm-sdkpy` embeds the Helm library and needs it): the
-interpreter comes from A2A_PROBE_HELM_PYTHON (default /tmp/helm312/bin/python); when that is missing, a venv is
-created there from a Python 3.12 found on PATH or under pyenv, and `helm-sdkpy` and `PyYAML` are installed into it.
+interpreter comes from A2A_PROBE_HELM_PYTHON (default /tmp/helm312/bin/python), a venv that .ci/run creates with
+`helm-sdkpy` and `PyYAML`. Tests never install anything: a missing tool is a failure that says how to get it.
 """
 
 from __future__ import annotations
 
-import glob
-import importlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,18 +18,10 @@ from typing import Any
 import jsonschema
 import yaml
 
-
-def _ensure_module(module: str, package: str) -> None:
-    """Install a test-only PyPI package into this interpreter when CI has not (.ci/run should install it)."""
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", package],
-                       check=True, capture_output=True, timeout=600)
-
-
-_ensure_module("kubernetes_validate", "kubernetes-validate")
-import kubernetes_validate  # noqa: E402
+try:
+    import kubernetes_validate
+except ImportError:  # .ci/run installs it; a test never installs anything
+    raise ImportError("kubernetes-validate is missing: pip install kubernetes-validate (as .ci/run does)") from None
 
 KubeValidationError = kubernetes_validate.ValidationError
 
@@ -46,37 +35,14 @@ HELM_PIP_PACKAGES = ["helm-sdkpy", "PyYAML"]
 KUBE_VERSIONS = ["1.25.0", kubernetes_validate.utils.latest_version()]
 
 
-def _find_python312() -> str:
-    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    versions = os.path.join(pyenv_root, "versions")
-    candidates = sorted(glob.glob(os.path.join(versions, "3.12.*", "bin", "python3")), reverse=True)
-    candidates += sorted(glob.glob(os.path.join(versions, "3.1[3-9]*", "bin", "python3")))
-    candidates += [shutil.which(name) for name in ("python3.12", "python3.13", "python3")]
-    check = "import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)"
-    for candidate in candidates:
-        if candidate and subprocess.run([candidate, "-c", check], capture_output=True).returncode == 0:
-            return candidate
-    raise RuntimeError("no Python >= 3.12 found (pyenv or PATH); helm-sdkpy needs it "
-                       "(e.g. `pyenv install 3.12`, or set A2A_PROBE_HELM_PYTHON)")
-
-
-def _run(cmd: list[str], timeout: float = 900) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-
-
 def helm_python() -> str:
-    """The interpreter that runs helm/render.py; created with helm-sdkpy on first use."""
+    """The interpreter that runs helm/render.py (a Python >= 3.12 venv with helm-sdkpy, made by .ci/run)."""
     python = os.environ.get("A2A_PROBE_HELM_PYTHON", DEFAULT_HELM_PYTHON)
     probe = [python, "-c", "import helm_sdkpy, yaml"]
     if os.path.exists(python) and subprocess.run(probe, capture_output=True).returncode == 0:
         return python
-    if not os.path.exists(python):
-        _run([_find_python312(), "-m", "venv", str(Path(python).parent.parent)])
-    _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *HELM_PIP_PACKAGES])
-    _run(probe)
-    return python
+    raise RuntimeError(f"{python} with helm-sdkpy is missing; create it as .ci/run does: python3.12 -m venv "
+                       f"{Path(python).parent.parent} && {python} -m pip install {' '.join(HELM_PIP_PACKAGES)}")
 
 
 def render_batch(jobs: list[dict[str, Any]], timeout: float = 900) -> list[dict[str, Any]]:

@@ -37,7 +37,7 @@ from tests.deploy.chart_tools import (
 from tests.peers.harness import free_port
 from tests.prom.server import prometheus_binary
 
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.timeout(1200), pytest.mark.external]  # the real Helm engine
 
 CI_FILES = sorted(p.name for p in (CHART / "ci").glob("*-values.yaml"))
 DEFAULT_VALUES: dict[str, Any] = yaml.safe_load((CHART / "values.yaml").read_text())

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from probe.config import Settings
 from probe.daemon import Daemon
@@ -34,6 +35,8 @@ from tests.deploy.test_dashboards import (
     variables,
 )
 from tests.prom.server import Prometheus, run_prometheus
+
+pytestmark = pytest.mark.external  # starts programs outside this Python (see pyproject)
 
 HEALTHY, BROKEN = "demo-healthy", "demo-gateway-broken"
 MODULES = {"ping", "invoke", "stream"}

@@ -12,6 +12,8 @@ import pytest
 from probe.cli import main
 from tests.peers.harness import Peer
 
+pytestmark = pytest.mark.external  # starts programs outside this Python (see pyproject)
+
 PEERS = ["py_peer", "js_peer", "py_peer_compat", "js_peer_compat"]
 
 

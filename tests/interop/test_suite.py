@@ -40,6 +40,7 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@pytest.mark.external
 @pytest.mark.parametrize("peer_name", sorted(EXPECTED_FAILURES))
 def test_full_suite_levels_on_sdk_peers(peer_name: str, request: pytest.FixtureRequest,
                                         capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,6 +62,7 @@ def test_full_suite_levels_on_sdk_peers(peer_name: str, request: pytest.FixtureR
     assert {r["test"] for r in rep["results"]} == {c.id for c in ALL_CHECKS}
 
 
+@pytest.mark.external
 def test_interop_between_the_two_sdks(py_peer: Peer, js_peer: Peer, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _run(capsys, py_peer.base_url, "--suite", "full", "--peer", js_peer.base_url, "--format", "json")
     assert code == 0
@@ -71,6 +73,7 @@ def test_interop_between_the_two_sdks(py_peer: Peer, js_peer: Peer, capsys: pyte
     assert results["interop.delegation"]["status"] == "skip"
 
 
+@pytest.mark.external
 def test_safe_only_runs_no_agent_work(js_peer: Peer, capsys: pytest.CaptureFixture[str]) -> None:
     _, out = _run(capsys, js_peer.base_url, "--suite", "full", "--safe-only", "--format", "json")
     rep = json.loads(out)
@@ -83,6 +86,7 @@ def test_safe_only_runs_no_agent_work(js_peer: Peer, capsys: pytest.CaptureFixtu
                                                                             "errors.task_not_found"}
 
 
+@pytest.mark.external
 def test_markdown_and_junit_reports(py_peer: Peer, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     _, md = _run(capsys, py_peer.base_url, "--suite", "full", "--format", "markdown")
     assert "## Failed tests" in md and "| card.cache_headers | agent-card | SHOULD |" in md

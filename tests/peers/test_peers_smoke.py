@@ -16,6 +16,8 @@ import pytest
 from tests.peers.fixtures import js_peer, js_peer_compat, py_peer, py_peer_compat  # noqa: F401
 from tests.peers.harness import Peer
 
+pytestmark = pytest.mark.external  # starts programs outside this Python (see pyproject)
+
 ALL_PEERS = ["py_peer", "py_peer_compat", "js_peer", "js_peer_compat"]
 COMPAT_PEERS = ["py_peer_compat", "js_peer_compat"]
 V1 = {"A2A-Version": "1.0"}

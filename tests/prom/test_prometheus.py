@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
 from tests.daemon.helpers import running_daemon, write_config
 from tests.peers.harness import Peer
 from tests.prom.server import run_prometheus
+
+pytestmark = pytest.mark.external  # starts programs outside this Python (see pyproject)
 
 
 async def test_prometheus_sees_healthy_peers_and_the_broken_agent(tmp_path: Path, py_peer: Peer,
