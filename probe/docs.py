@@ -104,6 +104,17 @@ def report_schema() -> str:
             "agentUrl": {"type": "string"}, "agentName": nullable_str, "agentVersion": nullable_str,
             "testDate": {"type": "string", "format": "date-time"}, "probeVersion": {"type": "string"},
             "agent": {"type": "string"}, "success": {"type": "boolean"}, "reason": _nullable(reasons),
+            "module": {**nullable_str, "description": "the daemon module the result comes from (/report); null "
+                                                      "for the CLI"},
+            "problem": {**nullable_str, "description": "a failure before any step ran (the probe's own config, "
+                                                       "e.g. a credential it cannot read), in words"},
+            "evidence": {"type": "array", "description": "the requests that show a failure: the card fetch and the "
+                                                         "call that failed",
+                         "items": {"type": "object", "required": ["what", "url", "httpStatus"],
+                                   "properties": {"what": {"enum": ["card", "advertised URL"]},
+                                                  "url": {"type": "string"},
+                                                  "httpStatus": {"type": ["integer", "null"]},
+                                                  "cause": nullable_str, "repeatedSegment": nullable_str}}},
             "reasonDescription": nullable_str, "reasonRecommendation": nullable_str, "cardUrl": nullable_str,
             "interfaceUrl": nullable_str, "binding": nullable_str, "protocolVersion": nullable_str,
             "cardSignature": {**_nullable([o.value for o in Outcome]),

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import html
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
-from probe import __version__
+from probe import __version__, templates
+from probe.checks.urls import doubled_prefix
 from probe.levels import level
 from probe.reasons import Reason, describe, recommend
-from probe.results import ProbeResult, Status
+from probe.results import ProbeResult, Status, StepName
+
+_CALL_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM)
 
 # reasons whose best advice is a specific check's recommendation (it names the concrete fix)
 REASON_CHECKS: dict[Reason, tuple[str, ...]] = {
@@ -20,10 +25,11 @@ REASON_CHECKS: dict[Reason, tuple[str, ...]] = {
 }
 
 
-def to_dict(result: ProbeResult) -> dict[str, Any]:
+def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
     checks = result.checks
     counts = {s: sum(1 for c in checks if c.status is s) for s in Status}
     return {
+        "module": module,
         "agentUrl": result.target_url,
         "agentName": result.card_name,
         "agentVersion": result.card_version,
@@ -33,8 +39,9 @@ def to_dict(result: ProbeResult) -> dict[str, Any]:
         "success": result.success,
         "reason": result.reason.value if result.reason else None,
         "reasonDescription": describe(result.reason) if result.reason else None,
-        "reasonRecommendation": _reason_advice(result),
+        "reasonRecommendation": advice(result),
         "problem": result.problem,
+        "evidence": [] if result.success else [_hop_dict(h) for h in evidence(result)],
         "cardUrl": result.card_url,
         "interfaceUrl": result.interface_url,
         "binding": result.binding,
@@ -63,7 +70,7 @@ def to_dict(result: ProbeResult) -> dict[str, Any]:
     }
 
 
-def _reason_advice(result: ProbeResult) -> str | None:
+def advice(result: ProbeResult) -> str | None:
     """The fix in words: the failing check's own advice when one explains the reason, else the reason's."""
     if result.reason is None:
         return None
@@ -74,8 +81,8 @@ def _reason_advice(result: ProbeResult) -> str | None:
     return recommend(result.reason)
 
 
-def to_json(result: ProbeResult) -> str:
-    return json.dumps(to_dict(result), indent=2, ensure_ascii=False)
+def to_json(result: ProbeResult, module: str | None = None) -> str:
+    return json.dumps(to_dict(result, module), indent=2, ensure_ascii=False)
 
 
 _MARK = {Status.PASS: "✔", Status.FAIL: "✘", Status.SKIP: "-"}
@@ -115,47 +122,167 @@ def _md(text: object) -> str:
     return str(text or "").replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(result: ProbeResult) -> str:
-    d = to_dict(result)
+# ---- evidence: what the wire said, hop by hop (the card answered 200, the advertised URL 404)
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    label: str  # "card" or "advertised URL"
+    url: str
+    status: int | None  # the HTTP status, None when nothing answered
+    cause: str = ""  # what went wrong, when it did
+    repeated: str | None = None  # the path run the URL repeats (a doubled gateway prefix), to highlight
+
+
+def evidence(result: ProbeResult) -> list[Hop]:
+    """The requests that show why the verdict is what it is: the card fetch, and the call that failed."""
+    hops: list[Hop] = []
+    disc = result.step(StepName.DISCOVER)
+    if disc is not None and disc.exchanges:
+        last = disc.exchanges[-1]
+        hops.append(Hop("card", result.card_url or last.url, last.status,
+                        disc.detail if disc.status is Status.FAIL else ""))
+    elif disc is not None and disc.status is Status.FAIL:  # failed before any request went out
+        hops.append(Hop("card", result.target_url, None, disc.detail))
+    failing = next((s for s in result.steps if s.status is Status.FAIL and s.name in _CALL_STEPS), None)
+    if failing is not None and result.interface_url:
+        repeated = doubled_prefix(result.card_url, result.interface_url) if result.card_url else None
+        status = failing.http_status or next((e.status for e in reversed(failing.exchanges) if e.status), None)
+        hops.append(Hop("advertised URL", result.interface_url, status, failing.detail, repeated))
+    return hops
+
+
+def mark_repeat(url: str, repeated: str | None) -> tuple[str, str, str]:
+    """(before, the repeated run's second occurrence, after): the part of the URL a person should look at."""
+    if not repeated:
+        return url, "", ""
+    path_at = url.find("/", url.find("//") + 2) if "//" in url else 0
+    first = url.find(repeated, path_at)
+    second = url.find(repeated, first + len(repeated)) if first >= 0 else -1
+    if second < 0:
+        return url, "", ""
+    return url[:second], repeated, url[second + len(repeated):]
+
+
+def _hop_dict(h: Hop) -> dict[str, Any]:
+    return {"what": h.label, "url": h.url, "httpStatus": h.status, "cause": h.cause or None,
+            "repeatedSegment": h.repeated}
+
+
+def _hop_outcome(h: Hop) -> str:
+    return f"HTTP {h.status}" if h.status is not None else "no answer"
+
+
+# ---- one document, two renderings (Markdown and HTML) so they never say different things
+
+Inline = list[tuple[str, bool]]  # (text, is code)
+
+
+@dataclass(slots=True)
+class _Doc:
+    title: str
+    facts: list[tuple[str, Inline]] = field(default_factory=list)
+    fix: str | None = None
+    hops: list[Hop] = field(default_factory=list)
+    tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
+
+
+def _document(result: ProbeResult, module: str | None) -> _Doc:
+    d = to_dict(result, module)
     s = d["summary"]
-    out = [f"# A2A probe report: {_md(result.agent)}", "",
-           f"- **Verdict:** {'PASS' if result.success else 'FAIL'}"
-           + (f" — `{d['reason']}`: {_md(d['reasonDescription'])}" if d["reason"] else ""),
-           f"- **Conformance level:** {d['conformanceLevel']}"]
-    if d["problem"]:
-        out.append(f"- **Probe config problem (no step ran):** {_md(d['problem'])}")
-    if d["cardUrl"]:
-        named = " ".join(_md(x) for x in (d["agentName"], d["agentVersion"]) if x)
-        out.append(f"- **Card:** {_md(d['cardUrl'])}" + (f" ({named})" if named else ""))
-    if d["interfaceUrl"]:
-        out.append(f"- **Interface:** {_md(d['binding'])} {_md(d['protocolVersion'])} at {_md(d['interfaceUrl'])}")
-    out += [f"- **Tested:** {d['testDate']} in {d['duration_ms']:.0f} ms",
-           f"- **Checks:** {s['total']} total, {s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped"]
+    doc = _Doc(f"A2A probe report: {result.agent}")
+    verdict: Inline = [("PASS" if result.success else "FAIL", False)]
     if d["reason"]:
-        out += ["", f"**How to fix:** {_md(d['reasonRecommendation'])}"]
+        verdict += [(" — ", False), (d["reason"], True), (f": {d['reasonDescription']}", False)]
+    doc.facts.append(("Verdict", verdict))
+    if module:
+        doc.facts.append(("Module", [(module, True)]))
+    doc.facts.append(("Conformance level", [(d["conformanceLevel"], False)]))
+    if d["problem"]:
+        doc.facts.append(("Probe config problem (no step ran)", [(d["problem"], False)]))
+    if d["cardUrl"]:
+        named = " ".join(x for x in (d["agentName"], d["agentVersion"]) if x)
+        doc.facts.append(("Card", [(d["cardUrl"], False), (f" ({named})" if named else "", False)]))
+    if d["interfaceUrl"]:
+        doc.facts.append(("Interface", [(f"{d['binding']} {d['protocolVersion']} at {d['interfaceUrl']}", False)]))
+    doc.facts += [("Tested", [(f"{d['testDate']} in {d['duration_ms']:.0f} ms", False)]),
+                  ("Checks", [(f"{s['total']} total, {s['passed']} passed, {s['failed']} failed, "
+                               f"{s['skipped']} skipped", False)])]
+    doc.fix = d["reasonRecommendation"] if d["reason"] else None
+    doc.hops = [] if result.success else evidence(result)
     if d["steps"]:
-        out += ["", "## Steps", "", "| step | status | ms | HTTP | detail |", "|---|---|---|---|---|"]
-        out += [f"| {st['name']} | {st['status']} | {st['duration_ms']:.1f} | {st['httpStatus'] or ''} | "
-                f"{_md(st['detail'])} |" for st in d["steps"]]
+        doc.tables.append(("Steps", ["step", "status", "ms", "HTTP", "detail"],
+                           [[st["name"], st["status"], f"{st['duration_ms']:.1f}", str(st["httpStatus"] or ""),
+                             st["detail"]] for st in d["steps"]]))
     failed = [r for r in d["results"] if r["status"] == "fail"]
     if failed:
-        out += ["", "## Failed tests", "", "| test | category | severity | message | recommendation |",
-                "|---|---|---|---|---|"]
-        out += [f"| {r['test']} | {r['category']} | {r['severity']} | {_md(r['message'])} | "
-                f"{_md(r['recommendation'])} |" for r in failed]
-    categories = sorted({r["category"] for r in d["results"]})
-    for cat in categories:
-        out += ["", f"## {cat}", "", "| test | severity | status | message |", "|---|---|---|---|"]
-        out += [f"| {r['test']} | {r['severity']} | {r['status']} | {_md(r['message'])} |"
-                for r in d["results"] if r["category"] == cat]
+        doc.tables.append(("Failed tests", ["test", "category", "severity", "message", "recommendation"],
+                           [[r["test"], r["category"], r["severity"], r["message"], r["recommendation"]]
+                            for r in failed]))
+    for cat in sorted({r["category"] for r in d["results"]}):
+        doc.tables.append((cat, ["test", "severity", "status", "message"],
+                           [[r["test"], r["severity"], r["status"], r["message"]]
+                            for r in d["results"] if r["category"] == cat]))
+    return doc
+
+
+def to_markdown(result: ProbeResult, module: str | None = None) -> str:
+    doc = _document(result, module)
+    out = [f"# {_md(doc.title)}", ""]
+    out += [f"- **{label}:** " + "".join(f"`{t}`" if code else _md(t) for t, code in parts)
+            for label, parts in doc.facts]
+    if doc.fix:
+        out += ["", f"**How to fix:** {_md(doc.fix)}"]
+    if doc.hops:
+        out += ["", "## Evidence", ""]
+        for h in doc.hops:
+            rep = f" (the path repeats `{h.repeated}`)" if h.repeated else ""
+            cause = f" — {_md(h.cause)}" if h.cause and h.status is None else ""
+            out.append(f"- {h.label}: `{h.url}` → {_hop_outcome(h)}{rep}{cause}")
+    for title, header, rows in doc.tables:
+        out += ["", f"## {_md(title)}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
     return "\n".join(out) + "\n"
 
 
-def to_junit(result: ProbeResult) -> str:
+def hop_html(h: Hop) -> str:
+    """One evidence line: the URL (its repeated segment marked) and what it answered."""
+    before, marked, after = mark_repeat(h.url, h.repeated)
+    url = html.escape(before) + (f"<mark>{html.escape(marked)}</mark>{html.escape(after)}" if marked else "")
+    ok = h.status is not None and 200 <= h.status < 300
+    outcome = f'<span class="http {"ok" if ok else "bad"}">{_hop_outcome(h)}</span>'
+    rep = f' <span class="muted">(the path repeats <code>{html.escape(h.repeated)}</code>)</span>' if h.repeated \
+        else ""
+    cause = f'<br><span class="cause">{html.escape(h.cause)}</span>' if h.cause and not ok else ""
+    return f'<li><span class="hop">{html.escape(h.label)}</span> <code class="url">{url}</code> → {outcome}{rep}' \
+           f"{cause}</li>"
+
+
+def to_html(result: ProbeResult, module: str | None = None) -> str:
+    """The Markdown report's content as a page (linked from the status page)."""
+    esc = html.escape
+    doc = _document(result, module)
+    body = [f"<h1>{esc(doc.title)}</h1>", "<ul class=\"facts\">"]
+    body += [f"<li><strong>{esc(label)}:</strong> "
+             + "".join(f"<code>{esc(t)}</code>" if code else esc(t) for t, code in parts) + "</li>"
+             for label, parts in doc.facts]
+    body.append("</ul>")
+    if doc.fix:
+        body.append(f'<p class="fix"><strong>How to fix:</strong> {esc(doc.fix)}</p>')
+    if doc.hops:
+        body += ["<h2>Evidence</h2>", '<ul class="evidence">', *(hop_html(h) for h in doc.hops), "</ul>"]
+    for title, header, rows in doc.tables:
+        body += [f"<h2>{esc(title)}</h2>", "<table><thead><tr>"
+                 + "".join(f'<th scope="col">{esc(c)}</th>' for c in header) + "</tr></thead><tbody>"]
+        body += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows]
+        body.append("</tbody></table>")
+    return templates.page(title=doc.title, body="\n".join(body))
+
+
+def to_junit(result: ProbeResult, module: str | None = None) -> str:
     """JUnit XML: a testsuite per category, a testcase per check, failures with message and details."""
     from xml.etree import ElementTree as ET
 
-    d = to_dict(result)
+    d = to_dict(result, module)
     root = ET.Element("testsuites", name=f"a2a-probe {result.agent}", tests=str(d["summary"]["total"]),
                       failures=str(d["summary"]["failed"]), skipped=str(d["summary"]["skipped"]),
                       time=f"{result.duration_s:.3f}")
@@ -174,19 +301,19 @@ def to_junit(result: ProbeResult) -> str:
             elif r["status"] == "skip":
                 ET.SubElement(case, "skipped", message=r["message"][:500])
     props = ET.SubElement(root, "properties")
-    for key in ("agentUrl", "interfaceUrl", "protocolVersion", "reason", "conformanceLevel"):
+    for key in ("agentUrl", "module", "interfaceUrl", "protocolVersion", "reason", "conformanceLevel"):
         ET.SubElement(props, "property", name=key, value=str(d[key] or ""))
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
 
 
-RENDERERS = {"json": to_json, "markdown": to_markdown, "junit": to_junit}
+RENDERERS = {"json": to_json, "markdown": to_markdown, "junit": to_junit, "html": to_html}
 CONTENT_TYPES = {"json": "application/json", "markdown": "text/markdown; charset=utf-8",
-                 "junit": "application/xml", "text": "text/plain; charset=utf-8"}
+                 "junit": "application/xml", "html": "text/html; charset=utf-8", "text": "text/plain; charset=utf-8"}
 
 
-def render(result: ProbeResult, fmt: str) -> str:
+def render(result: ProbeResult, fmt: str, module: str | None = None) -> str:
     """Render; if the renderer itself fails, fall back to JSON so no result is ever lost."""
     try:
-        return RENDERERS[fmt](result) if fmt in RENDERERS else to_text(result)
+        return RENDERERS[fmt](result, module) if fmt in RENDERERS else to_text(result)
     except Exception as exc:  # a report bug must not swallow the result
-        return to_json(result) + f"\n<!-- {fmt} rendering failed: {type(exc).__name__}: {exc} -->"
+        return to_json(result, module) + f"\n<!-- {fmt} rendering failed: {type(exc).__name__}: {exc} -->"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import time
@@ -13,10 +12,9 @@ from aiohttp import web
 from prometheus_client import generate_latest
 from prometheus_client.aiohttp import make_aiohttp_handler
 
-from probe import redact, report
-from probe.config import Agent, Module
+from probe import redact, report, statuspage
+from probe.config import Agent, Module, Prober
 from probe.metrics import probe_registry
-from probe.reasons import Reason, describe
 from probe.results import ProbeResult
 from probe.target import InvalidUrl, check_url
 
@@ -24,7 +22,7 @@ if TYPE_CHECKING:
     from probe.daemon import Daemon
 
 DAEMON: web.AppKey[Daemon] = web.AppKey("daemon")
-_FORMATS = ("json", "markdown", "junit")
+_FORMATS = ("json", "markdown", "junit", "html")
 REFRESH_MIN_SECONDS = 10.0
 _BOOL = {"true": True, "1": True, "false": False, "0": False, "": False}
 
@@ -152,8 +150,9 @@ async def report_handler(request: web.Request) -> web.Response:
         return _bad(400, f"agent {agent.name!r} does not run module {module_q[:40]!r}; it runs {agent.modules}")
     result: ProbeResult | None = None
     refreshed = False
+    module_name = module_q or _most_complete(d, agent)
     if refresh:
-        module_name, module = _module(d, module_q, _deepest(agent))
+        module_name, module = _module(d, module_name)
         recent = d.history.recent(agent.name, module_name)
         # a refresh within REFRESH_MIN_SECONDS of the last run serves that run: HTTP callers can't hammer agents
         if recent and time.time() - recent[-1].started_at.timestamp() < REFRESH_MIN_SECONDS:
@@ -163,18 +162,26 @@ async def report_handler(request: web.Request) -> web.Response:
             d.runner.record(module_name, result)
             refreshed = True
     else:
-        found = d.history.latest(agent.name, module_q)
-        result = found[1] if found else None
+        recent = d.history.recent(agent.name, module_name)
+        result = recent[-1] if recent else None
     if result is None:
-        return _bad(404, f"no result yet for {agent.name!r}; retry shortly or add refresh=true")
-    return web.Response(text=report.render(result, fmt), content_type=report.CONTENT_TYPES[fmt].split(";")[0],
-                        charset="utf-8", headers={"X-A2A-Probe-Refreshed": "true" if refreshed else "false"})
+        return _bad(404, f"no result yet for {agent.name!r} module {module_name!r}; retry shortly or add refresh=true")
+    return web.Response(text=report.render(result, fmt, module_name),
+                        content_type=report.CONTENT_TYPES[fmt].split(";")[0], charset="utf-8",
+                        headers={"X-A2A-Probe-Refreshed": "true" if refreshed else "false",
+                                 "X-A2A-Probe-Module": module_name})
 
 
-def _deepest(agent: Agent) -> str:
-    """For a fresh report, run the agent's most thorough module."""
-    order = {"full": 0, "stream": 1, "invoke": 2, "ping": 3}
-    return sorted(agent.modules, key=lambda m: order.get(m, 3))[0] if agent.modules else "ping"
+_DEPTH = {Prober.FULL: 0, Prober.STREAM: 1, Prober.INVOKE: 2, Prober.PING: 3}
+
+
+def _most_complete(d: Daemon, agent: Agent) -> str:
+    """The default module of /report: the most thorough one that has a result (full, stream, invoke, then ping);
+    when none has run yet, the most thorough one configured (what refresh=true runs)."""
+    modules = d.config.all_modules()
+    ranked = sorted(agent.modules, key=lambda m: _DEPTH[modules[m].prober] if m in modules else len(_DEPTH))
+    with_result = [m for m in ranked if d.history.recent(agent.name, m)]
+    return (with_result or ranked or ["ping"])[0]
 
 
 def fleet_rows(d: Daemon) -> list[dict[str, Any]]:
@@ -206,16 +213,17 @@ def _agents(d: Daemon) -> int:
 def _fleet(d: Daemon, fmt: str) -> web.Response:
     rows = fleet_rows(d)
     if fmt == "json":
-        failing = sum(1 for r in rows if r["verdict"] == "fail")
-        return web.json_response({"agents": _agents(d), "probes": len(rows), "failing": failing,
-                                  "results": rows})
+        failing_agents = len({r["agent"] for r in rows if r["verdict"] == "fail"})
+        failing_probes = sum(1 for r in rows if r["verdict"] == "fail")
+        return web.json_response({"agents": _agents(d), "failingAgents": failing_agents, "probes": len(rows),
+                                  "failingProbes": failing_probes, "results": rows})
     if fmt == "markdown":
         lines = ["# A2A probe fleet summary", "", "| agent | module | verdict | reason | last success | ms |",
                  "|---|---|---|---|---|---|"]
         lines += [f"| {r['agent']} | {r['module']} | {r['verdict'] or 'pending'} | {r['reason'] or ''} | "
                   f"{r['lastSuccess'] or 'never'} | {r['duration_ms'] or ''} |" for r in rows]
         return web.Response(text="\n".join(lines) + "\n", content_type="text/markdown", charset="utf-8")
-    return _bad(400, "the fleet summary is json or markdown; junit needs agent=NAME")
+    return _bad(400, f"the fleet summary is json or markdown; {fmt} needs agent=NAME")
 
 
 async def healthz(_request: web.Request) -> web.Response:
@@ -243,134 +251,7 @@ async def config(request: web.Request) -> web.Response:
     return web.json_response(body, dumps=lambda o: json.dumps(o, indent=2))
 
 
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="15">
-<style>
-:root{{color-scheme:light}}
-body{{font-family:system-ui,"Segoe UI",Roboto,"Liberation Sans","DejaVu Sans",sans-serif;margin:0;padding:1.5rem 2rem;
-color:#1b1f23;background:#fff;line-height:1.4}}
-h1{{font-size:1.5rem;margin:0 0 .75rem}}
-.summary{{margin:0 0 1.25rem;padding:.7rem 1rem;border:1px solid #8c959f;border-left-width:6px;border-radius:4px;
-background:#f6f8fa;font-size:1.05rem}}
-.summary.bad{{border-color:#b3261e;background:#fff1f0}} .summary.good{{border-color:#116329;background:#effaf1}}
-.summary .sep{{color:#57606a;padding:0 .4rem}}
-table{{border-collapse:collapse;width:100%}}
-caption{{text-align:left;font-weight:600;padding:0 0 .4rem}}
-th,td{{text-align:left;vertical-align:top;padding:.55rem .7rem;border-bottom:1px solid #d0d7de}}
-thead th{{background:#f6f8fa;border-bottom:2px solid #8c959f;white-space:nowrap}}
-tbody th{{font-weight:600}}
-tr.fail>*{{background:#fff5f4}} tr.fail>:first-child{{box-shadow:inset 5px 0 #b3261e}}
-.badge{{display:inline-block;min-width:4.6em;text-align:center;padding:.15rem .5rem;border-radius:4px;font-weight:700;
-letter-spacing:.04em}}
-.badge.pass{{background:#116329;color:#fff}} .badge.fail{{background:#b3261e;color:#fff}}
-.badge.pending{{background:#eaeef2;color:#32383f;border:1px solid #8c959f}}
-code{{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:.9em;background:#eff1f3;padding:.05rem .3rem;
-border-radius:3px}}
-.reason p{{margin:.25rem 0 0;max-width:48rem}} .fix strong{{color:#8a1c14}}
-.muted{{color:#57606a;font-size:.88em}} .url{{overflow-wrap:break-word;font-weight:400}} .links{{white-space:nowrap}}
-.num{{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}} .when{{white-space:nowrap}}
-a{{color:#0550ae}} a:focus-visible{{outline:2px solid #0550ae;outline-offset:2px}}
-footer{{margin-top:1.5rem;color:#57606a;font-size:.9em}}
-</style></head><body>
-<main>
-<h1>a2a-probe status</h1>
-<p class="summary {summary_class}">{summary}</p>
-<table>
-<caption>Latest result per agent and module, failing first</caption>
-<thead><tr><th scope="col">Agent</th><th scope="col">Module</th><th scope="col">Verdict</th>
-<th scope="col">Reason</th><th scope="col">Last success</th><th scope="col" class="num">Latency</th>
-<th scope="col">Report</th></tr></thead>
-<tbody>
-{rows}
-</tbody></table>
-</main>
-<footer>Generated {now}; this page reloads every 15 s. <a href="/metrics">/metrics</a> ·
-<a href="/report">/report</a> (fleet JSON) · <a href="/config">/config</a> · <a href="/healthz">/healthz</a></footer>
-</body></html>
-"""
-
-
 async def status_page(request: web.Request) -> web.Response:
-    from datetime import UTC, datetime
-
-    from probe.reasons import Reason, recommend
-
     d = request.app[DAEMON]
-    now = datetime.now(UTC)
-    esc = html.escape
-
-    def ago(t: datetime) -> str:
-        secs = max(0, int((now - t).total_seconds()))
-        if secs < 120:
-            return f"{secs} s ago"
-        if secs < 7200:
-            return f"{secs // 60} min ago"
-        if secs < 172800:
-            return f"{secs // 3600} h ago"
-        return f"{secs // 86400} d ago"
-
-    def when(iso: str, absolute: bool = True) -> str:
-        """'12 s ago' in a <time> element, plus (if absolute) the UTC time underneath."""
-        t = datetime.fromisoformat(iso)
-        t = (t if t.tzinfo else t.replace(tzinfo=UTC)).astimezone(UTC)
-        rel = f'<time datetime="{esc(t.isoformat())}">{ago(t)}</time>'
-        return f'{rel}<br><span class="muted">{t:%Y-%m-%d %H:%M:%S} UTC</span>' if absolute else rel
-
-    order = {"fail": 0, "pending": 1, "pass": 2}
-    rows = fleet_rows(d)
-    rows.sort(key=lambda r: order[r["verdict"] or "pending"])  # stable: config order within each verdict
-    out = []
-    for r in rows:
-        verdict = r["verdict"] or "pending"
-        agent, module = esc(r["agent"]), esc(r["module"])
-        reason = r["reason"] or ""
-        if reason:
-            cell = f"<code>{esc(reason)}</code>"
-            if text := describe_reason(reason):
-                cell += f"<p>{esc(text)}</p>"
-            if verdict == "fail" and text:  # text is only non-empty for a known Reason
-                cell += f'<p class="fix"><strong>Fix:</strong> {esc(recommend(Reason(reason)))}</p>'
-        else:
-            cell = '<span class="muted">waiting for the first result</span>' if verdict == "pending" else "—"
-        checked = f'<br><span class="muted">checked {when(r["lastRun"], absolute=False)}</span>' if r["lastRun"] else ""
-        last_ok = when(r["lastSuccess"]) if r["lastSuccess"] else "never"
-        ms = r["duration_ms"]
-        latency = "—" if ms is None else (f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms")
-        url = re.sub(r"(?<!/)/(?!/)", "/<wbr>", esc(r["interfaceUrl"] or ""))  # break at path slashes only
-        iface = f'<br><span class="muted url">calls {url}</span>' if url else ""
-        links = []
-        for fmt, label in (("markdown", "markdown"), ("json", "json")):
-            href = esc("/report?" + urlencode({"agent": r["agent"], "module": r["module"], "format": fmt}))
-            links.append(f'<a href="{href}" aria-label="{label} report for {agent} {module}">{label}</a>')
-        out.append(
-            f'<tr class="{verdict}" data-agent="{agent}" data-module="{module}">'
-            f'<th scope="row">{agent}{iface}</th><td>{module}</td>'
-            f'<td class="when"><span class="badge {verdict}">{verdict.upper()}</span>{checked}</td>'
-            f'<td class="reason">{cell}</td><td class="when">{last_ok}</td>'
-            f'<td class="num">{latency}</td><td class="links">{" · ".join(links)}</td></tr>')
-    failing = sum(r["verdict"] == "fail" for r in rows)
-    pending = sum(r["verdict"] is None for r in rows)
-    agents = _agents(d)
-    passing = len(rows) - failing - pending
-    bad_agents = sorted({r["agent"] for r in rows if r["verdict"] == "fail"})
-    sep = '<span class="sep" aria-hidden="true">·</span>'
-    summary = sep.join([f"<strong>{agents} agent(s), {len(bad_agents)} failing</strong>",
-                        f"probes: {failing} failing, {passing} passing, {pending} pending"]
-                       + ([f"failing: {esc(', '.join(bad_agents))}"] if bad_agents else []))
-    summary_class = "bad" if failing else ("good" if rows and not pending else "")
-    title = f"a2a-probe — {failing} failing" if failing else "a2a-probe — all passing" if rows and not pending \
-        else "a2a-probe"
-    page = _PAGE.format(title=esc(title), summary=summary, summary_class=summary_class,
-                        rows="\n".join(out) or '<tr><td colspan="7">no agents configured</td></tr>',
-                        now=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
-    return web.Response(text=page, content_type="text/html", charset="utf-8",
-                        headers={"Cache-Control": "no-store"})
-
-
-def describe_reason(reason: str) -> str:
-    try:
-        return describe(Reason(reason))
-    except ValueError:
-        return ""
+    page = statuspage.render(fleet_rows(d), d.history, _agents(d))
+    return web.Response(text=page, content_type="text/html", charset="utf-8", headers={"Cache-Control": "no-store"})

@@ -68,7 +68,7 @@ async def test_scheduled_probes_reach_metrics_history_and_reports(tmp_path: Path
 
         status, body, _ = await get(f"{base}/report")
         fleet = json.loads(body)
-        assert fleet["agents"] == 3 and fleet["failing"] == 1
+        assert fleet["agents"] == 3 and fleet["failingAgents"] == 1 and fleet["failingProbes"] == 1
 
         status, page, _ = await get(f"{base}/")
         assert status == 200 and 'data-agent="broken"' in page and "FAIL" in page and "PASS" in page

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import signal
 import struct
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from probe import report
 from probe.reasons import Reason, describe, recommend
 from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
 from tests.daemon.helpers import get, running_daemon, wait_for, write_config
@@ -61,26 +63,32 @@ async def _run_chromium(exe: Path, profile: Path, *args: str, timeout: float = 9
 # --- the rendered DOM, read as text nodes (what is on screen, not what hides in attributes) -----------------
 
 @dataclass
-class Row:
+class Block:
+    """One agent's <section>: its visible text, the text of each module row, its links and its marked text."""
+
     agent: str
     cls: str
     text: str = ""
-    links: dict[str, str] = field(default_factory=dict)  # link text -> href
+    modules: dict[str, str] = field(default_factory=dict)  # data-module -> the row's text
+    links: list[tuple[str | None, str, str]] = field(default_factory=list)  # (module row or None, text, href)
+    marks: list[str] = field(default_factory=list)
 
 
 class _Page(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.rows: list[Row] = []
+        self.blocks: list[Block] = []
         self.text: list[str] = []
         self.title = ""
         self.lang = ""
         self.refresh = ""
         self.scripts = 0
         self.col_headers: list[str] = []
-        self._row: Row | None = None
+        self._block: Block | None = None
+        self._module: str | None = None
         self._href: str | None = None
         self._link_text = ""
+        self._mark: str | None = None
         self._in: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -92,22 +100,32 @@ class _Page(HTMLParser):
             self.refresh = a.get("content", "")
         elif tag == "script":
             self.scripts += 1
-        elif tag == "th" and a.get("scope") == "col":
+        elif tag == "section" and "data-agent" in a:
+            self._block = Block(agent=a["data-agent"], cls=a.get("class", ""))
+            self.blocks.append(self._block)
+        elif tag == "th" and a.get("scope") == "col" and len(self.blocks) == 1:
             self.col_headers.append("")
-        elif tag == "tr" and "data-agent" in a:
-            self._row = Row(agent=a["data-agent"], cls=a.get("class", ""))
-            self.rows.append(self._row)
-        elif tag == "a" and self._row is not None:
+        elif tag == "tr" and "data-module" in a and self._block is not None:
+            self._module = a["data-module"]
+            self._block.modules[self._module] = ""
+        elif tag == "a" and self._block is not None:
             self._href, self._link_text = a.get("href", ""), ""
+        elif tag == "mark":
+            self._mark = ""
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self._in:
             while self._in and self._in.pop() != tag:
                 pass
         if tag == "tr":
-            self._row = None
-        elif tag == "a" and self._row is not None and self._href is not None:
-            self._row.links[self._link_text.strip()] = self._href
+            self._module = None
+        elif tag == "section":
+            self._block = None
+        elif tag == "mark" and self._block is not None and self._mark is not None:
+            self._block.marks.append(self._mark)
+            self._mark = None
+        elif tag == "a" and self._block is not None and self._href is not None:
+            self._block.links.append((self._module, self._link_text.strip(), self._href))
             self._href = None
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -121,12 +139,17 @@ class _Page(HTMLParser):
         if any(t in self._in for t in ("style", "script", "head")):
             return
         self.text.append(data)
-        if self._in and self._in[-1] == "th" and self._row is None and self.col_headers:
+        if self._in and self._in[-1] == "th" and self._module is None and self.col_headers \
+                and len(self.blocks) == 1 and "thead" in self._in:
             self.col_headers[-1] += data.strip()
-        if self._row is not None:
-            self._row.text += data
+        if self._block is not None:
+            self._block.text += data
+            if self._module is not None:
+                self._block.modules[self._module] += data
         if self._href is not None:
             self._link_text += data
+        if self._mark is not None:
+            self._mark += data
 
 
 def _squash(s: str) -> str:
@@ -194,12 +217,13 @@ def _near(px: tuple[int, ...], colour: tuple[int, int, int], tol: int = 8) -> bo
 async def test_status_page_renders_in_chromium(tmp_path: Path, chromium: Path) -> None:
     async with run_agent("healthy") as good, run_agent("doubled_prefix") as bad:
         cfg = write_config(tmp_path / "probe.yaml", [
-            {"name": "healthy-agent", "url": good.origin, "modules": ["ping"]},
-            {"name": "broken-gateway", "url": f"{bad.origin}{GATEWAY_PREFIX}", "modules": ["ping"]},
+            {"name": "healthy-agent", "url": good.origin, "modules": ["ping", "stream"]},
+            {"name": "broken-gateway", "url": f"{bad.origin}{GATEWAY_PREFIX}", "modules": ["ping", "stream"]},
         ])
         async with running_daemon(cfg) as (d, base):
-            await wait_for(lambda: all(d.history.recent(a, "ping") for a in ("healthy-agent", "broken-gateway")),
-                           timeout=30)
+            await wait_for(lambda: all(d.history.recent(a, m) for a in ("healthy-agent", "broken-gateway")
+                                       for m in ("ping", "stream")), timeout=30)
+            concrete = report.advice(d.history.recent("broken-gateway", "ping")[-1]) or ""
             status, _, headers = await get(f"{base}/")
             assert status == 200 and headers["Content-Type"].startswith("text/html")
             shot = tmp_path / "status.png"
@@ -209,40 +233,47 @@ async def test_status_page_renders_in_chromium(tmp_path: Path, chromium: Path) -
                               f"--window-size={WIDTH},{HEIGHT}", f"{base}/"))
             page = _Page()
             page.feed(dom.decode())
-            for row in page.rows:  # the report links a person would click lead to the reports
-                for href in row.links.values():
+            for block in page.blocks:  # every report link a person would click leads to that agent's report
+                for _, _, href in block.links:
                     status, body, _ = await get(base + href)
-                    assert status == 200 and row.agent in body, (href, body[:300])
+                    assert status == 200 and block.agent in body, (href, body[:300])
 
     # --- what the page says, from the DOM Chromium rendered ---
     assert page.lang == "en" and page.scripts == 0 and page.refresh == "15"
-    assert page.col_headers == ["Agent", "Module", "Verdict", "Reason", "Last success", "Latency", "Report"]
+    assert page.col_headers == ["Module", "Verdict", "Reason", "Last success", "Latency", "Report"]
     assert "1 failing" in page.title
     visible = _squash(" ".join(page.text))
     assert "2 agent(s), 1 failing" in visible and "failing: broken-gateway" in visible
+    assert "probes: 2 failing, 2 passing, 0 pending" in visible
 
-    rows = {r.agent: r for r in page.rows}
-    assert list(rows) == ["broken-gateway", "healthy-agent"], "failing rows come first"
-    broken, healthy = rows["broken-gateway"], rows["healthy-agent"]
+    blocks = {b.agent: b for b in page.blocks}
+    assert [b.agent for b in page.blocks] == ["broken-gateway", "healthy-agent"], "one block per agent, failing first"
+    broken, healthy = blocks["broken-gateway"], blocks["healthy-agent"]
 
     text = _squash(broken.text)
-    assert broken.cls == "fail" and "FAIL" in text and "PASS" not in text
-    assert "interface_path_doubled" in text
+    assert broken.cls == "agent fail" and "FAIL" in text and "PASS" not in text
+    assert text.count("interface_path_doubled — ") == 1, "one diagnosis for the reason both modules share"
     assert describe(Reason.INTERFACE_PATH_DOUBLED) in text  # the description is on screen, not only a tooltip
-    assert f"Fix: {recommend(Reason.INTERFACE_PATH_DOUBLED)}" in text
-    assert "never" in text  # it never succeeded
-    assert "checked" in text and " s ago" in text
+    # the concrete fix, not the generic advice
+    assert concrete.startswith("The advertised URL should be ") and f"Fix: {concrete}" in text
+    # the evidence: the card answered 200, the advertised URL 404, the doubled segment marked
+    assert re.search(r"card http://127\.0\.0\.1:\d+/api/a2a/ns/name/\.well-known/agent-card\.json → HTTP 200", text)
+    assert re.search(r"advertised URL http://127\.0\.0\.1:\d+/api/a2a/api/a2a/ns/name → HTTP 404", text)
+    assert broken.marks == ["/api/a2a"]
+    assert set(broken.modules) == {"ping", "stream"}
+    assert all("never" in row and "checked" in row and " s ago" in row for row in broken.modules.values())
 
     text = _squash(healthy.text)
-    assert healthy.cls == "pass" and "PASS" in text and "FAIL" not in text
-    assert "Fix:" not in text and "interface_path_doubled" not in text
-    assert " s ago" in text and " UTC" in text and " ms" in text  # last success: relative and absolute; latency
+    assert healthy.cls == "agent pass" and "PASS" in text and "FAIL" not in text
+    assert "Fix:" not in text and "interface_path_doubled" not in text and not healthy.marks
+    for row in healthy.modules.values():  # last success: relative and absolute; latency
+        assert " s ago" in row and " UTC" in row and " ms" in row
 
-    for row in (broken, healthy):
-        assert row.links == {
-            "markdown": f"/report?agent={row.agent}&module=ping&format=markdown",
-            "json": f"/report?agent={row.agent}&module=ping&format=json",
-        }
+    for block in (broken, healthy):
+        assert (None, "full report", f"/report?agent={block.agent}&format=html") in block.links
+        for module in ("ping", "stream"):
+            for fmt in ("html", "markdown", "json"):
+                assert (module, fmt, f"/report?agent={block.agent}&module={module}&format={fmt}") in block.links
 
     # --- what the page looks like, from the screenshot ---
     data = shot.read_bytes()
@@ -273,7 +304,7 @@ async def test_status_page_escapes_what_it_shows() -> None:
                          success=False, reason=Reason.CARD_UNREACHABLE, duration_s=0.0123,
                          started_at=datetime.now(UTC) - timedelta(minutes=5))
     history: dict[str, list[ProbeResult]] = {"ping": [failed]}
-    fake: Any = SimpleNamespace(config=SimpleNamespace(agents=[agent]),
+    fake: Any = SimpleNamespace(config=SimpleNamespace(agents=[agent]), shard=SimpleNamespace(owns=lambda _n: True),
                                 history=SimpleNamespace(recent=lambda _a, m: history.get(m, [])))
     resp = await status_page(SimpleNamespace(app={DAEMON: fake}))  # type: ignore[arg-type]
     body = resp.text or ""
