@@ -2,6 +2,10 @@
 
 A redaction processor runs last before rendering, so a credential that reached an event dict by
 mistake is still masked in the output.
+
+JSON logs carry every probe with every field. The console (a person at a terminal) gets one short line per
+event, and for probes by default only the state changes (first result, pass -> fail, fail -> pass) and the
+probe's own errors; `--log-level debug` shows every probe.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 import structlog
 
 from probe import redact
+from probe.reasons import Reason
 from probe.results import ProbeResult, Status
 
 
@@ -45,11 +50,43 @@ def _one_line_exc(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> 
     return event
 
 
+_MAX_VALUE = 160  # characters of one value on a console line
+_state: dict[str, Any] = {"console": False}
+_verdicts: dict[tuple[str, str], str] = {}  # (agent, module) -> last verdict; keys come from config
+
+
+def _short(value: Any) -> str:
+    text = " ".join(str(value).split())  # one line, whatever the value holds
+    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+
+
+def console_line(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> str:
+    """One line per event: time, level, event, then the non-empty fields (a probe: agent/module, verdict, why)."""
+    ts = str(event.pop("timestamp", ""))[11:19]
+    level = str(event.pop("level", "info")).upper()
+    name = str(event.pop("event", ""))
+    if name == "probe_finished" and "change" in event:
+        e = event
+        what = f"{e.pop('agent', '')}/{e.pop('module', '')} {str(e.pop('verdict', '')).upper()} ({e.pop('change')})"
+        parts = [what, *(str(v) for k in ("reason",) if (v := e.pop(k, None)))]
+        if status := e.pop("http_status", None):
+            parts.append(f"HTTP {status}")
+        parts.append(f"{e.pop('duration_ms', 0):.0f} ms")
+        if detail := e.pop("detail", None):
+            parts.append(f"— {_short(detail)}")
+        name = " ".join(parts)
+    rest = " ".join(f"{k}={_short(v)}" for k, v in event.items() if v not in (None, "", [], {}))
+    return f"{ts} {level:<7} {name} {rest}".rstrip()
+
+
 def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tracebacks: bool = True) -> None:
     out = stream or sys.stderr
-    exc_processor: Any = structlog.processors.format_exc_info if tracebacks else _one_line_exc
     console = fmt == "console" or (fmt == "auto" and hasattr(out, "isatty") and out.isatty())
-    renderer: Any = structlog.dev.ConsoleRenderer(colors=False) if console else structlog.processors.JSONRenderer()
+    _state["console"] = console
+    _verdicts.clear()
+    # a traceback is for a bug report (JSON logs); at a terminal it only hides the cause
+    exc_processor: Any = structlog.processors.format_exc_info if tracebacks and not console else _one_line_exc
+    renderer: Any = console_line if console else structlog.processors.JSONRenderer()
     # stdlib loggers (aiohttp, apscheduler) render through the same pipeline
     handler = logging.StreamHandler(out)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
@@ -94,10 +131,25 @@ def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
     }
 
 
+_OWN_ERRORS = (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR)
+
+
 def log_probe(module: str, r: ProbeResult, probe_id: str) -> None:
     log = structlog.get_logger("a2a_probe.probe")
     fields = probe_fields(module, r, probe_id)
-    if r.success:
-        log.info("probe_finished", **fields)
+    if not _state["console"]:
+        (log.info if r.success else log.warning)("probe_finished", **fields)
+        return
+    verdict = fields["verdict"]
+    before = _verdicts.get((r.agent, module))
+    _verdicts[(r.agent, module)] = verdict
+    short = {"agent": r.agent, "module": module, "verdict": verdict,
+             "change": f"was {before}" if before and before != verdict else "first result" if not before
+             else "unchanged", "reason": fields["reason"], "http_status": fields["http_status"],
+             "duration_ms": r.duration_s * 1000, "detail": fields["detail"]}
+    if r.reason in _OWN_ERRORS:
+        log.error("probe_finished", **short)
+    elif before != verdict:
+        (log.info if r.success else log.warning)("probe_finished", **short)
     else:
-        log.warning("probe_finished", **fields)
+        log.debug("probe_finished", **short)
