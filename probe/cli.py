@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -17,10 +19,11 @@ from pydantic import SecretStr, ValidationError
 
 from probe import __version__, logs, offline, redact, report
 from probe.checks.catalogue import Severity
-from probe.config import CardSignatures, ConfigError, Settings
+from probe.config import CardSignatures, ConfigError, Settings, check_public_url
 from probe.config import load as load_config
 from probe.daemon import Daemon, ListenError
 from probe.engine import FULL_STEPS, run_probe
+from probe.inbox import Listener
 from probe.results import ProbeResult
 from probe.suite import SuiteOptions, run_suite
 from probe.target import InvalidUrl, Target, check_url
@@ -97,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--peer", metavar="URL", help="a second agent for the interop checks")
     c.add_argument("--delegation-prompt", help="text that makes this agent call the peer (interop.delegation)")
     c.add_argument("--delegation-expect", help="text the delegated answer must contain")
+    c.add_argument("--push-listen", metavar="HOST:PORT", default="127.0.0.1:0",
+                   help="with --suite full: where the push receiver listens (default loopback, an ephemeral port)")
+    c.add_argument("--push-url", metavar="URL",
+                   help="with --suite full: the receiver's URL as the agent must call it, when that differs from "
+                        "--push-listen (NAT, a cluster, a tunnel); webhooks are <URL>/-/push/<token>")
     c.add_argument("--suite-timeout", type=positive, default=120.0,
                    help="time budget of the full suite (including the basic probe), seconds")
     c.add_argument("--fail-on", choices=["verdict", "must", "any", "never"],
@@ -141,12 +149,15 @@ def _daemon_flags(p: argparse.ArgumentParser, default_listen: str | None = None)
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-format", choices=["json", "console", "auto"])
     p.add_argument("--max-concurrency", type=int, help="probes running at once (default 16)")
+    p.add_argument("--push-public-url", metavar="URL",
+                   help="the URL agents reach this daemon at, for push webhooks (env A2A_PROBE_PUSH_PUBLIC_URL; "
+                        "required with a push module)")
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Environment (A2A_PROBE_*) first, CLI flags over it."""
     overrides = {k: v for k in ("config_file", "listen_address", "log_level", "log_format", "max_concurrency",
-                                                    "shard")
+                                "shard", "push_public_url")
                  if (v := getattr(args, k, None)) is not None}
     try:
         return Settings(**overrides)
@@ -240,8 +251,10 @@ def target_from_args(args: argparse.Namespace) -> Target:
 
 def suite_options(args: argparse.Namespace, target: Target) -> SuiteOptions | None:
     if args.suite != "full":
-        if args.safe_only or args.peer or args.slow_prompt or args.input_prompt:
-            raise UsageError("--safe-only, --peer, --slow-prompt and --input-prompt need --suite full")
+        if args.safe_only or args.peer or args.slow_prompt or args.input_prompt or args.push_url \
+                or args.push_listen != "127.0.0.1:0":
+            raise UsageError("--safe-only, --peer, --slow-prompt, --input-prompt, --push-listen and --push-url need "
+                             "--suite full")
         return None
     peer = target.model_copy(update={"name": args.peer, "url": args.peer, "card_url": None}) if args.peer else None
     return SuiteOptions(safe_only=args.safe_only, slow_prompt=args.slow_prompt, input_prompt=args.input_prompt,
@@ -249,8 +262,28 @@ def suite_options(args: argparse.Namespace, target: Target) -> SuiteOptions | No
                         delegation_expect=args.delegation_expect)
 
 
-async def _check(target: Target, stream: bool, progress: bool, suite: SuiteOptions | None) -> ProbeResult:
-    async with HttpClient() as client:
+def push_listener(args: argparse.Namespace) -> Listener:
+    """The receiver of `check --suite full`: --push-listen HOST:PORT, announced as --push-url when given."""
+    host, sep, port = args.push_listen.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536 or not host:
+        raise UsageError(f"--push-listen {args.push_listen!r}: expected HOST:PORT (port 0 picks a free one)")
+    public = None
+    if args.push_url:
+        try:
+            public = check_public_url(args.push_url)
+        except ValueError as exc:
+            raise UsageError(f"--push-url: {exc}") from None
+    return Listener(host.strip("[]"), int(port), public)
+
+
+async def _check(target: Target, stream: bool, progress: bool, suite: SuiteOptions | None,
+                 listener: Listener | None = None) -> ProbeResult:
+    async with HttpClient() as client, contextlib.AsyncExitStack() as stack:
+        if suite is not None and listener is not None:
+            try:
+                suite = dataclasses.replace(suite, inbox=await stack.enter_async_context(listener))
+            except OSError as exc:
+                raise UsageError(f"--push-listen {listener.host}:{listener.port}: {exc.strerror}") from None
         work = (run_suite(target, client, suite) if suite is not None
                 else run_probe(target, client, steps=FULL_STEPS if stream else FULL_STEPS[:1]))
         task = asyncio.create_task(work)
@@ -277,7 +310,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     target = target_from_args(args)
     suite = suite_options(args, target)
     progress = args.format == "text" and not args.output and sys.stderr.isatty()
-    result = asyncio.run(_check(target, not args.no_stream, progress, suite))
+    listener = push_listener(args) if suite is not None else None
+    result = asyncio.run(_check(target, not args.no_stream, progress, suite, listener))
     rendered = redact.text(report.to_text(result, verbose=args.verbose) if args.format == "text"
                            else report.render(result, args.format))
     if args.output:

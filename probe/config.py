@@ -70,6 +70,7 @@ class Prober(StrEnum):
     INVOKE = "invoke"
     STREAM = "stream"
     FULL = "full"
+    PUSH = "push"
 
 
 class Module(_Strict):
@@ -79,11 +80,15 @@ class Module(_Strict):
     safe_only: bool = Field(False, description="full only: run just the checks that start no agent work")
     jitter: Jitter | None = Field(None, description="random delay added to each run; default: 10% of the interval, "
                                                     "0 disables")
+    late_after: Duration | None = Field(None, description="push only: a terminal delivery later than this after the "
+                                                          "send counts as late (measured; not a failure)")
 
     @model_validator(mode="after")
     def _timeout_fits(self) -> Module:
         if self.timeout > self.interval:
             raise ValueError(f"timeout ({self.timeout:g}s) must not exceed interval ({self.interval:g}s)")
+        if self.late_after is not None and self.prober is not Prober.PUSH:
+            raise ValueError("late_after applies to the push prober only")
         return self
 
     @property
@@ -96,6 +101,7 @@ DEFAULT_MODULES: dict[str, Module] = {
     "invoke": Module(prober=Prober.INVOKE, interval=300.0, timeout=60.0),
     "stream": Module(prober=Prober.STREAM, interval=300.0, timeout=60.0),
     "full": Module(prober=Prober.FULL, interval=3600.0, timeout=120.0),
+    "push": Module(prober=Prober.PUSH, interval=300.0, timeout=60.0),
 }
 
 
@@ -316,12 +322,48 @@ class ProbeConfig(_Strict):
     def all_modules(self) -> dict[str, Module]:
         return DEFAULT_MODULES | self.modules
 
+    def push_jobs(self) -> list[tuple[str, str]]:
+        """(agent, module) of every job whose module runs the push prober."""
+        modules = self.all_modules()
+        return [(a.name, m) for a in self.agents for m in a.modules if modules[m].prober is Prober.PUSH]
+
     def agent(self, name: str) -> Agent | None:
         return next((a for a in self.agents if a.name == name), None)
 
 
 class ConfigError(Exception):
     pass
+
+
+def check_public_url(url: str) -> str:
+    """The receiver's public base URL: absolute http(s), a host, no credentials, query or fragment."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"{url[:80]!r} is not a URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url[:80]!r} is not an absolute http(s) URL")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("the push public URL must not carry credentials (user:password@)")
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        raise ValueError("the push public URL must not carry a query or a fragment")
+    if port == 0:
+        raise ValueError("the push public URL needs a real port, not 0")
+    return url.rstrip("/")
+
+
+def require_push_url(config: ProbeConfig, settings: Settings) -> None:
+    """A push module needs a public receiver URL: refuse to start (or reload) without one."""
+    jobs = config.push_jobs()
+    if jobs and settings.push_public_url is None:
+        agent, module = jobs[0]
+        raise ConfigError(f"agent {agent!r} runs the push module {module!r}, but no push public URL is set: set "
+                          "A2A_PROBE_PUSH_PUBLIC_URL (or --push-public-url) to the URL at which agents reach this "
+                          "daemon's web server, e.g. https://a2a-probe.example.com (webhooks are "
+                          "<url>/-/push/<token>)")
 
 
 def load(path: str | Path) -> tuple[ProbeConfig, str]:
@@ -406,6 +448,14 @@ class Settings(BaseSettings):
         # ordinal/n: the pod name from the downward API (A2A_PROBE_POD_NAME), else the hostname a pod gets
         pod = os.environ.get("A2A_PROBE_POD_NAME") or os.environ.get("HOSTNAME", "")
         return parse_shard(self.shard, pod)
+    push_public_url: str | None = Field(None, description="the URL agents reach this daemon's web server at; push "
+                                                          "webhooks are <url>/-/push/<token>. Required with a push "
+                                                          "module")
+
+    @field_validator("push_public_url")
+    @classmethod
+    def _public_url(cls, v: str | None) -> str | None:
+        return None if v is None or not v.strip() else check_public_url(v.strip())
 
     @field_validator("probe_target_pattern")
     @classmethod

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from probe import config as cfg
 from probe.history import History
+from probe.inbox import PushInbox
 from probe.metrics import Metrics
 from probe.runner import Runner
 from probe.scheduler import ProbeScheduler, split_job_id
@@ -29,6 +30,7 @@ class ListenError(Exception):
 class Daemon:
     def __init__(self, settings: cfg.Settings, config: cfg.ProbeConfig, config_sha: str = "",
                  config_path: Path | None = None) -> None:
+        cfg.require_push_url(config, settings)
         self.settings = settings
         self.config = config
         self.config_sha = config_sha
@@ -36,8 +38,12 @@ class Daemon:
         self.shard = settings.shard_spec()
         self.metrics = Metrics(config.metrics.duration_buckets, config.metrics.agent_info_labels, str(self.shard))
         self.history = History(settings.history_limit)
+        # the push receiver lives on the daemon's own web server (route /-/push/<token>)
+        self.inbox = PushInbox(settings.push_public_url or "", on_refused=self.metrics.push_refused)
+        self.metrics.gauge("push_receiver_registrations").set_function(lambda: len(self.inbox))
         self.client = HttpClient(limit=max(100, settings.max_concurrency * 2))
-        self.runner = Runner(self.client, self.metrics, self.history, settings.max_concurrency)
+        self.runner = Runner(self.client, self.metrics, self.history, settings.max_concurrency,
+                             self.inbox if settings.push_public_url else None)
         self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed)
         self._web: web.AppRunner | None = None
         self._stop = asyncio.Event()
@@ -90,6 +96,10 @@ class Daemon:
         for jid in changed:
             agent, module = split_job_id(jid)
             self.metrics.add_job(agent, module, modules[module].interval, modules[module].timeout)
+        push_jobs = set(config.push_jobs())
+        for jid in changed:
+            if split_job_id(jid) in push_jobs:
+                self.metrics.add_push_job(*split_job_id(jid))
         for a in config.agents:
             self.metrics.set_agent_info(a.name, a.labels)
         self.config = full
@@ -108,6 +118,7 @@ class Daemon:
                 return False, "this daemon runs an embedded config; there is no file to reload"
             try:
                 new, sha = cfg.load(self.config_path)
+                cfg.require_push_url(new, self.settings)
                 if new.metrics != self.config.metrics:
                     raise cfg.ConfigError(f"{self.config_path}: the metrics section changed; that needs a restart")
             except cfg.ConfigError as exc:

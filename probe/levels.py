@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from probe.checks.catalogue import Category, Severity
+from probe.checks.push import NOT_DECLARED
 from probe.reasons import Reason
 from probe.results import CheckResult, ProbeResult, Status, StepName
 
@@ -18,7 +19,7 @@ class Level(StrEnum):
 
 LEVEL_TEXT: dict[Level, str] = {
     Level.FULL: "every check that ran passed (skips allowed: a capability the card does not declare, a prompt "
-                "not configured)",
+                "not configured), and push notifications passed where the card declares them",
     Level.PARTIAL: "the card and the core lifecycle pass every MUST check; some other check fails (streaming, "
                    "error codes, security, interop, or a SHOULD)",
     Level.MINIMAL: "the card is valid and a basic send (or, with --safe-only, a basic get) works, but a core "
@@ -50,7 +51,15 @@ def level(result: ProbeResult) -> Level:
         return Level.NON_CONFORMANT
     if any(c.category is Category.LIFECYCLE for c in must):
         return Level.MINIMAL
-    return Level.PARTIAL if failed else Level.FULL
+    if failed or _push_untested(result):
+        return Level.PARTIAL
+    return Level.FULL
+
+
+def _push_untested(result: ProbeResult) -> bool:
+    """Full conformance includes push: an agent that declares it reaches `full` only when push was tested."""
+    return any(c.category is Category.PUSH and c.status is Status.SKIP and c.message != NOT_DECLARED
+               for c in result.checks)
 
 
 def _offline_level(must: list[CheckResult], failed: list[CheckResult]) -> Level:

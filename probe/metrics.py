@@ -24,8 +24,10 @@ from prometheus_client import (
 from prometheus_client.metrics import MetricWrapperBase
 
 from probe import __version__
+from probe.checks.push import DeliveryProblem
+from probe.inbox import Refused
 from probe.reasons import Reason
-from probe.results import HttpPhases, ProbeResult, Status, StepName, StepResult
+from probe.results import HttpPhases, ProbeResult, PushDelivery, Status, StepName, StepResult
 
 # `*_created` series (one per counter and histogram child) would double /metrics for no use: Prometheus ignores them
 # unless created-timestamp ingestion is enabled, and every counter here starts with the job anyway
@@ -34,8 +36,8 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 PREFIX = "a2a_probe_"
 STANDARD_PREFIXES = ("process_", "python_")  # prometheus_client's own collectors, documented as such
 PHASES = tuple(HttpPhases.model_fields)
-HTTP_STEPS = (StepName.DISCOVER, StepName.PING, StepName.INVOKE, StepName.STREAM)
-REMOTE_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM)
+HTTP_STEPS = (StepName.DISCOVER, StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH)
+REMOTE_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH)
 NO_REASON = "none"
 
 AM = ("agent", "module")
@@ -84,7 +86,17 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("probes_in_flight", "gauge", (), "Probes running now"),
     Spec("scheduler_missed_runs", "counter", (*AM, "cause"),
          "Scheduled runs not started: cause=overlap (previous run still going) or misfire (started too late)"),
+    Spec("push_deliveries", "counter", AM, "Push notifications that reached the receiver for this job's tasks"),
+    Spec("push_delivery_latency_seconds", "histogram", (*AM, "delivery"),
+         "Seconds from the send to the first (delivery=\"first\") and to the terminal (delivery=\"terminal\") "
+         "accepted push notification"),
+    Spec("push_delivery_problems", "counter", (*AM, "problem"),
+         "Push round trips with a missing, late or broken delivery, by problem (every problem starts at 0)"),
+    Spec("push_receiver_refused", "counter", ("cause",),
+         "Requests the push receiver refused: unknown_token, unauthenticated, too_large, malformed, overflow"),
+    Spec("push_receiver_registrations", "gauge", (), "Webhook registrations the push receiver holds now"),
 )
+PUSH_DELIVERIES = ("first", "terminal")
 MISSED_CAUSES = ("overlap", "misfire")
 
 
@@ -118,6 +130,8 @@ class Metrics:
         # the standard process_* and python_* metrics: start time, memory, CPU, open fds, GC
         for collector in (ProcessCollector, PlatformCollector, GCCollector):
             collector(registry=self.registry)
+        for cause in Refused:
+            self.counter("push_receiver_refused").labels(cause.value)
         self._card: dict[str, tuple[str, ...]] = {}
         self._info: dict[str, tuple[str, ...]] = {}
         self._reason: dict[tuple[str, str], str] = {}
@@ -148,6 +162,26 @@ class Metrics:
             self.counter("failures").labels(agent, module, reason.value)
         for cause in MISSED_CAUSES:
             self.counter("scheduler_missed_runs").labels(agent, module, cause)
+
+    def add_push_job(self, agent: str, module: str) -> None:
+        """The push series of a `push` job, at 0 from the start."""
+        self.counter("push_deliveries").labels(agent, module)
+        for problem in DeliveryProblem:
+            self.counter("push_delivery_problems").labels(agent, module, problem.value)
+
+    def push_refused(self, cause: Refused) -> None:
+        self.counter("push_receiver_refused").labels(cause.value).inc()
+
+    def observe_push(self, agent: str, module: str, push: PushDelivery) -> None:
+        self.counter("push_deliveries").labels(agent, module).inc(push.deliveries)
+        latency = self.histogram("push_delivery_latency_seconds")
+        for delivery, seconds in zip(PUSH_DELIVERIES, (push.first_s, push.terminal_s), strict=True):
+            if seconds is not None:
+                latency.labels(agent, module, delivery).observe(max(0.0, seconds))
+        known = {p.value for p in DeliveryProblem}
+        for problem in push.problems:
+            if problem in known:  # label values from the fixed enum only
+                self.counter("push_delivery_problems").labels(agent, module, problem).inc()
 
     def set_agent_info(self, agent: str, labels: dict[str, str]) -> None:
         self._replace_info("agent_info", self._info, agent, tuple(labels.get(k, "") for k in self.info_labels))
@@ -210,6 +244,8 @@ class Metrics:
                 self.gauge("http_status_code").labels(a, module, s).set(step.http_status or 0)
                 for phase, value in phase_totals(step).items():
                     self.gauge("http_phase_duration_seconds").labels(a, module, s, phase).set(value)
+        if r.push is not None:
+            self.observe_push(a, module, r.push)
         if r.protocol_version and r.binding:
             card = (r.protocol_version, r.binding, (r.card_version or "")[:64])
             self._replace_info("agent_card_info", self._card, a, card)

@@ -42,6 +42,14 @@ class Reason(StrEnum):
     STREAM_NO_TERMINAL = "stream_no_terminal"
     STREAM_STATE_REGRESSION = "stream_state_regression"
     STREAM_PROTOCOL_VIOLATION = "stream_protocol_violation"
+    # push notifications (binding-neutral: the same on JSON-RPC, REST and gRPC)
+    PUSH_NOT_SUPPORTED = "push_not_supported"
+    PUSH_CONFIG_FAILED = "push_config_failed"
+    PUSH_NOT_DELIVERED = "push_not_delivered"
+    PUSH_NO_TERMINAL = "push_no_terminal"
+    PUSH_OUT_OF_ORDER = "push_out_of_order"
+    PUSH_UNAUTHENTICATED = "push_unauthenticated"
+    PUSH_BAD_PAYLOAD = "push_bad_payload"
     # the probe itself: its own config (e.g. a credential it cannot read) or a bug; never blamed on the agent
     PROBE_CONFIG_ERROR = "probe_config_error"
     PROBE_ERROR = "probe_error"
@@ -161,6 +169,44 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "or events after the terminal one.",
         "Follow the A2A streaming rules: first event is the Task, one taskId/contextId throughout, "
         "close after terminal.",
+    ),
+    Reason.PUSH_NOT_SUPPORTED: (
+        "The card declares capabilities.pushNotifications, but the agent refused the push config with "
+        "PushNotificationNotSupportedError.",
+        "Either wire a push-config store and a push sender into the agent, or set capabilities.pushNotifications "
+        "to false in the card.",
+    ),
+    Reason.PUSH_CONFIG_FAILED: (
+        "A push-notification config method (create, get, list or delete) failed or answered the wrong shape.",
+        "Implement the four push config methods for every task the agent created; see the failing check in the "
+        "report for the method and the answer.",
+    ),
+    Reason.PUSH_NOT_DELIVERED: (
+        "The agent accepted the push config, but no notification reached the probe's receiver before the "
+        "deadline.",
+        "The agent could not reach the receiver URL: check the egress network policy from the agent to the probe, "
+        "the probe's public push URL (push_public_url / --push-url must be the address agents can reach), TLS "
+        "trust for an https URL, and whether the agent refuses private or loopback webhook URLs by policy.",
+    ),
+    Reason.PUSH_NO_TERMINAL: (
+        "Push notifications arrived, but not the one for the terminal state before the deadline.",
+        "Send a notification for every status change through the terminal one (COMPLETED, FAILED, CANCELED, "
+        "REJECTED); check that delivery retries are not given up early.",
+    ),
+    Reason.PUSH_OUT_OF_ORDER: (
+        "Push notifications arrived out of order: a task state moved backwards or came after the terminal one.",
+        "Deliver a task's notifications one at a time, in the order the states changed (queue them per task).",
+    ),
+    Reason.PUSH_UNAUTHENTICATED: (
+        "A push notification came without the Authorization the config asked for (scheme and credentials).",
+        "Send Authorization: <scheme> <credentials> from the config's authentication on every notification; "
+        "the token alone does not authenticate the agent.",
+    ),
+    Reason.PUSH_BAD_PAYLOAD: (
+        "A push notification body was not strict JSON, not the version's payload (1.0: a StreamResponse), or "
+        "named another task.",
+        "POST a StreamResponse ({\"statusUpdate\": …}) as application/a2a+json (0.3: the Task) that names the task "
+        "the config belongs to.",
     ),
     Reason.PROBE_CONFIG_ERROR: (
         "The probe could not prepare the request: a credential reference (env or file) could not be resolved.",

@@ -24,6 +24,7 @@ class StepName(StrEnum):
     PING = "ping"
     INVOKE = "invoke"
     STREAM = "stream"
+    PUSH = "push"
     SUITE = "suite"
 
 
@@ -68,6 +69,15 @@ class StepResult(BaseModel):
     exchanges: list[HttpExchange] = Field(default_factory=list)
 
 
+class PushDelivery(BaseModel):
+    """What one push round trip delivered (the daemon's push module): counts, latencies, bounded problems."""
+
+    deliveries: int = 0
+    first_s: float | None = None  # send -> first accepted delivery
+    terminal_s: float | None = None  # send -> terminal accepted delivery
+    problems: list[str] = Field(default_factory=list)  # probe.checks.push.DeliveryProblem values
+
+
 class ProbeResult(BaseModel):
     agent: str
     target_url: str
@@ -87,6 +97,7 @@ class ProbeResult(BaseModel):
     problem: str | None = None
     steps: list[StepResult] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
+    push: PushDelivery | None = None  # set by the push module
 
     def step(self, name: StepName) -> StepResult | None:
         return next((s for s in self.steps if s.name == name), None)

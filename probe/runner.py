@@ -16,10 +16,12 @@ from probe import logs
 from probe.config import Agent, ConfigError, Module, Prober
 from probe.engine import run_probe
 from probe.history import History
+from probe.inbox import PushInbox
 from probe.metrics import Metrics
 from probe.reasons import Reason
 from probe.results import ProbeResult, StepName
 from probe.suite import SuiteOptions, run_suite
+from probe.suite.push import run_push
 from probe.wire.http import HttpClient
 
 STEPS: dict[Prober, tuple[StepName, ...]] = {
@@ -33,8 +35,10 @@ log = structlog.get_logger("a2a_probe.runner")
 
 
 class Runner:
-    def __init__(self, client: HttpClient, metrics: Metrics, history: History, max_concurrency: int) -> None:
+    def __init__(self, client: HttpClient, metrics: Metrics, history: History, max_concurrency: int,
+                 inbox: PushInbox | None = None) -> None:
         self.client = client
+        self.inbox = inbox  # None: the daemon has no push public URL, so nothing may register a webhook
         self.metrics = metrics
         self.history = history
         self._sem = asyncio.Semaphore(max_concurrency)
@@ -74,8 +78,13 @@ class Runner:
                     try:
                         if module.prober is Prober.FULL:
                             opts = SuiteOptions(safe_only=module.safe_only, slow_prompt=agent.slow_prompt,
-                                                input_prompt=agent.input_prompt, timeout=remaining)
+                                                input_prompt=agent.input_prompt, timeout=remaining, inbox=self.inbox)
                             return await run_suite(target, self.client, opts)
+                        if module.prober is Prober.PUSH:
+                            if self.inbox is None:
+                                return _failed(agent, Reason.PROBE_CONFIG_ERROR, "the push module needs the "
+                                               "daemon's push public URL (A2A_PROBE_PUSH_PUBLIC_URL)")
+                            return await run_push(target, self.client, self.inbox, late_after=module.late_after)
                         return await run_probe(target, self.client, steps=STEPS[module.prober])
                     finally:
                         self.in_flight.discard(task)

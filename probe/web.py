@@ -12,7 +12,7 @@ from aiohttp import web
 from prometheus_client import generate_latest
 from prometheus_client.aiohttp import make_aiohttp_handler
 
-from probe import redact, report, statuspage
+from probe import inbox, redact, report, statuspage
 from probe.config import Agent, Module, Prober
 from probe.metrics import probe_registry
 from probe.results import ProbeResult
@@ -53,6 +53,8 @@ def make_app(daemon: Daemon) -> web.Application:
     app.router.add_get("/readyz", readyz)
     app.router.add_post("/-/reload", reload)
     app.router.add_get("/config", config)
+    # the push receiver: reachable by agents without any web auth of the daemon (the route token is the auth)
+    inbox.add_route(app, daemon.inbox)
     return app
 
 
@@ -172,7 +174,7 @@ async def report_handler(request: web.Request) -> web.Response:
                                  "X-A2A-Probe-Module": module_name})
 
 
-_DEPTH = {Prober.FULL: 0, Prober.STREAM: 1, Prober.INVOKE: 2, Prober.PING: 3}
+_DEPTH = {Prober.FULL: 0, Prober.STREAM: 1, Prober.PUSH: 2, Prober.INVOKE: 2, Prober.PING: 3}
 
 
 def _most_complete(d: Daemon, agent: Agent) -> str:

@@ -11,7 +11,7 @@ from tests.peers.fixtures import *  # noqa: F403  (session-scoped official SDK p
 
 # fixtures that start a program outside this Python; a test using one must carry the `external` marker
 EXTERNAL_FIXTURES = frozenset({"py_peer", "js_peer", "py_peer_compat", "js_peer_compat", "chromium", "helm",
-                               "image_venv"})
+                               "image_venv", "py_peer_push", "js_peer_push"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

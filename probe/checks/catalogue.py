@@ -25,6 +25,7 @@ class Category(StrEnum):
     ERRORS = "error-handling"
     SECURITY = "security"
     INTEROP = "interop"
+    PUSH = "push-notifications"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,7 @@ class Check:
 _M, _S = Severity.MUST, Severity.SHOULD
 _CARD, _IFACE, _LIFE, _STREAM = Category.AGENT_CARD, Category.INTERFACE, Category.LIFECYCLE, Category.STREAMING
 _ERR, _SEC, _IOP = Category.ERRORS, Category.SECURITY, Category.INTEROP
+_PUSH = Category.PUSH
 _W = True  # side effects: the check makes the agent do real work
 
 CHECKS: tuple[Check, ...] = (
@@ -279,6 +281,44 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "Keep task state per task and context; never mix messages between tasks.", side_effects=_W),
     Check("interop.delegation", _IOP, _S, "A delegation prompt to agent A produces agent B's answer",
           "Check agent A's client configuration for agent B (URL, version, credentials).", side_effects=_W),
+    # --- push notifications (only where the card declares capabilities.pushNotifications)
+    Check("push.config_create", _PUSH, _M,
+          "CreateTaskPushNotificationConfig (0.3 tasks/pushNotificationConfig/set) stores the config and returns it "
+          "with an id", "Implement the create method: store url, token and authentication for the task and return the "
+          "config with a server-assigned id.", "PUSH-02 (1.0 §3.1.7, 0.3 §7.5)", side_effects=_W),
+    Check("push.config_get", _PUSH, _M, "GetTaskPushNotificationConfig returns the created config",
+          "Return the stored config by task id and config id.", "PUSH-02 (1.0 §3.1.8, 0.3 §7.6)", side_effects=_W),
+    Check("push.config_list", _PUSH, _M, "ListTaskPushNotificationConfigs includes the created config",
+          "Return every active config of the task (1.0: {configs: [...]}; 0.3: an array).",
+          "PUSH-02 (1.0 §3.1.9, 0.3 §7.7)", side_effects=_W),
+    Check("push.config_delete", _PUSH, _M,
+          "DeleteTaskPushNotificationConfig removes the config, is idempotent, and a later get fails",
+          "Delete the config; answer a repeated delete with success; fail a get of a deleted config.",
+          "PUSH-02 (1.0 §3.1.10, 0.3 §7.8)", side_effects=_W),
+    Check("push.unknown_task", _PUSH, _M, "A push config for an unknown task gets TaskNotFoundError -32001",
+          "Answer push-config methods naming a task that does not exist with -32001 (TaskNotFoundError).",
+          "PUSH-02 (1.0 §3.1.7)"),
+    Check("push.delivered", _PUSH, _M,
+          "A task sent with a push config delivers its updates to the receiver through the terminal state",
+          "Deliver a notification for each status change through the terminal one. If nothing arrives, the agent "
+          "could not reach the receiver URL: check egress network policy, the probe's public push URL, TLS trust, "
+          "and whether the agent refuses private webhook URLs by policy.", "PUSH-03 (1.0 §4.3.3, 0.3 §9.5)",
+          side_effects=_W),
+    Check("push.in_order", _PUSH, _M, "Delivered states never move backwards and nothing follows the terminal one",
+          "Queue a task's notifications and deliver them one at a time, in the order the states changed.",
+          "PUSH-03 (1.0 §4.3.3)", side_effects=_W),
+    Check("push.names_task", _PUSH, _M, "Every delivery names the task the config belongs to",
+          "Put the task's id in every notification (task.id, statusUpdate.taskId).", "PUSH-03 (1.0 §4.3.3)",
+          side_effects=_W),
+    Check("push.authenticated", _PUSH, _M,
+          "Every delivery carries Authorization: <scheme> <credentials> from the config's authentication",
+          "Send the config's authentication as the Authorization header on every notification; the token alone "
+          "(X-A2A-Notification-Token) does not authenticate the agent.", "PUSH-03 (1.0 §4.3.3, §13.2)",
+          side_effects=_W),
+    Check("push.payload", _PUSH, _M,
+          "Every delivery is strict JSON in the version's payload shape (1.0: a StreamResponse)",
+          "POST a StreamResponse ({\"statusUpdate\": …}, {\"task\": …}) as application/a2a+json (0.3: the Task or "
+          "the event, as application/json).", "PUSH-03 (1.0 §4.3.3)", side_effects=_W),
 )
 
 ALL_CHECKS = CHECKS + SUITE_CHECKS

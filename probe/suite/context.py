@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from probe.engine import ProbeRun
+from probe.inbox import PushInbox
 from probe.results import CheckResult, ProbeResult, Status, make_check
 from probe.target import Target
 from probe.wire import jsonrpc
@@ -29,6 +30,7 @@ class SuiteOptions:
     peer: Target | None = None  # a second agent for the interop checks
     delegation_prompt: str | None = None
     delegation_expect: str | None = None
+    inbox: PushInbox | None = None  # the push receiver (the CLI's listener or the daemon's route)
 
 
 class Skip(Exception):

@@ -6,10 +6,13 @@ from pathlib import Path
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from probe.checks.push import DeliveryProblem, DeliveryVerdict, judge
 from probe.docs import GENERATED
+from probe.inbox import Delivery, Refused
 from probe.metrics import CATALOGUE, PREFIX, STANDARD_PREFIXES, Metrics, exported_names, probe_registry
 from probe.reasons import Reason
 from probe.results import HttpExchange, HttpPhases, ProbeResult, Status, StepName, StepResult
+from probe.wire.dialects import V1
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,6 +42,9 @@ def test_every_exported_metric_is_catalogued_and_every_catalogued_metric_is_expo
     m.missed("a", "stream", "overlap")
     m.observe("stream", _result())
     m.observe("stream", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    m.add_push_job("a", "push")
+    m.observe_push("a", "push", judge(V1, [], "t1", 0.0).delivery())
+    m.observe_push("a", "push", _verdict().delivery())
     samples = _samples(m)
     assert not [name for name, _, _ in samples if name.endswith("_created")], "no _created series"
     exported = {name for name, _, _ in samples if not name.startswith(STANDARD_PREFIXES)}
@@ -64,6 +70,39 @@ def test_failure_reasons_start_at_zero_and_count_the_primary_reason() -> None:
                                        {"agent": "a", "module": "ping", "step": "invoke", "phase": "transfer"}) == 0.008
 
 
+def _verdict() -> DeliveryVerdict:
+    bodies = [{"statusUpdate": {"taskId": "t1", "contextId": "c", "status": {"state": f"TASK_STATE_{s}"}}}
+              for s in ("WORKING", "COMPLETED")]
+    return judge(V1, [Delivery(10.0 + i, True, None, "application/a2a+json", body=b) for i, b in enumerate(bodies)],
+                 "t1", 9.5)
+
+
+def test_push_series_start_at_zero_and_record_latency_and_problems() -> None:
+    m = Metrics([0.5, 1, 2], [])
+    m.add_push_job("a", "push")
+    problems = {s[1]["problem"]: s[2] for s in _samples(m) if s[0] == PREFIX + "push_delivery_problems_total"}
+    assert problems == {p.value: 0.0 for p in DeliveryProblem}
+    refused = {s[1]["cause"]: s[2] for s in _samples(m) if s[0] == PREFIX + "push_receiver_refused_total"}
+    assert refused == {c.value: 0.0 for c in Refused}
+    m.observe("push", _result().model_copy(update={"push": _verdict().delivery()}))
+    m.observe_push("a", "push", judge(V1, [], "t1", 0.0).delivery())
+    m.push_refused(Refused.UNKNOWN_TOKEN)
+    get = m.registry.get_sample_value
+    assert get(PREFIX + "push_deliveries_total", {"agent": "a", "module": "push"}) == 2
+    assert get(PREFIX + "push_delivery_latency_seconds_sum",
+               {"agent": "a", "module": "push", "delivery": "first"}) == 0.5
+    assert get(PREFIX + "push_delivery_latency_seconds_sum",
+               {"agent": "a", "module": "push", "delivery": "terminal"}) == 1.5
+    assert get(PREFIX + "push_delivery_latency_seconds_count",
+               {"agent": "a", "module": "push", "delivery": "terminal"}) == 1  # the missing one is not a sample
+    assert get(PREFIX + "push_delivery_problems_total",
+               {"agent": "a", "module": "push", "problem": "not_delivered"}) == 1
+    assert get(PREFIX + "push_receiver_refused_total", {"cause": "unknown_token"}) == 1
+    m.remove_job("a", "push")
+    m.remove_agent("a")
+    assert not [s for s in _samples(m) if s[1].get("agent") == "a"]
+
+
 def test_one_reason_series_per_agent_and_module() -> None:
     m = Metrics([1], [])
     m.observe("ping", _result(success=False, reason=Reason.INVOKE_HTTP_404))
@@ -80,6 +119,7 @@ def test_labels_never_carry_urls_or_free_text() -> None:
     allowed_label_values |= {"0/1"}  # build_info's shard, from --shard
     allowed_label_values |= {r.value for r in Reason} | {s.value for s in StepName}
     allowed_label_values |= {"resolve", "connect", "processing", "transfer"}
+    allowed_label_values |= {c.value for c in Refused}  # the push receiver's fixed refusal causes
     for name, labels, _ in _samples(m):
         if name.startswith(STANDARD_PREFIXES):
             continue  # prometheus_client's own fixed labels (python_info{implementation, version})

@@ -174,6 +174,15 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         await probe(a.origin or "", peer=Target(name="b", url=f"{b.origin}{GATEWAY_PREFIX}"))
     async with sloppy_agent(Sloppy({"same_task_id"})) as x, sloppy_agent(Sloppy(set())) as y:
         await probe(x, peer=Target(name="y", url=y))
+    # push notifications: the push fault agents, with the probe's own receiver
+    from probe.inbox import Listener
+    from tests.agents.push_faults import PushFault, push_fault_agent
+
+    async with Listener() as inbox:
+        for push_fault in ("never", "out_of_order", "no_token", "wrong_task", "bad_payload", "broken_config",
+                           "not_supported"):
+            async with push_fault_agent(PushFault(push_fault)) as url:
+                await probe(url, inbox=inbox)
     # the basic probe's own checks, from the fault agents
     for fault in ("pre_03", "oversized_card", "duplicate_keys_card", "invalid_card", "doubled_prefix",
                   "in_cluster_host", "html_interface", "task_failed", "stream_wrong_content_type",

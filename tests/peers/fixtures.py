@@ -14,37 +14,37 @@ import pytest
 
 from tests.peers.harness import Peer, start_peer
 
-__all__ = ["js_peer", "js_peer_compat", "py_peer", "py_peer_compat"]
+__all__ = ["js_peer", "js_peer_compat", "js_peer_push", "py_peer", "py_peer_compat", "py_peer_push"]
 
 _lock = threading.Lock()
-_shared: dict[tuple[str, bool], tuple[Peer, int]] = {}
+_shared: dict[tuple[str, bool, bool], tuple[Peer, int]] = {}
 
 
-def _acquire(kind: str, compat: bool) -> Peer:
+def _acquire(kind: str, compat: bool, push: bool) -> Peer:
     with _lock:
-        peer, users = _shared.get((kind, compat), (None, 0))
+        peer, users = _shared.get((kind, compat, push), (None, 0))
         if peer is None or not peer.running:
-            peer = start_peer(kind, compat)
-        _shared[(kind, compat)] = (peer, users + 1)
+            peer = start_peer(kind, compat, extra_args=("--push",) if push else ())
+        _shared[(kind, compat, push)] = (peer, users + 1)
         return peer
 
 
-def _release(kind: str, compat: bool) -> None:
+def _release(kind: str, compat: bool, push: bool) -> None:
     with _lock:
-        peer, users = _shared[(kind, compat)]
+        peer, users = _shared[(kind, compat, push)]
         if users > 1:
-            _shared[(kind, compat)] = (peer, users - 1)
+            _shared[(kind, compat, push)] = (peer, users - 1)
             return
-        del _shared[(kind, compat)]
+        del _shared[(kind, compat, push)]
     peer.stop()
 
 
-def _peer(kind: str, compat: bool) -> Iterator[Peer]:
-    peer = _acquire(kind, compat)
+def _peer(kind: str, compat: bool, push: bool = False) -> Iterator[Peer]:
+    peer = _acquire(kind, compat, push)
     try:
         yield peer
     finally:
-        _release(kind, compat)
+        _release(kind, compat, push)
 
 
 @pytest.fixture(scope="session")
@@ -69,3 +69,15 @@ def js_peer() -> Iterator[Peer]:
 def js_peer_compat() -> Iterator[Peer]:
     """@a2a-js/sdk peer with ``legacyCompat`` (a header-less client gets the 0.3 card and methods)."""
     yield from _peer("js", compat=True)
+
+
+@pytest.fixture(scope="session")
+def py_peer_push() -> Iterator[Peer]:
+    """a2a-sdk (Python) peer with push notifications (in-memory config store, push sender) and 0.3 compat."""
+    yield from _peer("python", compat=True, push=True)
+
+
+@pytest.fixture(scope="session")
+def js_peer_push() -> Iterator[Peer]:
+    """@a2a-js/sdk peer with push notifications (in-memory store, legacy-aware sender) and legacyCompat."""
+    yield from _peer("js", compat=True, push=True)

@@ -1,8 +1,9 @@
 """Reference peer built on the official Python A2A SDK (a2a-sdk 1.3.0).
 
-Run: ``python tests/peers/py_agent.py --port N [--compat]``. Serves JSON-RPC at ``/a2a/jsonrpc``,
+Run: ``python tests/peers/py_agent.py --port N [--compat] [--push]``. Serves JSON-RPC at ``/a2a/jsonrpc``,
 REST at ``/a2a/rest`` and the card at ``/.well-known/agent-card.json`` on 127.0.0.1.
 Behaviour is keyed on the user's text; see ``Executor.execute`` and docs/sdk-peers.md.
+``--push`` declares push notifications and wires the SDK's in-memory push config store and push sender.
 """
 
 from __future__ import annotations
@@ -11,13 +12,19 @@ import argparse
 import asyncio
 import logging
 
+import httpx
 import uvicorn
 from a2a.helpers import new_text_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -92,7 +99,7 @@ def _first_task(context: RequestContext) -> Task:
     )
 
 
-def build_card(port: int, compat: bool) -> AgentCard:
+def build_card(port: int, compat: bool, push: bool = False) -> AgentCard:
     base = f"http://127.0.0.1:{port}"
     jsonrpc = f"{base}/a2a/jsonrpc"
     interfaces = [AgentInterface(url=jsonrpc, protocol_binding="JSONRPC", protocol_version="1.0")]
@@ -108,15 +115,16 @@ def build_card(port: int, compat: bool) -> AgentCard:
         description="a2a-sdk 1.3.0 reference peer",
         version="1.0.0",
         supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="echoes", tags=["test"])],
     )
 
 
-def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str = "sdk-key") -> Starlette:
-    card = build_card(port, compat)
+def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str = "sdk-key",
+              push: bool = False) -> Starlette:
+    card = build_card(port, compat, push)
     if signing_key is not None:
         # signed by the SDK's own signer (a2a-sdk[signing]): what a probe must verify as served
         from a2a.utils.signing import create_agent_card_signer
@@ -124,8 +132,15 @@ def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str 
         with open(signing_key, encoding="utf-8") as fh:
             signer = create_agent_card_signer(fh.read(), {"alg": "ES256", "kid": kid, "typ": "JOSE", "jku": None})
         card = signer(card)
+    store = InMemoryPushNotificationConfigStore() if push else None
+    # trust_env=False: the peer posts only to the webhook the probe gave it, never through an env proxy
+    sender = BasePushNotificationSender(httpx.AsyncClient(trust_env=False), store) if store else None
     handler = DefaultRequestHandler(
-        agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=Executor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+        push_config_store=store,
+        push_sender=sender,
     )
     routes = (
         create_agent_card_routes(card)
@@ -141,9 +156,10 @@ def main() -> None:
     parser.add_argument("--compat", action="store_true", help="also serve A2A 0.3 methods")
     parser.add_argument("--signing-key", help="PEM EC private key: sign the card with the SDK's signer (ES256)")
     parser.add_argument("--kid", default="sdk-key", help="the key id in the signature's protected header")
+    parser.add_argument("--push", action="store_true", help="declare and serve push notifications")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    app = build_app(args.port, args.compat, args.signing_key, args.kid)
+    app = build_app(args.port, args.compat, args.signing_key, args.kid, args.push)
     # A short graceful-shutdown window: open SSE streams or a pending "slow" call must not delay SIGTERM.
     config = uvicorn.Config(
         app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1

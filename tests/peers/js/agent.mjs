@@ -1,6 +1,7 @@
 // Reference peer built on the official JS A2A SDK (@a2a-js/sdk 1.3.0).
 //
-// Run: node tests/peers/js/agent.mjs --port N [--compat]
+// Run: node tests/peers/js/agent.mjs --port N [--compat] [--push]
+// --push declares capabilities.pushNotifications and wires the SDK's in-memory push store and sender.
 // Serves JSON-RPC at /a2a/jsonrpc, REST at /a2a/rest and the card at /.well-known/agent-card.json
 // on 127.0.0.1. Behaviour is keyed on the user's text, mirroring tests/peers/py_agent.py.
 import { randomUUID } from 'node:crypto';
@@ -9,7 +10,11 @@ import { parseArgs } from 'node:util';
 
 import express from 'express';
 import { AGENT_CARD_PATH, Role, TaskState } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
+import {
+  AgentEvent, DefaultExecutionEventBusManager, DefaultPushNotificationSender, DefaultRequestHandler,
+  InMemoryPushNotificationStore, InMemoryTaskStore,
+} from '@a2a-js/sdk/server';
+import { createLegacyAwarePushNotificationSender } from '@a2a-js/sdk/compat/v0_3/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 
 const SLOW_MS = 30_000;
@@ -119,7 +124,7 @@ class Executor {
   };
 }
 
-function buildCard(port, compat) {
+function buildCard(port, compat, push) {
   const base = `http://127.0.0.1:${port}`;
   const iface = (url, protocolBinding, protocolVersion) => ({ url, protocolBinding, protocolVersion, tenant: '' });
   const supportedInterfaces = [iface(`${base}/a2a/jsonrpc`, 'JSONRPC', '1.0')];
@@ -133,7 +138,7 @@ function buildCard(port, compat) {
     version: '1.0.0',
     supportedInterfaces,
     provider: undefined,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+    capabilities: { streaming: true, pushNotifications: push, extensions: [] },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
@@ -148,15 +153,29 @@ function buildCard(port, compat) {
 
 function main() {
   const { values } = parseArgs({
-    options: { port: { type: 'string' }, compat: { type: 'boolean', default: false } },
+    options: {
+      port: { type: 'string' },
+      compat: { type: 'boolean', default: false },
+      push: { type: 'boolean', default: false },
+    },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port <= 0) {
-    console.error('usage: node agent.mjs --port N [--compat]');
+    console.error('usage: node agent.mjs --port N [--compat] [--push]');
     process.exit(2);
   }
   const legacyCompat = values.compat ? { enabled: true } : undefined;
-  const requestHandler = new DefaultRequestHandler(buildCard(port, values.compat), new InMemoryTaskStore(), new Executor());
+  const card = buildCard(port, values.compat, values.push);
+  let requestHandler;
+  if (values.push) {
+    // The SDK's in-memory push store and its sender; with compat, 0.3 webhooks get 0.3-shaped bodies.
+    const store = new InMemoryPushNotificationStore();
+    const sender = values.compat ? createLegacyAwarePushNotificationSender(store) : new DefaultPushNotificationSender(store);
+    requestHandler = new DefaultRequestHandler(
+      card, new InMemoryTaskStore(), new Executor(), new DefaultExecutionEventBusManager(), store, sender);
+  } else {
+    requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new Executor());
+  }
   const userBuilder = UserBuilder.noAuthentication;
 
   const app = express();
