@@ -13,7 +13,7 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, cast
+from typing import Any, NoReturn, cast
 
 from pydantic import SecretStr, ValidationError
 
@@ -162,8 +162,16 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        raise UsageError("settings: " + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
-                                                  for e in exc.errors())) from None
+        raise UsageError("; ".join(_setting_error(e) for e in exc.errors())) from None
+
+
+def _setting_error(e: Any) -> str:
+    """'--max-concurrency (A2A_PROBE_MAX_CONCURRENCY): Input should be greater than or equal to 1'."""
+    msg = str(e["msg"]).removeprefix("Value error, ")
+    if not e["loc"]:
+        return msg
+    field = str(e["loc"][0])
+    return f"--{field.replace('_', '-')} (A2A_PROBE_{field.upper()}): {msg}"
 
 
 def cmd_run(args: argparse.Namespace) -> int:

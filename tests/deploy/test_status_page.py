@@ -9,11 +9,13 @@ test fails and says so. It never skips.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
 import signal
 import struct
+import sys
 import zlib
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -21,12 +23,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import aiohttp
 import pytest
 
 from probe import report
 from probe.reasons import Reason, describe, recommend
 from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
 from tests.daemon.helpers import get, running_daemon, wait_for, write_config
+from tests.peers.harness import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 WIDTH, HEIGHT = 1280, 800
@@ -288,6 +292,39 @@ async def test_status_page_renders_in_chromium(tmp_path: Path, chromium: Path) -
     assert 0.02 < non_white / len(pixels) < 0.9, f"{non_white / len(pixels):.1%} of the screenshot is not white"
     assert sum(_near(p, FAIL_RED) for p in pixels) > 100, "no red FAIL badge visible"
     assert sum(_near(p, PASS_GREEN) for p in pixels) > 100, "no green PASS badge visible"
+
+
+@pytest.mark.external
+async def test_the_demos_status_page_gives_the_concrete_fix_and_the_404(tmp_path: Path, chromium: Path) -> None:
+    """`a2a-probe demo` as a newcomer runs it: the broken agent's block says what to set and shows the 404."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "probe", "demo", "--listen-address", f"127.0.0.1:{port}", "--log-format", "json",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+    try:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30
+        while True:  # until the broken agent's first ping result is in
+            with contextlib.suppress(aiohttp.ClientError):
+                if (await get(f"{base}/report?agent=demo-gateway-broken&module=ping"))[0] == 200:
+                    break
+            assert loop.time() < end and proc.returncode is None, "the demo did not produce a result in 30 s"
+            await asyncio.sleep(0.2)
+        dom = await _run_chromium(chromium, tmp_path / "profile", "--dump-dom", f"{base}/")
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 30)
+    page = _Page()
+    page.feed(dom.decode())
+    blocks = {b.agent: b for b in page.blocks}
+    assert page.blocks[0].agent == "demo-gateway-broken", "the failing agent comes first"
+    text = _squash(blocks["demo-gateway-broken"].text)
+    assert re.search(r"Fix: The advertised URL should be http://127\.0\.0\.1:\d+/api/a2a/demo/broken\. ", text), text
+    assert re.search(r"card http://127\.0\.0\.1:\d+/api/a2a/demo/broken/\.well-known/agent-card\.json → HTTP 200",
+                     text), text
+    assert re.search(r"advertised URL http://127\.0\.0\.1:\d+/api/a2a/api/a2a/demo/broken → HTTP 404", text), text
+    assert blocks["demo-gateway-broken"].marks == ["/api/a2a"]
 
 
 async def test_status_page_escapes_what_it_shows() -> None:
