@@ -339,15 +339,9 @@ def check_public_url(url: str) -> str:
     """The receiver's public base URL: absolute http(s), a host, no credentials, query or fragment."""
     from urllib.parse import urlsplit
 
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise ValueError(f"{url[:80]!r} is not a URL: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{url[:80]!r} is not an absolute http(s) URL")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError("the push public URL must not carry credentials (user:password@)")
+    check_url(url)  # the one URL check (scheme, host, port, spaces, no user:password@)
+    parts = urlsplit(url)
+    port = parts.port
     if parts.query or parts.fragment or url.endswith(("?", "#")):
         raise ValueError("the push public URL must not carry a query or a fragment")
     if port == 0:
