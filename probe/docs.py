@@ -90,7 +90,9 @@ def report_schema() -> str:
                              "severity": {"enum": [s.value for s in Severity]}, "status": {"enum": STATUSES},
                              "message": {"type": "string"}, "duration_ms": {"type": "number", "minimum": 0},
                              "recommendation": {"type": "string", "description": "empty unless the check failed"},
-                             "step": {"type": ["string", "null"]}}}
+                             "step": {"type": ["string", "null"]},
+                             "reason": {**_nullable(reasons),
+                                        "description": "on the failed check that carries the verdict's reason"}}}
     nullable_str = {"type": ["string", "null"]}
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

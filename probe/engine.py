@@ -62,7 +62,9 @@ async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepNam
         result.reason = result.reason or Reason.PROBE_ERROR
         result.steps.append(StepResult(name=StepName.VALIDATE, status=Status.FAIL, reason=Reason.PROBE_ERROR,
                                        detail=f"internal error: {type(exc).__name__}: {exc}"[:300]))
-    grading.grade(result)
+    if result.reason not in (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR):
+        result.checks.append(make_check("probe.completed", Status.PASS, "the probe ran to its end"))
+    grading.finish(result)
     result.duration_s = time.monotonic() - t0
     result.success = result.reason is None
     redact.result(result)  # what an agent sent is scrubbed before any consumer (report, log, page) sees it
@@ -279,10 +281,14 @@ class ProbeRun:
         assert call.envelope is not None
         if call.envelope.error is not None:
             reason, detail = _rpc_error_reason(call.envelope.error, b.dialect)
-            self.check("invoke.version_accepted", Status.FAIL if reason is Reason.INVOKE_VERSION_UNSUPPORTED
-                       else Status.PASS, detail, step=inv)
+            if reason is Reason.INVOKE_VERSION_UNSUPPORTED:
+                self.check("invoke.version_accepted", Status.FAIL, detail, step=inv)
+            else:
+                self.check("invoke.version_accepted", Status.PASS, "no version error", step=inv)
+                self.check("invoke.no_error", Status.FAIL, detail, step=inv)
             raise StepFailed(reason, detail)
         self.check("invoke.version_accepted", Status.PASS, step=inv)
+        self.check("invoke.no_error", Status.PASS, "a result", step=inv)
         item = b.dialect.result_item(call.envelope.result)
         invalid = self._schema_check(call.envelope.result, schema.Shape.SEND_RESULT, inv)
         self._shape_checks(item, inv)
@@ -363,7 +369,10 @@ class ProbeRun:
             call = await self._call(step, Op.GET, {"id": item.task_id}, StepName.INVOKE)
             assert call.envelope is not None
             if call.envelope.error is not None:
-                raise StepFailed(*_rpc_error_reason(call.envelope.error, b.dialect))
+                reason, detail = _rpc_error_reason(call.envelope.error, b.dialect)
+                self.r.checks = [c for c in self.r.checks if c.id != "invoke.no_error"]
+                self.check("invoke.no_error", Status.FAIL, f"GetTask {item.task_id}: {detail}", step=StepName.INVOKE)
+                raise StepFailed(reason, f"GetTask {item.task_id}: {detail}")
             invalid = self._schema_check(call.envelope.result, schema.Shape.TASK, StepName.INVOKE,
                                          "GetTask's answer is ")
             if invalid:
@@ -421,6 +430,8 @@ class ProbeRun:
             else:
                 raise StepFailed(*_transport_reason(exc)) from None
         self.r.checks += judge.checks()
+        self.check("stream.no_error", Status.FAIL if judge.rpc_error else Status.PASS,
+                   f"the stream carried an error: {judge.rpc_error}" if judge.rpc_error else "", step=StepName.STREAM)
         failure = judge.failure()
         if failure is not None:
             raise StepFailed(*failure)

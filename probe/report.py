@@ -64,7 +64,7 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
         "results": [
             {"test": c.id, "category": c.category.value, "severity": c.severity.value, "status": c.status.value,
              "message": c.message, "duration_ms": c.duration_ms, "recommendation": c.recommendation,
-             "step": c.step.value if c.step else None}
+             "step": c.step.value if c.step else None, "reason": c.reason.value if c.reason else None}
             for c in checks
         ],
     }

@@ -56,6 +56,7 @@ class CheckResult(BaseModel):
     recommendation: str = ""
     step: StepName | None = None
     duration_ms: float = 0.0
+    reason: Reason | None = None  # set on the failed check that carries the verdict's reason
 
 
 class StepResult(BaseModel):

@@ -13,6 +13,7 @@ from typing import Any
 import structlog
 
 from probe import logs
+from probe.checks import grading
 from probe.config import Agent, ConfigError, Module, Prober
 from probe.engine import run_probe
 from probe.history import History
@@ -96,4 +97,6 @@ class Runner:
 
 def _failed(agent: Agent, reason: Reason, detail: str) -> ProbeResult:
     """A probe that failed before its first step: no step is blamed, the problem is said in words."""
-    return ProbeResult(agent=agent.name, target_url=agent.card_url or agent.url, reason=reason, problem=detail)
+    result = ProbeResult(agent=agent.name, target_url=agent.card_url or agent.url, reason=reason, problem=detail)
+    grading.agree(result)  # a failed check carries the reason, as in every other failed result
+    return result

@@ -26,6 +26,7 @@ class Category(StrEnum):
     SECURITY = "security"
     INTEROP = "interop"
     PUSH = "push-notifications"
+    PROBE = "probe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +158,9 @@ CHECKS: tuple[Check, ...] = (
                              "(no MUST)"),
                  "0.2": Rule(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.blocking)",
                              "if true, the client will wait for the task to complete (no MUST)")}),
+    Check("invoke.no_error", _LIFE, _M, "SendMessage (and the GetTask polls) get a result, not a JSON-RPC error",
+          "Answer a valid SendMessage with a Task or a Message; the JSON-RPC error in the report says what the "
+          "agent refused.", "SEND-01", side_effects=_W),
     Check("invoke.task_completed", _LIFE, _M, "The task reaches COMPLETED before the deadline",
           "Check the task's status message: the agent failed, asked for input, or is too slow.", "SEND-03",
           side_effects=_W),
@@ -192,6 +196,9 @@ CHECKS: tuple[Check, ...] = (
     Check("stream.artifact_chunks", _STREAM, _M, "Artifact chunks are coherent (append only to a known artifact)",
           "Send append:true only for an artifactId already sent, and nothing after lastChunk:true.", "STRM-04",
           side_effects=_W),
+    Check("stream.no_error", _STREAM, _M, "The stream carries events, not a JSON-RPC error",
+          "Answer a valid SendStreamingMessage with its events; the error in the report says what the agent refused.",
+          "STRM-01", side_effects=_W),
     Check("stream.task_completed", _STREAM, _M, "The streamed task ends COMPLETED",
           "Check the task's final status message in the report.", "STRM-03", side_effects=_W),
     Check("stream.expected_text", _STREAM, _M, "The configured expected text appears in the streamed artifacts",
@@ -321,7 +328,13 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "the event, as application/json).", "PUSH-03 (1.0 §4.3.3)", side_effects=_W),
 )
 
-ALL_CHECKS = CHECKS + SUITE_CHECKS
+PROBE_CHECKS: tuple[Check, ...] = (
+    Check("probe.completed", Category.PROBE, _M, "The probe completed its run",
+          "A probe error or the probe's own configuration stopped the run; this is not a verdict on the agent. "
+          "Fix the configuration, or report the probe bug with the log line."),
+)
+
+ALL_CHECKS = CHECKS + SUITE_CHECKS + PROBE_CHECKS
 BY_ID: dict[str, Check] = {c.id: c for c in ALL_CHECKS}
 assert len(BY_ID) == len(ALL_CHECKS), "duplicate check id"
 

@@ -6,8 +6,9 @@ does not have is not graded (skipped, saying so and what was observed), so a 1.0
 
 from __future__ import annotations
 
-from probe.checks.catalogue import Rule, Severity, get
-from probe.results import CheckResult, ProbeResult, Status
+from probe.checks.catalogue import Category, Rule, Severity, get
+from probe.reasons import Reason
+from probe.results import CheckResult, ProbeResult, Status, StepName, make_check
 
 
 def family(version: str | None) -> str | None:
@@ -35,6 +36,12 @@ def level_of(check_id: str, version: str | None) -> Severity | None:
     return rule.level if rule else None
 
 
+def finish(result: ProbeResult) -> None:
+    """The last pass over a run: grade by version, then make the checks carry the verdict's reason."""
+    grade(result)
+    agree(result)
+
+
 def grade(result: ProbeResult) -> None:
     """Apply the probed version's levels to every check result, in place."""
     version = result.protocol_version
@@ -48,7 +55,7 @@ def grade(result: ProbeResult) -> None:
 
 def _graded(c: CheckResult, version: str | None) -> CheckResult:
     check = get(c.id)
-    if not check.rules:
+    if not check.rules or (c.status is Status.SKIP and c.message.startswith("not graded")):
         return c
     level = level_of(c.id, version)
     if level is None:
@@ -60,3 +67,72 @@ def _graded(c: CheckResult, version: str | None) -> CheckResult:
     if level is c.severity:
         return c
     return c.model_copy(update={"severity": level})
+
+
+# reason -> the checks that can carry it: a failed one is marked; when none failed, the first whose prefix fits
+# the failed step is recorded as failed (e.g. a refused connection, which no check had named)
+CARRIERS: dict[Reason, tuple[str, ...]] = {
+    Reason.CARD_UNREACHABLE: ("card.discovered", "card.no_cross_origin_redirect"),
+    Reason.CARD_HTTP_STATUS: ("card.discovered",),
+    Reason.CARD_INVALID: ("card.size", "card.strict_json", "card.required_fields", "card.interfaces", "card.skills",
+                          "card.capabilities", "card.security", "card.security_schemes"),
+    Reason.NO_USABLE_INTERFACE: ("interface.selected",),
+    Reason.CARD_UNSIGNED: ("card.signature",),
+    Reason.CARD_SIGNATURE_INVALID: ("card.signature",),
+    Reason.INTERFACE_PATH_DOUBLED: ("interface.no_path_repeat",),
+    Reason.INTERFACE_URL_UNROUTABLE: ("interface.routable_host",),
+    Reason.INVOKE_UNREACHABLE: ("invoke.http", "stream.content_type"),
+    Reason.INVOKE_TIMEOUT: ("invoke.http", "stream.content_type"),
+    Reason.INVOKE_HTTP_404: ("invoke.http", "stream.content_type"),
+    Reason.INVOKE_HTTP_STATUS: ("invoke.http", "stream.content_type"),
+    Reason.INVOKE_AUTH: ("invoke.http", "stream.content_type"),
+    Reason.INVOKE_NOT_JSONRPC: ("invoke.jsonrpc_envelope", "stream.events_parse"),
+    Reason.INVOKE_JSONRPC_ERROR: ("invoke.no_error", "stream.no_error"),
+    Reason.INVOKE_VERSION_UNSUPPORTED: ("invoke.version_accepted", "stream.no_error"),
+    Reason.INVOKE_LEGACY_PROTOCOL: ("interface.selected",),
+    Reason.INVOKE_BAD_RESULT: ("invoke.schema", "invoke.result_shape", "invoke.dialect"),
+    Reason.INVOKE_NOT_BLOCKING: ("invoke.blocking",),
+    Reason.TASK_FAILED: ("invoke.task_completed", "stream.task_completed"),
+    Reason.TASK_TIMEOUT: ("invoke.task_completed", "stream.terminal"),
+    Reason.EXPECTED_TEXT_MISSING: ("invoke.expected_text", "stream.expected_text"),
+    Reason.STREAM_NOT_SSE: ("stream.content_type",),
+    Reason.STREAM_NO_TERMINAL: ("stream.terminal",),
+    Reason.STREAM_STATE_REGRESSION: ("stream.no_regression",),
+    Reason.STREAM_PROTOCOL_VIOLATION: ("stream.events_parse", "stream.schema", "stream.first_event",
+                                       "stream.consistent_ids", "stream.artifact_chunks",
+                                       "stream.closes_after_terminal"),
+    Reason.PROBE_CONFIG_ERROR: ("probe.completed",),
+    Reason.PROBE_ERROR: ("probe.completed",),
+}
+_STEP_PREFIX = {StepName.DISCOVER: ("card.",), StepName.VALIDATE: ("card.", "interface."),
+                StepName.PING: ("invoke.",), StepName.INVOKE: ("invoke.",), StepName.STREAM: ("stream.",)}
+
+
+def agree(result: ProbeResult) -> None:
+    """A failed verdict has a failed check carrying its reason, so exit code, summary and JUnit agree."""
+    reason = result.reason
+    if reason is None:
+        return
+    failed = result.failed_checks()
+    if any(c.reason is reason for c in failed):
+        return
+    step = next((s for s in result.steps if s.reason is reason), None)
+    prefixes = _STEP_PREFIX.get(step.name, ()) if step is not None else ()
+    carriers = CARRIERS.get(reason, ())
+    fitting = [cid for cid in carriers if not prefixes or cid.startswith(prefixes)] or list(carriers)
+    by_id = {c.id: c for c in failed}
+    for cid in fitting:
+        if cid in by_id:
+            by_id[cid].reason = reason
+            return
+    if reason is Reason.CARD_INVALID:
+        must = next((c for c in failed if c.category is Category.AGENT_CARD and c.severity is Severity.MUST), None)
+        if must is not None:
+            must.reason = reason
+            return
+    cid = fitting[0] if fitting else "probe.completed"
+    detail = (step.detail if step is not None else "") or result.problem or reason.value
+    carrier = make_check(cid, Status.FAIL, detail, step=step.name if step is not None else None)
+    carrier.reason = reason
+    # the carrier supersedes an earlier pass of the same check (HTTP 200 on send, then a failing poll)
+    result.checks = [c for c in result.checks if c.id != cid] + [carrier]

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from probe import redact
+from probe.checks import grading
 from probe.checks.catalogue import BY_ID
 from probe.engine import FULL_STEPS, execute
 from probe.results import ProbeResult, Status, StepName, StepResult
@@ -49,6 +50,7 @@ async def run_suite(target: Target, client: HttpClient, opts: SuiteOptions) -> P
     step.status = Status.FAIL if failed else Status.PASS
     step.detail = f"{len(failed)} suite check(s) failed" if failed else ""
     result.duration_s = time.monotonic() - t0
+    grading.finish(result)  # the suite's checks are graded by the probed version too
     return redact.result(result)  # the suite's own checks quote agent answers too
 
 

@@ -10,10 +10,11 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from probe.checks import urls
+from probe.checks import grading, urls
 from probe.checks.catalogue import ALL_CHECKS
 from probe.cli import main
 from probe.engine import run_probe
+from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName
 from probe.suite import SuiteOptions, run_suite
 from probe.target import Target
@@ -223,6 +224,11 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
                                                     "timestamp": "2026-01-01T00:00:00"}}}})])},
         "snake_case": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": {
             "task": {"id": "t", "context_id": "c", "status": {"state": "TASK_STATE_COMPLETED"}}}})])},
+        "rpc_error": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "error": {
+            "code": -32603, "message": "internal"}})])},
+        "stream_error": {"SendStreamingMessage": Reply(content_type="text/event-stream", chunks=[
+            "data: " + json.dumps({"jsonrpc": "2.0", "id": "{id}", "error": {"code": -32603, "message": "x"}})
+            + "\n\n"])},
         "not_blocking": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": task(
             "WORKING")})]), "GetTask": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": task(
                 "COMPLETED")["task"]})])},
@@ -230,10 +236,14 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
     for name, replies in scripted.items():
         async with scripted_agent(replies) as origin:
             steps = (StepName.INVOKE,) if name in ("body_03", "state_03", "zoneless", "snake_case",
-                                                   "not_blocking") else (StepName.STREAM,)
+                                                   "not_blocking", "rpc_error") else (StepName.STREAM,)
             r = await run_probe(Target(name=name, url=origin, timeout=3.0, stream_close_grace=0.2), client,
                                 steps=steps)
             failed.update(await _failing(r))
+    # a probe that cannot run (its own config, or a bug) still fails a check, so JUnit agrees with the exit code
+    crashed = ProbeResult(agent="t", target_url="http://x", reason=Reason.PROBE_ERROR, problem="bug")
+    grading.agree(crashed)
+    failed.update(c.id for c in crashed.failed_checks())
     # https card advertising http: needs TLS on loopback; shown at the diagnosis level
     if any(f.check_id == "interface.scheme" for f in urls.diagnose("https://gw/.well-known/agent-card.json",
                                                                    "http://gw/a2a")):
