@@ -12,8 +12,10 @@ from collections import OrderedDict
 from typing import Any
 from urllib.parse import urlsplit
 
+from probe import redact
 from probe.checks.urls import LOOPBACK, host_class
 from probe.results import CheckResult, Status, StepName, from_problems, make_check
+from probe.target import InvalidUrl, check_url
 from probe.wire.card import Card
 
 _MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
@@ -79,12 +81,24 @@ def interfaces(card: Card) -> CheckResult:
     return _result("card.interfaces", problems, f"{len(card.interfaces)} interface(s) advertised")
 
 
+def _scheme(url: str) -> str:
+    try:
+        return urlsplit(url).scheme
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        return ""
+
+
 def _interface_problems(where: str, url: Any, binding: Any, version: Any) -> list[str]:
     out: list[str] = []
     if not isinstance(url, str) or not url:
         out.append(f"{where}.url is missing")
-    elif binding != "GRPC" and not urlsplit(url).scheme.startswith("http"):
+    elif binding != "GRPC" and not _scheme(url).startswith("http"):
         out.append(f"{where}.url {url[:80]!r} is not an absolute http(s) URL")
+    elif binding != "GRPC":
+        try:  # the probe's one URL check; userinfo is its own finding (interface.no_credentials)
+            check_url(redact.strip_userinfo(url))
+        except InvalidUrl as exc:
+            out.append(f"{where}.url: {exc}")
     if not isinstance(binding, str) or not binding:
         out.append(f"{where}.protocolBinding is missing")
     elif binding not in _KNOWN_BINDINGS and ":" not in binding:

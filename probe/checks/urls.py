@@ -87,7 +87,11 @@ def host_class(host: str) -> int:
 def diagnose(card_url: str, interface_url: str) -> tuple[Finding, ...]:
     """Every suspicious property of the advertised URL, relative to the card's own URL (pure, so memoised)."""
     out: list[Finding] = []
-    card, adv = urlsplit(card_url), urlsplit(interface_url)
+    try:
+        card, adv = urlsplit(card_url), urlsplit(interface_url)
+        adv.port  # noqa: B018  (raises for a malformed port, which card.interfaces reports)
+    except ValueError:
+        return ()
     run = doubled_prefix(card_url, interface_url)
     if run:
         out.append(Finding(

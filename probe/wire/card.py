@@ -171,19 +171,31 @@ def sniff(doc: dict[str, Any]) -> tuple[str, bool]:
     return "unknown", False
 
 
+def _parsable(url: Any) -> bool:
+    """A URL the standard parser accepts (port, IPv6 brackets); an entry that fails is reported by card.interfaces
+    and never offered for selection, so nothing downstream meets it."""
+    if not isinstance(url, str):
+        return False
+    try:
+        urlsplit(url).port  # noqa: B018
+    except ValueError:
+        return False
+    return True
+
+
 def interfaces(doc: dict[str, Any]) -> list[Interface]:
     """Every interface the card advertises, in the card's order of preference (1.0 entries first)."""
     out: list[Interface] = []
     for e in doc.get("supportedInterfaces") or []:
-        if isinstance(e, dict) and isinstance(e.get("url"), str):
+        if isinstance(e, dict) and _parsable(e.get("url")):
             tenant = e.get("tenant") if isinstance(e.get("tenant"), str) and e.get("tenant") else None
             out.append(Interface(e["url"], str(e.get("protocolBinding", "")), str(e.get("protocolVersion", "")),
                                  tenant))
-    if isinstance(doc.get("url"), str):
+    if _parsable(doc.get("url")):
         pv = doc.get("protocolVersion")
         version = pv if isinstance(pv, str) else ("0.1" if "authentication" in doc else "0.2")
         out.append(Interface(doc["url"], str(doc.get("preferredTransport") or "JSONRPC"), version, source="url"))
         for e in doc.get("additionalInterfaces") or []:
-            if isinstance(e, dict) and isinstance(e.get("url"), str):
+            if isinstance(e, dict) and _parsable(e.get("url")):
                 out.append(Interface(e["url"], str(e.get("transport", "")), version, source="additionalInterfaces"))
     return out

@@ -98,3 +98,19 @@ async def test_reports_name_the_module_and_the_page_shows_fix_and_evidence(
     assert "<code>card_unreachable</code>" in gone and "/agents/x/.well-known/agent-card.json" in gone
     assert "cannot connect to 127.0.0.1" in gone and "no answer" in gone
     assert "<style>" in page and "section.agent" in page  # the stylesheet (a file) is inlined into the page
+
+
+@pytest.mark.parametrize("advertised", ["http://127.0.0.1:99999/", "http://127.0.0.1:abc/", "http://[::1/"])
+async def test_a_malformed_advertised_url_is_the_agents_failure_not_a_probe_bug(advertised: str) -> None:
+    from probe.engine import run_probe
+    from probe.target import Target
+    from probe.wire.http import HttpClient
+    from tests.agents.catalogue import Faults
+
+    card = {"name": "bad-url", "description": "d", "version": "1", "capabilities": {},
+            "supportedInterfaces": [{"url": advertised, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []}
+    async with run_agent(Faults(card_raw=json.dumps(card).encode())) as agent, HttpClient() as client:
+        result = await run_probe(Target(name="bad-url", url=agent.origin), client)
+    assert result.reason is not None and result.reason is not Reason.PROBE_ERROR, result.reason
+    assert not any("internal error" in s.detail for s in result.steps)
