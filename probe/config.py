@@ -31,7 +31,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from probe import redact
 from probe.shard import Shard, ShardError
 from probe.shard import parse as parse_shard
-from probe.target import Target, check_url
+from probe.target import DEFAULT_LIMITS, Target, check_url
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -82,6 +82,17 @@ class Module(_Strict):
                                                     "0 disables")
     late_after: Duration | None = Field(None, description="push only: a terminal delivery later than this after the "
                                                           "send counts as late (measured; not a failure)")
+
+    max_stream_events: int | None = Field(None, ge=1, description="events read from one stream before the probe "
+                                                                 "stops (work_limit_exceeded); default 10000")
+    max_stream_bytes: int | None = Field(None, ge=1024, description="bytes read from one stream before the probe "
+                                                                    "stops; default 32 MiB")
+    max_stream_artifacts: int | None = Field(None, ge=1, description="distinct artifacts in one stream before the "
+                                                                     "probe stops; default 1000")
+
+    def limits(self) -> dict[str, int]:
+        """The per-probe bounds on work this module sets (the rest keep Target's defaults)."""
+        return {k: v for k in DEFAULT_LIMITS if (v := getattr(self, k)) is not None}
 
     @model_validator(mode="after")
     def _timeout_fits(self) -> Module:
@@ -426,7 +437,23 @@ class Settings(BaseSettings):
     timeout_offset: float = Field(0.5, ge=0, le=10, description="subtracted from the Prometheus scrape timeout")
     history_limit: int = Field(20, ge=1, le=1000, description="results kept per agent and module for /report")
     drain_timeout: float = Field(10.0, ge=0, le=300, description="how long SIGTERM waits for in-flight probes")
-    probe_target_pattern: str = Field(".*", description="regex a /probe?target= URL must fully match")
+    probe_target_enabled: bool = Field(False, description="allow /probe?target=URL (a caller-chosen URL); off by "
+                                                          "default, since it makes the daemon fetch any URL")
+    probe_target_pattern: str = Field(".*", description="regex every URL of a /probe?target= probe must fully match "
+                                                        "(the target, redirects, the advertised interface)")
+    probe_target_networks: list[str] = Field(
+        default_factory=lambda: ["0.0.0.0/0", "::/0"],
+        description="address ranges a /probe?target= probe may connect to (checked on the resolved address); "
+                    "link-local, cloud-metadata and loopback addresses only when listed explicitly")
+    probe_min_interval: float = Field(10.0, ge=0, le=3600, description="/probe runs an agent (or target) at most "
+                                                                       "once per this many seconds; callers in "
+                                                                       "between get that run's result")
+    web_auth_bearer_file: Path | None = Field(None, description="require 'Authorization: Bearer <token>' on every "
+                                                                "endpoint but /healthz and /readyz; token from file")
+    web_auth_basic_file: Path | None = Field(None, description="require HTTP basic auth (user:password from file) "
+                                                               "on every endpoint but /healthz and /readyz")
+    web_tls_cert_file: Path | None = Field(None, description="serve the web endpoints over TLS: certificate (PEM)")
+    web_tls_key_file: Path | None = Field(None, description="serve the web endpoints over TLS: private key (PEM)")
     shard: str = Field("0/1", description="i/n: probe only the agents of shard i of n (rendezvous hash of the "
                                           "name); ordinal/n: i is the StatefulSet pod ordinal")
 
@@ -450,6 +477,18 @@ class Settings(BaseSettings):
     @classmethod
     def _public_url(cls, v: str | None) -> str | None:
         return None if v is None or not v.strip() else check_public_url(v.strip())
+
+    @field_validator("probe_target_networks")
+    @classmethod
+    def _networks(cls, v: list[str]) -> list[str]:
+        import ipaddress
+
+        for n in v:
+            try:
+                ipaddress.ip_network(n, strict=False)
+            except ValueError:
+                raise ValueError(f"{n!r} is not an address range like 10.0.0.0/8 or 2001:db8::/32") from None
+        return v
 
     @field_validator("probe_target_pattern")
     @classmethod

@@ -18,6 +18,8 @@ from probe.metrics import Metrics
 from probe.runner import Runner
 from probe.scheduler import ProbeScheduler, split_job_id
 from probe.web import make_app
+from probe.webguard import WebAuth, tls_context
+from probe.wire.egress import Egress
 from probe.wire.http import HttpClient
 
 log = structlog.get_logger("a2a_probe.daemon")
@@ -44,6 +46,11 @@ class Daemon:
         self.client = HttpClient(limit=max(100, settings.max_concurrency * 2))
         self.runner = Runner(self.client, self.metrics, self.history, settings.max_concurrency,
                              self.inbox if settings.push_public_url else None)
+        # caller-chosen URLs (/probe?target=) go through their own client, bounded by the egress policy
+        self.target_client = HttpClient(limit=max(100, settings.max_concurrency * 2), egress=Egress.build(
+            settings.probe_target_pattern, settings.probe_target_networks))
+        self.web_auth = WebAuth(settings.web_auth_bearer_file, settings.web_auth_basic_file)
+        self.tls = tls_context(settings.web_tls_cert_file, settings.web_tls_key_file)
         self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed)
         self._web: web.AppRunner | None = None
         self._stop = asyncio.Event()
@@ -63,13 +70,14 @@ class Daemon:
         self._web = web.AppRunner(make_app(self), access_log=None, handle_signals=False)
         await self._web.setup()
         host, port = self.settings.host_port
-        site = web.TCPSite(self._web, host, port)
+        site = web.TCPSite(self._web, host, port, ssl_context=self.tls)
         try:
             await site.start()
         except OSError as exc:
             await self._web.cleanup()
             self._web = None
             await self.client.close()
+            await self.target_client.close()
             cause = os.strerror(exc.errno).lower() if exc.errno else str(exc)
             raise ListenError(f"cannot listen on {self.settings.listen_address}: {cause} "
                               "(another process has the port? pick one with --listen-address)") from None
@@ -152,6 +160,7 @@ class Daemon:
         if self._web is not None:
             await self._web.cleanup()
         await self.client.close()
+        await self.target_client.close()
         log.info("daemon_stopped", drained=len(pending))
 
     async def serve(self) -> None:

@@ -30,7 +30,17 @@ from probe.wire import jsonrpc, schema
 from probe.wire.bindings import BINDINGS, Binding, Call, Op
 from probe.wire.card import Card, CardError, Interface
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version
-from probe.wire.http import BodyTooLarge, ConnectFailed, Deadline, DeadlineExceeded, HttpClient, RedirectRefused
+from probe.wire.http import (
+    BodyTooLarge,
+    ConnectFailed,
+    ConnectionReset,
+    Deadline,
+    DeadlineExceeded,
+    HttpClient,
+    ProtocolError,
+    RedirectRefused,
+    TargetRefused,
+)
 
 log = structlog.get_logger("a2a_probe.engine")
 
@@ -161,7 +171,8 @@ class ProbeRun:
             raise StepFailed(Reason.CARD_INVALID, f"the card is too large: {exc}") from None
         except (ConnectFailed, DeadlineExceeded) as exc:
             self._attempts(step, record, exc.exchange)
-            raise StepFailed(Reason.CARD_UNREACHABLE, str(exc)) from None
+            reason = Reason.TARGET_NOT_ALLOWED if isinstance(exc, TargetRefused) else Reason.CARD_UNREACHABLE
+            raise StepFailed(reason, str(exc)) from None
         except CardError as exc:
             self._attempts(step, record, None)
             if exc.kind == "http_status":
@@ -415,11 +426,13 @@ class ProbeRun:
             return True
         params = {"message": b.dialect.user_message(self.t.message, str(uuid.uuid4()), None, None)}
         judge = StreamJudge(b.dialect, close_grace=self.t.stream_close_grace,
-                            version=self.r.protocol_version or b.dialect.version, binding=self.r.binding or b.name)
+                            version=self.r.protocol_version or b.dialect.version, binding=self.r.binding or b.name,
+                            max_events=self.t.max_stream_events, max_artifacts=self.t.max_stream_artifacts)
         try:
             async with b.open_stream(Op.STREAM, params, deadline=self.deadline) as es:
                 step.exchanges.append(es.raw.exchange)
                 step.http_status = es.raw.status
+                es.max_bytes = self.t.max_stream_bytes
                 if es.plain is not None:
                     self._not_a_stream(es.plain, b.dialect)
                 judge.opened(es.raw.content_type)
@@ -427,6 +440,9 @@ class ProbeRun:
         except (ConnectFailed, DeadlineExceeded) as exc:
             if isinstance(exc, DeadlineExceeded) and judge.started:
                 judge.timed_out(str(exc))
+            elif isinstance(exc, ConnectionReset) and judge.started and judge.terminal_at is None:
+                raise StepFailed(Reason.STREAM_RESET, f"{exc}, after {judge.events} event(s) "
+                                                      f"(last state {judge.state or 'none'})") from None
             else:
                 raise StepFailed(*_transport_reason(exc)) from None
         self.r.checks += judge.checks()
@@ -513,7 +529,11 @@ def _transport_reason(exc: Exception) -> tuple[Reason, str]:
     if isinstance(exc, RedirectRefused):
         return Reason.INVOKE_HTTP_STATUS, f"the interface redirected: {exc}"
     if isinstance(exc, BodyTooLarge):
-        return Reason.INVOKE_NOT_JSONRPC, str(exc)
+        return Reason.WORK_LIMIT_EXCEEDED, f"the probe stopped reading the answer: {exc}"
+    if isinstance(exc, TargetRefused):
+        return Reason.TARGET_NOT_ALLOWED, str(exc)
+    if isinstance(exc, ProtocolError | ConnectionReset):
+        return Reason.INVOKE_PROTOCOL_ERROR, str(exc)
     return Reason.INVOKE_UNREACHABLE, str(exc)
 
 

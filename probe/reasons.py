@@ -23,6 +23,7 @@ class Reason(StrEnum):
     INTERFACE_URL_UNROUTABLE = "interface_url_unroutable"
     # invocation
     INVOKE_UNREACHABLE = "invoke_unreachable"
+    INVOKE_PROTOCOL_ERROR = "invoke_protocol_error"
     INVOKE_TIMEOUT = "invoke_timeout"
     INVOKE_HTTP_404 = "invoke_http_404"
     INVOKE_HTTP_STATUS = "invoke_http_status"
@@ -50,9 +51,13 @@ class Reason(StrEnum):
     PUSH_OUT_OF_ORDER = "push_out_of_order"
     PUSH_UNAUTHENTICATED = "push_unauthenticated"
     PUSH_BAD_PAYLOAD = "push_bad_payload"
+    STREAM_RESET = "stream_reset"
+    # a bound on the probe's work (events, bytes, artifacts): the agent sent more than any client should read
+    WORK_LIMIT_EXCEEDED = "work_limit_exceeded"
     # the probe itself: its own config (e.g. a credential it cannot read) or a bug; never blamed on the agent
     PROBE_CONFIG_ERROR = "probe_config_error"
     PROBE_ERROR = "probe_error"
+    TARGET_NOT_ALLOWED = "target_not_allowed"
 
 
 # reason -> (what it means, what to do). The recommendation is the default; checks may give a sharper one.
@@ -95,6 +100,11 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
     Reason.INVOKE_UNREACHABLE: (
         "The advertised interface URL could not be connected to.",
         "Check that the URL in the card is reachable from clients: host, port, TLS and network policy.",
+    ),
+    Reason.INVOKE_PROTOCOL_ERROR: (
+        "The advertised interface answered with broken HTTP: a bad status line, malformed or too many headers, "
+        "bad chunk framing, or a body cut short.",
+        "Look at the bytes quoted in the report; a proxy or server in front of the agent is mangling responses.",
     ),
     Reason.INVOKE_TIMEOUT: (
         "The advertised interface did not answer within the probe deadline.",
@@ -207,6 +217,21 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "named another task.",
         "POST a StreamResponse ({\"statusUpdate\": …}) as application/a2a+json (0.3: the Task) that names the task "
         "the config belongs to.",
+    ),
+    Reason.STREAM_RESET: (
+        "The streaming response was cut: the connection was reset or closed mid-stream, before a terminal event.",
+        "Check the agent and every proxy on the way for crashes, idle timeouts and connection limits on "
+        "long-lived responses.",
+    ),
+    Reason.WORK_LIMIT_EXCEEDED: (
+        "The agent sent more than the probe's per-probe bounds allow: answer bytes (4 MiB, decompressed), or "
+        "events, bytes or artifacts per stream.",
+        "Check why the agent streams so much for a health-check message, or raise the module's limits.",
+    ),
+    Reason.TARGET_NOT_ALLOWED: (
+        "The probe's target policy refused a URL of this caller-chosen probe (the target, a redirect or the "
+        "advertised interface): its pattern or resolved address is not allowed.",
+        "Probe configured agents (agent=NAME), or allow the URL in probe_target_pattern/probe_target_networks.",
     ),
     Reason.PROBE_CONFIG_ERROR: (
         "The probe could not prepare the request: a credential reference (env or file) could not be resolved.",

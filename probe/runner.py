@@ -60,7 +60,8 @@ class Runner:
         self.history.add(module_name, result)
         logs.log_probe(module_name, result, str(uuid.uuid4()))
 
-    async def run(self, agent: Agent, module: Module, *, timeout: float) -> ProbeResult:
+    async def run(self, agent: Agent, module: Module, *, timeout: float,
+                  client: HttpClient | None = None) -> ProbeResult:
         """One bounded probe; waits for a concurrency slot (counted in the deadline)."""
         task = asyncio.current_task()
         assert task is not None
@@ -72,6 +73,8 @@ class Runner:
                     remaining = max(0.05, timeout - (loop.time() - start))
                     try:
                         target = agent.target(remaining)
+                        if limits := module.limits():
+                            target = target.model_copy(update=limits)
                     except ConfigError as exc:
                         return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
                     self.metrics.gauge("probes_in_flight").inc()
@@ -80,13 +83,13 @@ class Runner:
                         if module.prober is Prober.FULL:
                             opts = SuiteOptions(safe_only=module.safe_only, slow_prompt=agent.slow_prompt,
                                                 input_prompt=agent.input_prompt, timeout=remaining, inbox=self.inbox)
-                            return await run_suite(target, self.client, opts)
+                            return await run_suite(target, client or self.client, opts)
                         if module.prober is Prober.PUSH:
                             if self.inbox is None:
                                 return _failed(agent, Reason.PROBE_CONFIG_ERROR, "the push module needs the "
                                                "daemon's push public URL (A2A_PROBE_PUSH_PUBLIC_URL)")
-                            return await run_push(target, self.client, self.inbox, late_after=module.late_after)
-                        return await run_probe(target, self.client, steps=STEPS[module.prober])
+                            return await run_push(target, client or self.client, self.inbox, late_after=module.late_after)
+                        return await run_probe(target, client or self.client, steps=STEPS[module.prober])
                     finally:
                         self.in_flight.discard(task)
                         self.metrics.gauge("probes_in_flight").dec()

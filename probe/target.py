@@ -18,6 +18,9 @@ _BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f]")
 _HOST_PORT = re.compile(r"^[A-Za-z0-9.\-\[\]:]+(:\d+)?(/.*)?$")
 
 
+# per-probe bounds on work, as well as on time: a flooding agent costs the probe this much at most
+DEFAULT_LIMITS = {"max_stream_events": 10_000, "max_stream_bytes": 32 << 20, "max_stream_artifacts": 1_000}
+
 USERINFO_REFUSED = ("credentials in the URL (user:password@) are refused: they would be sent to the agent and "
                     "printed; configure them as a secret (auth.headers or auth.bearer_token with env or file)")
 
@@ -75,6 +78,12 @@ class Target(BaseModel):
     allow_cross_origin_redirect: bool = False
     stream_close_grace: float = Field(1.0, ge=0, le=60,
                                       description="How long a stream may stay open after its terminal event")
+    max_stream_events: int = Field(DEFAULT_LIMITS["max_stream_events"], ge=1,
+                                   description="events read from one stream before the probe stops reading")
+    max_stream_bytes: int = Field(DEFAULT_LIMITS["max_stream_bytes"], ge=1024,
+                                  description="bytes read from one stream before the probe stops reading")
+    max_stream_artifacts: int = Field(DEFAULT_LIMITS["max_stream_artifacts"], ge=1,
+                                      description="distinct artifacts in one stream before the probe stops reading")
     trusted_jwks: dict[str, Any] | None = Field(None, description="a JWK Set of public keys the card may be "
                                                                   "signed with (already validated)")
     signature_policy: Literal["require", "verify", "off"] = "off"

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import generate_latest
 from prometheus_client.aiohttp import make_aiohttp_handler
 
@@ -17,14 +20,27 @@ from probe.config import Agent, Module, Prober
 from probe.metrics import probe_registry
 from probe.results import ProbeResult
 from probe.target import InvalidUrl, check_url
+from probe.webguard import OPEN_PATHS, ProbeThrottle
 
 if TYPE_CHECKING:
     from probe.daemon import Daemon
 
 DAEMON: web.AppKey[Daemon] = web.AppKey("daemon")
+THROTTLE: web.AppKey[ProbeThrottle[ProbeResult]] = web.AppKey("probe_throttle")
 _FORMATS = ("json", "markdown", "junit", "html")
 REFRESH_MIN_SECONDS = 10.0
 _BOOL = {"true": True, "1": True, "false": False, "0": False, "": False}
+
+
+@web.middleware
+async def _authenticated(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Optional bearer/basic auth (settings web_auth_*) on every endpoint but the kubelet's /healthz and /readyz."""
+    auth = request.app[DAEMON].web_auth
+    if auth.enabled and request.path not in OPEN_PATHS and not auth.allows(request.headers.get("Authorization", "")):
+        return web.json_response({"error": "authentication required"}, status=401,
+                                 headers={"WWW-Authenticate": auth.challenge()})
+    result: web.StreamResponse = await handler(request)
+    return result
 
 
 @web.middleware
@@ -41,9 +57,33 @@ async def _redacted(request: web.Request, handler: Any) -> web.StreamResponse:
     return resp
 
 
+class _BadRequestLine(logging.Filter):
+    """aiohttp logs a malformed request (garbage, TLS on the plain port, a bad header) as an ERROR traceback;
+    it is the caller's mistake, not the daemon's: one warning line, with what was seen."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            lines = [ln.strip() for ln in str(exc.message).splitlines() if ln.strip() and set(ln.strip()) != {"^"}]
+            structlog.get_logger("a2a_probe.web").warning(
+                "http_bad_request", peer=str(record.args[0]) if isinstance(record.args, tuple) and record.args
+                else None, status=exc.code, error=" ".join(lines)[:200])
+            return False
+        return record.levelno >= logging.WARNING
+
+
+def quiet_bad_requests() -> None:
+    server = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, _BadRequestLine) for f in server.filters):
+        server.addFilter(_BadRequestLine())
+        server.setLevel(logging.DEBUG)  # aiohttp logs some bad requests at DEBUG: see them all, once each
+
+
 def make_app(daemon: Daemon) -> web.Application:
     # the daemon accepts no large bodies from anyone
-    app = web.Application(client_max_size=64 * 1024, middlewares=[_redacted])
+    app = web.Application(client_max_size=64 * 1024, middlewares=[_authenticated, _redacted])
+    app[THROTTLE] = ProbeThrottle(daemon.settings.probe_min_interval)
+    quiet_bad_requests()
     app[DAEMON] = daemon
     app.router.add_get("/", status_page)
     app.router.add_get("/metrics", make_aiohttp_handler(daemon.metrics.registry))
@@ -114,6 +154,9 @@ async def probe(request: web.Request) -> web.Response:
         agent = _agent(d, q["agent"])
         module_name, module = _module(d, q.get("module"), agent.modules[0] if agent.modules else None)
     else:
+        if not d.settings.probe_target_enabled:
+            return _bad(403, "/probe?target=URL is disabled: probe a configured agent with agent=NAME, or enable "
+                             "caller-chosen URLs with A2A_PROBE_PROBE_TARGET_ENABLED=true (see docs/security.md)")
         module_name, module = _module(d, q.get("module"))
         url = q["target"]
         try:
@@ -125,7 +168,11 @@ async def probe(request: web.Request) -> web.Response:
         agent = Agent(name="target", url=url, modules=[])
     timeout = _scrape_timeout(request, module, d.settings.timeout_offset)
     debug = _flag(request, "debug")
-    result = await d.runner.run(agent, module, timeout=timeout)
+    client = d.target_client if "target" in q else None
+    key = f"{'target' if client else 'agent'}\0{agent.url if client else agent.name}\0{module_name}"
+    # rate limit per agent and module: a run within probe_min_interval is shared, so no caller can flood an agent
+    result, shared = await request.app[THROTTLE].run(
+        key, lambda: d.runner.run(agent, module, timeout=timeout, client=client))
     body = generate_latest(probe_registry(result, timeout)).decode()
     if debug:
         cfg = json.dumps(agent.model_dump(mode="json"), indent=2)
@@ -134,7 +181,7 @@ async def probe(request: web.Request) -> web.Response:
                 f"references only):\n{cfg}\n")
         return web.Response(text=text, content_type="text/plain")
     return web.Response(body=body.encode(), content_type="text/plain", charset="utf-8",
-                        headers={"Cache-Control": "no-store"})
+                        headers={"Cache-Control": "no-store", "X-A2A-Probe-Shared": "true" if shared else "false"})
 
 
 async def report_handler(request: web.Request) -> web.Response:

@@ -15,7 +15,7 @@ from probe.wire import schema
 from probe.wire.bindings import EventStream
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, is_regression
 from probe.wire.http import Deadline
-from probe.wire.sse import SSEError
+from probe.wire.sse import SSEError, StreamLimit
 
 # check id -> the reason it produces when it is the first MUST failure, in order of precedence
 _REASON_BY_CHECK: tuple[tuple[str, Reason], ...] = (
@@ -36,12 +36,15 @@ _MAX_ARTIFACTS = 10_000
 
 class StreamJudge:
     def __init__(self, dialect: Dialect, close_grace: float = 1.0, *, version: str | None = None,
-                 binding: str = "JSONRPC") -> None:
+                 binding: str = "JSONRPC", max_events: int = 10_000, max_artifacts: int = _MAX_ARTIFACTS) -> None:
         self.d = dialect
         self.close_grace = close_grace
         # with a version, every event is also validated against that version's official definitions
         self.version = version
         self.binding = binding
+        self.max_events = max_events
+        self.max_artifacts = max_artifacts
+        self.limit_hit: str | None = None  # the bound on work that stopped the reading
         self.started = False
         self.events = 0
         self.problems: dict[str, list[str]] = {cid: [] for cid, _ in _REASON_BY_CHECK}
@@ -89,8 +92,17 @@ class StreamJudge:
                 self.on_event(ev.sse.event, ev.envelope, ev.problem)
                 if self.rpc_error:
                     return
+                if self._over_limit():
+                    return
+                if self.events % 256 == 0:
+                    await asyncio.sleep(0)  # many tiny events in one chunk: let the loop breathe
+                if deadline.expired():  # data always ready never suspends a read, so no timeout fires there
+                    self.timed_out("the deadline passed while events kept arriving")
+                    return
         except StopAsyncIteration:
             self.closed = True
+        except StreamLimit as exc:
+            self.limit_hit = str(exc)
         except SSEError as exc:
             self._problem("stream.events_parse", str(exc))
         finally:
@@ -98,6 +110,13 @@ class StreamJudge:
             if self.closed and es.parser.has_partial_event:
                 self._problem("stream.events_parse", "the stream ended in the middle of an event")
             await it.aclose()  # type: ignore[attr-defined]
+
+    def _over_limit(self) -> bool:
+        if self.events >= self.max_events and self.terminal_at is None:
+            self.limit_hit = f"more than {self.max_events} events without a terminal state (max_stream_events)"
+        elif len(self.artifacts) >= self.max_artifacts and self.terminal_at is None:
+            self.limit_hit = f"more than {self.max_artifacts} artifacts in one stream (max_stream_artifacts)"
+        return self.limit_hit is not None
 
     def timed_out(self, detail: str) -> None:
         if self.terminal_at is None:
@@ -176,7 +195,7 @@ class StreamJudge:
             self._problem("stream.artifact_chunks", f"event {index}: append to unknown artifact {aid[:40]!r}")
         if self.artifacts.get(aid):
             self._problem("stream.artifact_chunks", f"event {index}: chunk for {aid[:40]!r} after its lastChunk")
-        if aid in self.artifacts or len(self.artifacts) < _MAX_ARTIFACTS:
+        if aid in self.artifacts or len(self.artifacts) < self.max_artifacts:
             self.artifacts[aid] = item.last_chunk
 
     def _after_terminal(self, index: int, item: Item) -> None:
@@ -201,6 +220,9 @@ class StreamJudge:
                     status_text=self.status_text)
 
     def _finish_checks(self) -> None:
+        if self.limit_hit is not None and self.terminal_at is None:
+            self._problem("stream.terminal", f"the probe stopped reading after {self.events} event(s): "
+                                             f"{self.limit_hit}")
         if self.terminal_at is None and not self.problems["stream.terminal"] and self.rpc_error is None:
             if self.state in INTERRUPTED:
                 return  # closing at INPUT_REQUIRED/AUTH_REQUIRED is allowed; the outcome check reports it
@@ -224,6 +246,8 @@ class StreamJudge:
     def failure(self) -> tuple[Reason, str] | None:
         if self.rpc_error is not None:
             return Reason.INVOKE_JSONRPC_ERROR, f"the stream carried an error: {self.rpc_error}"
+        if self.limit_hit is not None and self.terminal_at is None:
+            return Reason.WORK_LIMIT_EXCEEDED, f"the probe stopped reading the stream: {self.limit_hit}"
         for cid, reason in _REASON_BY_CHECK:
             if self.problems[cid]:
                 return reason, f"{cid}: " + "; ".join(self.problems[cid])

@@ -7,6 +7,7 @@ streams every SSE event with its arrival time.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from probe.results import HttpExchange
 from probe.wire import jsonrpc
 from probe.wire.dialects import Dialect
 from probe.wire.http import Deadline, HttpClient, StreamResponse
-from probe.wire.sse import SSEEvent, SSEParser
+from probe.wire.sse import SSEEvent, SSEParser, StreamLimit
 
 MAX_RESPONSE_BYTES = 4 << 20
 
@@ -58,15 +59,23 @@ class EventStream:
     request_id: str
     parser: SSEParser = field(default_factory=SSEParser)
     plain: Call | None = None  # set when the answer was not SSE (an error before the stream, or a bad server)
+    max_bytes: int = 32 << 20
+    bytes_read: int = 0
 
     @property
     def is_sse(self) -> bool:
         return self.raw.content_type.split(";", 1)[0].strip().lower() == "text/event-stream"
 
     async def events(self) -> AsyncIterator[StreamEvent]:
+        """Events as they arrive, within the byte bound; yields to the loop between chunks so a flooding
+        stream (data always ready, so no read ever suspends) cannot starve the daemon's other work."""
         async for chunk in self.raw.chunks():
+            self.bytes_read += len(chunk)
+            if self.bytes_read > self.max_bytes:
+                raise StreamLimit(f"the stream exceeded {self.max_bytes} bytes")
             for ev in self.parser.feed(chunk):
                 yield _stream_event(ev, self.request_id)
+            await asyncio.sleep(0)
 
 
 def _stream_event(ev: SSEEvent, request_id: str) -> StreamEvent:

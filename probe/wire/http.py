@@ -17,11 +17,15 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
+from aiohttp.abc import AbstractResolver
+from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDictProxy
 
 from probe import __version__, redact
 from probe.results import HttpExchange, HttpPhases
 from probe.target import InvalidUrl, check_url
+from probe.wire import egress
+from probe.wire.egress import Egress, EgressResolver
 
 USER_AGENT = f"a2a-probe/{__version__}"
 MAX_REDIRECTS = 5
@@ -45,6 +49,24 @@ class InvalidTarget(ConnectFailed):
     """The URL to call is malformed (bad port, no host, spaces): nothing was sent."""
 
     kind = "invalid_url"
+
+
+class TargetRefused(ConnectFailed):
+    """The egress policy of a caller-chosen probe refused the URL or the address it resolves to: nothing sent."""
+
+    kind = "refused"
+
+
+class ProtocolError(ConnectFailed):
+    """The server answered with something that is not valid HTTP/1.1 (status line, headers, chunk framing)."""
+
+    kind = "protocol"
+
+
+class ConnectionReset(ConnectFailed):
+    """The connection was reset, or closed before the body was complete, after the response headers arrived."""
+
+    kind = "reset"
 
 
 class DeadlineExceeded(WireError):
@@ -150,7 +172,8 @@ class Response:
 class HttpClient:
     """Owns the process's single ClientSession; create it inside the running loop."""
 
-    def __init__(self, *, limit: int = 100, limit_per_host: int = 8) -> None:
+    def __init__(self, *, limit: int = 100, limit_per_host: int = 8, egress: Egress | None = None) -> None:
+        self.egress = egress  # set for probes of caller-chosen URLs (the SSRF guard)
         self._session: aiohttp.ClientSession | None = None
         self._fresh: aiohttp.ClientSession | None = None
         self._limit = limit
@@ -168,7 +191,8 @@ class HttpClient:
         if self._session is None or self._session.closed:
             # a response with `Connection: close` is never pooled: aiohttp closes that connection after it
             self._session = self._new_session(aiohttp.TCPConnector(
-                limit=self._limit, limit_per_host=self._limit_per_host, keepalive_timeout=30, ttl_dns_cache=60))
+                limit=self._limit, limit_per_host=self._limit_per_host, keepalive_timeout=30, ttl_dns_cache=60,
+                resolver=self._resolver()))
         return self._session
 
     @property
@@ -176,8 +200,21 @@ class HttpClient:
         """A session that opens a new connection for every request and never pools it: the one retry's."""
         if self._fresh is None or self._fresh.closed:
             self._fresh = self._new_session(aiohttp.TCPConnector(limit=self._limit, force_close=True,
-                                                                 ttl_dns_cache=60))
+                                                                 ttl_dns_cache=60, resolver=self._resolver()))
         return self._fresh
+
+    def _resolver(self) -> AbstractResolver | None:
+        return None if self.egress is None else EgressResolver(self.egress, DefaultResolver())
+
+    def _refused(self, method: str, url: str) -> TargetRefused | None:
+        """The egress policy's objection to this URL (pattern, or an IP-literal host), checked before sending."""
+        if self.egress is None:
+            return None
+        why = self.egress.url_problem(url) or self.egress.address_problem(urlsplit(url).hostname or "")
+        if why is None:
+            return None
+        return TargetRefused(f"{method} {redact.url(url)} refused by the probe's target policy: {why}",
+                             HttpExchange(method=method, url=redact.url(url)))
 
     async def close(self) -> None:
         for session in (self._session, self._fresh):
@@ -243,6 +280,8 @@ class HttpClient:
             check_url(url)  # an advertised or redirected-to URL aiohttp cannot send to is the agent's problem
         except InvalidUrl as exc:
             raise InvalidTarget(f"{method}: {exc}", HttpExchange(method=method, url="<invalid url>")) from None
+        if (refused := self._refused(method, url)) is not None:
+            raise refused
         exchange = HttpExchange(method=method, url=redact.url(url))
         try:
             async with _guard(deadline, exchange, f"{method} {redact.url(url)}: response headers"):
@@ -323,7 +362,46 @@ async def _guard(deadline: Deadline, exchange: HttpExchange, what: str) -> Async
     except TimeoutError:
         raise DeadlineExceeded(f"{what}: not complete before the deadline", exchange) from None
     except aiohttp.ClientError as exc:
-        raise ConnectFailed(f"{what}: {_describe(exc)}", exchange) from None
+        raise _wire_error(exc, what, exchange) from None
+
+
+def _wire_error(exc: aiohttp.ClientError, what: str, exchange: HttpExchange) -> WireError:
+    """Name what the wire did: a refused address, broken HTTP framing, a reset mid-body, or no connection."""
+    if (refused := egress.describe(exc)) is not None:
+        return TargetRefused(f"{what}: refused by the probe's target policy: {refused}", exchange)
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        if _was_reset(exc):
+            return ConnectionReset(f"{what}: the connection was reset (TCP RST) before the body was complete",
+                                   exchange)
+        if "Not enough data" in str(exc):
+            return ConnectionReset(f"{what}: the server closed the connection before the body was complete "
+                                   f"({_seen(exc.__cause__ or exc)})", exchange)
+        return ProtocolError(f"{what}: invalid HTTP body framing: {_seen(exc.__cause__ or exc)}", exchange)
+    if isinstance(exc, aiohttp.ClientResponseError) and exc.__cause__ is not None:
+        # aiohttp's parser error (bad status line, too many or too long headers, bad chunk size) is the cause;
+        # the ClientResponseError's own "400" is aiohttp's, the server never sent it
+        return ProtocolError(f"{what}: not valid HTTP: {_seen(exc.__cause__)}", exchange)
+    return ConnectFailed(f"{what}: {_describe(exc)}", exchange)
+
+
+def _was_reset(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, ConnectionResetError) or "ConnectionResetError" in str(e):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _seen(exc: BaseException) -> str:
+    """aiohttp's parser message on one line, without its caret marker, bounded."""
+    text = getattr(exc, "message", None) or str(exc)
+    if not isinstance(text, str):
+        text = str(exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and set(ln.strip()) != {"^"}]
+    return " ".join(lines)[:300] or type(exc).__name__
 
 
 async def read_bounded(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange) -> bytes:

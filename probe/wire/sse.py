@@ -20,6 +20,10 @@ class SSEError(ValueError):
     pass
 
 
+class StreamLimit(SSEError):
+    """A bound on the probe's work was hit (event size, stream bytes): the probe stopped reading."""
+
+
 @dataclass(frozen=True, slots=True)
 class SSEEvent:
     data: str
@@ -62,7 +66,7 @@ class SSEParser:
             start = m.end()
         del self._buf[:start]
         if len(self._buf) + self._size > self._max:
-            raise SSEError(f"an SSE event exceeds {self._max} bytes")
+            raise StreamLimit(f"an SSE event (or line) exceeds {self._max} bytes")
         return events
 
     def _line(self, raw: bytes) -> SSEEvent | None:
@@ -82,7 +86,7 @@ class SSEParser:
             self._data.append(value)
             self._size += len(raw)
             if self._size > self._max:
-                raise SSEError(f"an SSE event exceeds {self._max} bytes")
+                raise StreamLimit(f"an SSE event exceeds {self._max} bytes")
         elif name == "event":
             self._event = value
         elif name == "id" and "\0" not in value:

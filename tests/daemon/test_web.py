@@ -78,7 +78,8 @@ async def test_probe_endpoint(tmp_path: Path, two_agents: tuple[str, str]) -> No
     good, bad = two_agents
     cfg = write_config(tmp_path / "p.yaml", [{"name": "good", "url": good, "modules": ["ping"]}],
                        modules={"slowish": {"prober": "stream", "interval": "1h", "timeout": "30s"}})
-    async with running_daemon(cfg, timeout_offset=0.5) as (_, base):
+    async with running_daemon(cfg, timeout_offset=0.5, probe_target_enabled=True,
+                              probe_target_networks=["127.0.0.0/8"]) as (_, base):
         status, text, _ = await get(f"{base}/probe?agent=good")
         assert status == 200
         assert _value(text, "probe_success") == 1
@@ -114,7 +115,7 @@ async def test_probe_endpoint(tmp_path: Path, two_agents: tuple[str, str]) -> No
 ])
 async def test_bad_requests_get_clear_errors(tmp_path: Path, query: str, status: int, fragment: str) -> None:
     cfg = write_config(tmp_path / "p.yaml", [{"name": "good", "url": "http://127.0.0.1:9", "modules": ["ping"]}])
-    async with running_daemon(cfg) as (_, base):
+    async with running_daemon(cfg, probe_target_enabled=True) as (_, base):
         got, body, _ = await get(base + query, headers={"X-Prometheus-Scrape-Timeout-Seconds": "2"})
         assert got == status, body
         assert fragment in body

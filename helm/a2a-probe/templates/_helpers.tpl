@@ -189,6 +189,22 @@ template:
     - name: A2A_PROBE_PROBE_TARGET_PATTERN
       value: {{ . | quote }}
     {{- end }}
+    {{- if .Values.settings.probeTargetEnabled }}
+    - name: A2A_PROBE_PROBE_TARGET_ENABLED
+      value: "true"
+    {{- end }}
+    {{- with .Values.settings.probeTargetNetworks }}
+    - name: A2A_PROBE_PROBE_TARGET_NETWORKS
+      value: {{ toJson . | quote }}
+    {{- end }}
+    - name: A2A_PROBE_PROBE_MIN_INTERVAL
+      value: {{ .Values.settings.probeMinInterval | toString | quote }}
+    {{- range $key, $env := dict "webAuthBearerFile" "A2A_PROBE_WEB_AUTH_BEARER_FILE" "webAuthBasicFile" "A2A_PROBE_WEB_AUTH_BASIC_FILE" "webTlsCertFile" "A2A_PROBE_WEB_TLS_CERT_FILE" "webTlsKeyFile" "A2A_PROBE_WEB_TLS_KEY_FILE" }}
+    {{- with index $.Values.settings $key }}
+    - name: {{ $env }}
+      value: {{ . | quote }}
+    {{- end }}
+    {{- end }}
     {{- if eq .Values.mode "statefulset" }}
     {{- /* each pod probes its own shard: i is the ordinal at the end of its name */}}
     - name: A2A_PROBE_SHARD

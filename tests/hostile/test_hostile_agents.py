@@ -1,0 +1,302 @@
+"""The hostile-agent suite: each case names the right reason, ends within the probe's deadline and stays within a
+memory bound (measured with tracemalloc around the probe)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import ssl
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from probe.engine import run_probe
+from probe.reasons import Reason
+from probe.report import to_dict
+from probe.results import ProbeResult, StepName
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.hostile import certs
+from tests.hostile.servers import (
+    Hostile,
+    Request,
+    Writer,
+    card_bytes,
+    chunk,
+    chunked_head,
+    deep_json,
+    gzip_bomb,
+    hostile_agent,
+    reset,
+    response,
+    sse_event,
+)
+
+TIMEOUT = 3.0
+MEMORY_BOUND = 48 << 20  # what one probe may allocate at its peak, whatever the agent sends
+
+
+@functools.cache
+def _bomb() -> bytes:
+    return gzip_bomb(200 << 20)  # built once: compressing 200 MB takes a while
+
+
+def _task(state: str, **extra: object) -> dict[str, object]:
+    return {"task": {"id": "t1", "contextId": "c1", "status": {"state": f"TASK_STATE_{state}"}, **extra}}
+
+
+def _artifact(i: int) -> dict[str, object]:
+    return {"artifactUpdate": {"taskId": "t1", "contextId": "c1", "lastChunk": True,
+                               "artifact": {"artifactId": f"a{i}", "parts": [{"text": "x"}]}}}
+
+
+# ---- card handlers
+
+def _card(body: bytes, *, encoding: str | None = None, length: int | None = None) -> Callable[..., Awaitable[None]]:
+    async def h(w: Writer, _req: Request) -> None:
+        extra = {"Content-Encoding": encoding} if encoding else {}
+        head = response(body=body, extra=extra)
+        if length is not None:
+            head = head.replace(f"Content-Length: {len(body)}".encode(), f"Content-Length: {length}".encode())
+        w.write(head)
+    return h
+
+
+async def _hundred_mb_chunked(w: Writer, _req: Request) -> None:
+    w.write(chunked_head("application/json"))
+    piece = chunk(b"[" + b" " * 65534 + b"]")
+    for _ in range(1600):  # 100 MB, unless the probe hangs up first
+        w.write(piece)
+        await w.drain()
+
+
+async def _trickle(w: Writer, req: Request) -> None:
+    body = card_bytes("http://127.0.0.1:1")
+    w.write(response(body=body)[:-len(body)])
+    for b in body:
+        w.write(bytes([b]))
+        await w.drain()
+        await asyncio.sleep(1.0)
+
+
+async def _endless_headers(w: Writer, _req: Request) -> None:
+    w.write(b"HTTP/1.1 200 OK\r\n")
+    for i in range(100_000):
+        w.write(f"X-Slow-{i}: v\r\n".encode())
+        await w.drain()
+        await asyncio.sleep(0.05)
+
+
+def _many_headers(n: int) -> Callable[..., Awaitable[None]]:
+    async def h(w: Writer, _req: Request) -> None:
+        w.write(b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(n))
+                + b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+    return h
+
+
+async def _redirect_loop(w: Writer, req: Request) -> None:
+    w.write(response(302, extra={"Location": req.path}, reason="Found"))
+
+
+# ---- interface (POST) handlers
+
+def _rpc(body: Callable[[str], bytes], *, encoding: str | None = None) -> Callable[..., Awaitable[None]]:
+    async def h(w: Writer, req: Request) -> None:
+        w.write(response(body=body(str(req.rpc.get("id"))), extra={"Content-Encoding": encoding} if encoding else {}))
+    return h
+
+
+def _raw(data: bytes, *, then_reset: bool = False) -> Callable[..., Awaitable[None]]:
+    async def h(w: Writer, _req: Request) -> None:
+        w.write(data)
+        await w.drain()
+        if then_reset:
+            await asyncio.sleep(0.05)
+            reset(w)
+        else:
+            w.close()
+    return h
+
+
+async def _stream_then_reset(w: Writer, req: Request) -> None:
+    rid = str(req.rpc.get("id"))
+    w.write(chunked_head() + chunk(sse_event(rid, _task("SUBMITTED"))) + chunk(sse_event(rid, _task("WORKING"))))
+    await w.drain()
+    await asyncio.sleep(0.1)
+    reset(w)
+
+
+async def _fifty_mb_line(w: Writer, req: Request) -> None:
+    w.write(chunked_head() + chunk(b"data: "))
+    piece = chunk(b"x" * 65536)
+    for _ in range(800):
+        w.write(piece)
+        await w.drain()
+
+
+async def _artifacts(w: Writer, req: Request) -> None:
+    rid = str(req.rpc.get("id"))
+    w.write(chunked_head() + chunk(sse_event(rid, _task("SUBMITTED"))))
+    for i in range(0, 10_000, 100):
+        w.write(chunk(b"".join(sse_event(rid, _artifact(j)) for j in range(i, i + 100))))
+        await w.drain()
+    w.write(chunk(sse_event(rid, {"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                                                   "status": {"state": "TASK_STATE_COMPLETED"}}})) + b"0\r\n\r\n")
+
+
+async def flood(w: Writer, req: Request) -> None:
+    """Millions of tiny events as fast as the socket takes them, never a terminal one."""
+    rid = str(req.rpc.get("id"))
+    w.write(chunked_head() + chunk(sse_event(rid, _task("SUBMITTED"))))
+    working = sse_event(rid, {"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                                               "status": {"state": "TASK_STATE_WORKING"}}})
+    batch = chunk(working * 500)
+    for _ in range(10_000):
+        w.write(batch)
+        await w.drain()
+
+
+@dataclass
+class Case:
+    name: str
+    behaviour: Callable[[], Hostile]
+    reason: Reason
+    fragment: str
+    steps: tuple[StepName, ...] = (StepName.INVOKE,)
+    timeout: float = TIMEOUT  # the bound on work must be hit before the deadline (tracemalloc slows parsing)
+
+
+STREAMING = (StepName.STREAM,)
+CASES = [
+    Case("gzip bomb card", lambda: Hostile(card=_card(_bomb(), encoding="gzip")), Reason.CARD_INVALID,
+         "exceeds the 1048576-byte limit"),
+    Case("gzip bomb rpc answer", lambda: Hostile(rpc=_rpc(lambda _: _bomb(), encoding="gzip")),
+         Reason.WORK_LIMIT_EXCEEDED, "byte limit"),
+    Case("100 MB card (declared)", lambda: Hostile(card=_card(b"{}", length=100 << 20)), Reason.CARD_INVALID,
+         "body of 104857600 bytes exceeds"),
+    Case("100 MB card (chunked)", lambda: Hostile(card=_hundred_mb_chunked), Reason.CARD_INVALID,
+         "exceeds the 1048576-byte limit"),
+    Case("card trickles a byte a second", lambda: Hostile(card=_trickle), Reason.CARD_UNREACHABLE,
+         "not complete before the deadline"),
+    Case("response headers never finish", lambda: Hostile(card=_endless_headers), Reason.CARD_UNREACHABLE,
+         "response headers"),
+    Case("10,000 card headers", lambda: Hostile(card=_many_headers(10_000)), Reason.CARD_UNREACHABLE,
+         "Too many headers"),
+    Case("10,000 rpc headers", lambda: Hostile(rpc=_many_headers(10_000)), Reason.INVOKE_PROTOCOL_ERROR,
+         "Too many headers"),
+    Case("card nested 100,000 deep", lambda: Hostile(card=_card(deep_json(100_000))), Reason.CARD_INVALID,
+         "nested too deeply"),
+    Case("rpc answer nested 100,000 deep", lambda: Hostile(rpc=_rpc(lambda _: deep_json(100_000))),
+         Reason.INVOKE_NOT_JSONRPC, "nested too deeply"),
+    Case("card is not UTF-8", lambda: Hostile(card=_card(b'{"name": "\xff\xfe"}')), Reason.CARD_INVALID,
+         "not UTF-8"),
+    Case("rpc answer is not UTF-8", lambda: Hostile(rpc=_rpc(lambda _: b'{"jsonrpc": "2.0", "x": "\xc3\x28"}')),
+         Reason.INVOKE_NOT_JSONRPC, "not UTF-8"),
+    Case("redirect loop", lambda: Hostile(card=_redirect_loop), Reason.CARD_UNREACHABLE, "more than 5 redirects"),
+    Case("id not echoed", lambda: Hostile(rpc=_rpc(lambda _: json.dumps(
+        {"jsonrpc": "2.0", "id": "someone-else", "result": _task("COMPLETED")}).encode())),
+         Reason.INVOKE_NOT_JSONRPC, "does not echo the request id"),
+    Case("bad status line", lambda: Hostile(rpc=_raw(b"HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\n{}")),
+         Reason.INVOKE_PROTOCOL_ERROR, "Bad status line"),
+    Case("not HTTP at all", lambda: Hostile(rpc=_raw(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")),
+         Reason.INVOKE_PROTOCOL_ERROR, "SSH-2.0-OpenSSH"),
+    Case("bad chunk size", lambda: Hostile(rpc=_raw(chunked_head("application/json") + b"zz\r\n{}\r\n0\r\n\r\n")),
+         Reason.INVOKE_PROTOCOL_ERROR, "chunk size"),
+    Case("body cut short", lambda: Hostile(rpc=_raw(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                                    b"Content-Length: 100\r\n\r\n{\"jsonrpc\"")),
+         Reason.INVOKE_PROTOCOL_ERROR, "closed the connection before the body was complete"),
+    Case("TCP reset mid-stream", lambda: Hostile(rpc=_stream_then_reset), Reason.STREAM_RESET, "reset", STREAMING),
+    Case("50 MB SSE line", lambda: Hostile(rpc=_fifty_mb_line), Reason.WORK_LIMIT_EXCEEDED, "exceeds 1048576 bytes",
+         STREAMING),
+    Case("10,000 artifacts", lambda: Hostile(rpc=_artifacts), Reason.WORK_LIMIT_EXCEEDED,
+         "more than 1000 artifacts", STREAMING, 10.0),
+    Case("flood of tiny events", lambda: Hostile(rpc=flood), Reason.WORK_LIMIT_EXCEEDED, "more than 10000 events",
+         STREAMING, 10.0),
+]
+
+
+async def _measured(target: Target, steps: tuple[StepName, ...]) -> tuple[ProbeResult, float, int]:
+    async with HttpClient() as client:
+        tracemalloc.start()
+        t0 = time.monotonic()
+        try:
+            r = await run_probe(target, client, steps=steps)
+            elapsed = time.monotonic() - t0
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    return r, elapsed, peak
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+async def test_hostile_agent(case: Case) -> None:
+    async with hostile_agent(case.behaviour()) as agent:
+        r, elapsed, peak = await _measured(Target(name="h", url=agent.origin, timeout=case.timeout), case.steps)
+    detail = " ".join(s.detail for s in r.steps)
+    assert r.reason is case.reason, to_dict(r)
+    assert case.fragment in detail, detail
+    assert elapsed < case.timeout + 0.5, f"took {elapsed:.2f}s"
+    assert peak < MEMORY_BOUND, f"peak {peak >> 20} MiB"
+
+
+def _trust(monkeypatch: pytest.MonkeyPatch, ca: certs.Pem) -> None:
+    """Make our throw-away CA trusted, as a system store that holds it would (aiohttp builds its verifying
+    context once, at import)."""
+    import aiohttp.connector
+
+    monkeypatch.setattr(aiohttp.connector, "_SSL_CONTEXT_VERIFIED", ssl.create_default_context(cafile=str(ca.cert)))
+
+
+@pytest.fixture(scope="module")
+def tls_certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, certs.Pem]:
+    d: Path = tmp_path_factory.mktemp("tls")
+    ca_pem, ca_cert, ca_key = certs.make(d, "ca", ca=True)
+    return {"ca": ca_pem,
+            "good": certs.make(d, "good", issuer=(ca_cert, ca_key))[0],
+            "self-signed": certs.make(d, "self")[0],
+            "expired": certs.make(d, "expired", issuer=(ca_cert, ca_key), expired=True)[0],
+            "wrong host": certs.make(d, "wrong", issuer=(ca_cert, ca_key), host="agent.example.com")[0]}
+
+
+@pytest.mark.parametrize(("kind", "fragment"), [("self-signed", "self-signed certificate"),
+                                                ("expired", "certificate has expired"),
+                                                ("wrong host", "mismatch")])
+async def test_bad_tls_is_card_unreachable_with_the_certificate_problem(
+        tls_certs: dict[str, certs.Pem], kind: str, fragment: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _trust(monkeypatch, tls_certs["ca"])
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(tls_certs[kind].cert, tls_certs[kind].key)
+    async with hostile_agent(Hostile(), tls=server) as agent:
+        r, elapsed, _ = await _measured(Target(name="tls", url=agent.origin, timeout=TIMEOUT), (StepName.PING,))
+    assert r.reason is Reason.CARD_UNREACHABLE and fragment in r.steps[0].detail, r.steps[0].detail
+    assert elapsed < TIMEOUT
+
+
+async def test_good_tls_passes_the_same_path(tls_certs: dict[str, certs.Pem], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: the same server with a valid certificate is probed to the JSON-RPC answer."""
+    _trust(monkeypatch, tls_certs["ca"])
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(tls_certs["good"].cert, tls_certs["good"].key)
+
+    async def rpc(w: Writer, req: Request) -> None:
+        w.write(response(body=json.dumps({"jsonrpc": "2.0", "id": req.rpc.get("id"),
+                                          "error": {"code": -32001, "message": "nf"}}).encode()))
+
+    async with hostile_agent(Hostile(rpc=rpc), tls=server) as agent:
+        r, _, _ = await _measured(Target(name="tls", url=agent.origin, timeout=TIMEOUT), (StepName.PING,))
+    assert r.success, to_dict(r)
+
+
+async def test_a_flood_that_outlasts_the_deadline_ends_at_the_deadline() -> None:
+    """Data that is always ready never suspends a read, so the deadline is checked between events too."""
+    async with hostile_agent(Hostile(rpc=flood)) as agent, HttpClient() as client:
+        t0 = time.monotonic()
+        r = await run_probe(Target(name="h", url=agent.origin, timeout=0.5, max_stream_events=10**9), client,
+                            steps=STREAMING)
+    assert r.reason is Reason.STREAM_NO_TERMINAL and "deadline" in r.steps[-1].detail
+    assert time.monotonic() - t0 < 1.0
