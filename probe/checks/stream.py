@@ -45,6 +45,7 @@ class StreamJudge:
         self.max_events = max_events
         self.max_artifacts = max_artifacts
         self.limit_hit: str | None = None  # the bound on work that stopped the reading
+        self._valid: set[str] = set()  # raw event data already validated without a problem
         self.started = False
         self.events = 0
         self.problems: dict[str, list[str]] = {cid: [] for cid, _ in _REASON_BY_CHECK}
@@ -89,7 +90,7 @@ class StreamJudge:
                         return
                 else:
                     ev = await it.__anext__()
-                self.on_event(ev.sse.event, ev.envelope, ev.problem)
+                self.on_event(ev.sse.event, ev.envelope, ev.problem, ev.sse.data)
                 if self.rpc_error:
                     return
                 if self._over_limit():
@@ -122,7 +123,14 @@ class StreamJudge:
         if self.terminal_at is None:
             self._problem("stream.terminal", f"{detail}: {self.events} event(s), last state {self._state_name()}")
 
-    def on_event(self, name: str, envelope: Any, problem: str | None) -> None:
+    def _worth_validating(self, raw: str | None) -> bool:
+        """Validation is the costliest step per event: skip an event already seen valid (a flood repeats one
+        payload) and every event once no further schema problem could be recorded."""
+        if len(self.problems["stream.schema"]) >= _MAX_PROBLEMS:
+            return False
+        return raw is None or raw not in self._valid
+
+    def on_event(self, name: str, envelope: Any, problem: str | None, raw: str | None = None) -> None:
         index = self.events
         self.events += 1
         if problem is not None or envelope is None:
@@ -133,11 +141,13 @@ class StreamJudge:
         if envelope.error is not None:
             self.rpc_error = envelope.error.describe() + (" (SSE event: error)" if name == "error" else "")
             return
-        if self.version is not None:
+        if self.version is not None and self._worth_validating(raw):
             verdict = schema.validate(self.version, self.binding, schema.Shape.STREAM_EVENT, envelope.result,
                                       root=f"event {index}")
             for problem in verdict.problems[:2]:
                 self._problem("stream.schema", problem)
+            if not verdict.problems and raw is not None and len(self._valid) < 1024:
+                self._valid.add(raw)
         item = self.d.result_item(envelope.result)
         if item.kind == "unknown":
             self._problem("stream.events_parse", f"event {index}: " + "; ".join(item.problems))
