@@ -88,7 +88,8 @@ class Runner:
                             if self.inbox is None:
                                 return _failed(agent, Reason.PROBE_CONFIG_ERROR, "the push module needs the "
                                                "daemon's push public URL (A2A_PROBE_PUSH_PUBLIC_URL)")
-                            return await run_push(target, client or self.client, self.inbox, late_after=module.late_after)
+                            return await run_push(target, client or self.client, self.inbox,
+                                                  late_after=module.late_after)
                         return await run_probe(target, client or self.client, steps=STEPS[module.prober])
                     finally:
                         self.in_flight.discard(task)
