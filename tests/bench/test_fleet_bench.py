@@ -31,6 +31,7 @@ def test_rss_growth_is_a_least_squares_slope_per_minute() -> None:
     assert slope_per_min([(0.0, 100.0), (1.0, 100.0)]) == 0.0  # too few samples to say
 
 
+@pytest.mark.external  # the fleet and the daemon run as processes of their own
 @pytest.mark.timeout(240)
 def test_the_small_fleet_benchmark_runs_and_reports_every_figure() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet.py"), "--small", "--json", "-"],
