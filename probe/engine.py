@@ -303,10 +303,10 @@ class ProbeRun:
         item = b.dialect.result_item(call.envelope.result)
         invalid = self._schema_check(call.envelope.result, schema.Shape.SEND_RESULT, inv)
         self._shape_checks(item, inv)
+        if item.kind == "task" and item.state is not None:
+            self._blocking_check(item)  # a fault of its own, even when the answer is also malformed
         if invalid:
             raise StepFailed(Reason.INVOKE_BAD_RESULT, invalid)
-        if item.kind == "task":
-            self._blocking_check(item)
         if item.kind == "task" and item.task_id and item.state not in TERMINAL | INTERRUPTED:
             item = await self._poll(step, item)
         if item.kind == "task" and item.state is TaskState.COMPLETED:

@@ -1,0 +1,47 @@
+"""Real implementations nobody here wrote, graded by the version they speak: their real deviations, no more.
+
+* fasta2a 2.1.1 (independent 1.0 server): answers a blocking SendMessage at once with a SUBMITTED task whose
+  status timestamp has no zone — the official 1.0 client cannot parse it, and it does not block.
+* a2a-sdk 0.3.26 (official 0.3 line): a healthy 0.3 agent; no card cache headers, which is a 1.0 rule only.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from probe.engine import run_probe
+from probe.levels import Level, level
+from probe.reasons import Reason
+from probe.results import Status
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.peers import venv_peers
+from tests.peers.venv_peers import VenvPeer
+
+pytestmark = pytest.mark.external
+fasta2a_peer, sdk03_peer = venv_peers.fasta2a_peer, venv_peers.sdk03_peer  # the session fixtures, used here
+
+
+async def test_fasta2a_fails_where_the_official_client_would(client: HttpClient, fasta2a_peer: VenvPeer) -> None:
+    result = await run_probe(Target(name="fasta2a", url=fasta2a_peer.base_url, timeout=10.0), client)
+    assert result.protocol_version == "1.0"
+    assert result.reason is Reason.INVOKE_BAD_RESULT
+    schema = result.check("invoke.schema")
+    assert schema is not None and schema.status is Status.FAIL and schema.reason is Reason.INVOKE_BAD_RESULT
+    assert "result.task.status.timestamp" in schema.message and "has no time zone" in schema.message
+    blocking = result.check("invoke.blocking")
+    assert blocking is not None and blocking.status is Status.FAIL and "SUBMITTED" in blocking.message
+    assert level(result) is Level.NON_CONFORMANT
+
+
+async def test_the_0_3_sdk_line_is_a_healthy_0_3_agent(client: HttpClient, sdk03_peer: VenvPeer) -> None:
+    result = await run_probe(Target(name="sdk03", url=sdk03_peer.base_url, timeout=10.0), client)
+    assert result.success, result.reason
+    assert result.protocol_version == "0.3"
+    cache = result.check("card.cache_headers")
+    assert cache is not None and cache.status is Status.SKIP and "not graded" in cache.message
+    assert "missing Cache-Control" in cache.message  # what was observed, said
+    assert [c.id for c in result.failed_checks()] == []
+    schema = result.check("invoke.schema")
+    assert schema is not None and "0.3 JSON schema" in schema.message
+    assert level(result) is Level.FULL

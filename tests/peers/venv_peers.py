@@ -1,0 +1,100 @@
+"""Real A2A servers beyond the official SDKs' current line, each in its own pinned venv.
+
+| name    | what                                                    | pins                          |
+|---------|---------------------------------------------------------|-------------------------------|
+| fasta2a | Pydantic's fasta2a, an independent A2A 1.0 server      | tests/peers/thirdparty/fasta2a.txt |
+| sdk03   | the official a2a-sdk 0.3 line's last release (A2A 0.3) | tests/peers/thirdparty/sdk03.txt   |
+
+.ci/run makes each venv under tests/peers/venvs/<name>; a test never installs anything, and a missing
+venv fails with the command that makes it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from tests.peers.harness import PEERS_DIR, PeerStartError, _card_ok, free_port
+
+VENVS = PEERS_DIR / "venvs"
+AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": PEERS_DIR / "sdk03_agent.py"}
+__all__ = ["VenvPeer", "fasta2a_peer", "sdk03_peer", "start_venv_peer"]
+
+
+@dataclass(eq=False)
+class VenvPeer:
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def output(self) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+def python_of(name: str) -> Path:
+    python = VENVS / name / "bin" / "python"
+    if not python.exists():
+        pins = PEERS_DIR / "thirdparty" / f"{name}.txt"
+        raise PeerStartError(f"the {name} peer is not installed: python -m venv {VENVS / name} && "
+                             f"{VENVS / name}/bin/pip install -r {pins} (as .ci/run does)")
+    return python
+
+
+def start_venv_peer(name: str, timeout: float = 20.0) -> VenvPeer:
+    python = python_of(name)
+    port = free_port()
+    log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by VenvPeer.stop)
+    process = subprocess.Popen([str(python), str(AGENTS[name]), "--port", str(port)], stdin=subprocess.DEVNULL,
+                               stdout=log, stderr=log, cwd=PEERS_DIR, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    peer = VenvPeer(name, port, process, log)
+    deadline = time.monotonic() + timeout
+    while not _card_ok(peer.base_url + "/.well-known/agent-card.json"):
+        if process.poll() is not None or time.monotonic() > deadline:
+            out = peer.output()
+            peer.stop()
+            raise PeerStartError(f"the {name} peer did not serve its card. Output:\n{out}")
+        time.sleep(0.05)
+    return peer
+
+
+def _serve(name: str) -> Iterator[VenvPeer]:
+    peer = start_venv_peer(name)
+    try:
+        yield peer
+    finally:
+        peer.stop()
+
+
+@pytest.fixture(scope="session")
+def fasta2a_peer() -> Iterator[VenvPeer]:
+    yield from _serve("fasta2a")
+
+
+@pytest.fixture(scope="session")
+def sdk03_peer() -> Iterator[VenvPeer]:
+    yield from _serve("sdk03")
