@@ -46,7 +46,7 @@ RESOURCES: dict[str, list[tuple[str, str, bool]]] = {
         ("serviceaccounts", "ServiceAccount", True), ("pods", "Pod", True), ("namespaces", "Namespace", False),
     ],
     "apps/v1": [("deployments", "Deployment", True), ("statefulsets", "StatefulSet", True)],
-    "networking.k8s.io/v1": [("networkpolicies", "NetworkPolicy", True)],
+    "networking.k8s.io/v1": [("networkpolicies", "NetworkPolicy", True), ("ingresses", "Ingress", True)],
     "policy/v1": [("poddisruptionbudgets", "PodDisruptionBudget", True)],
     "rbac.authorization.k8s.io/v1": [("roles", "Role", True), ("rolebindings", "RoleBinding", True)],
     "monitoring.coreos.com/v1": [

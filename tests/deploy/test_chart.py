@@ -81,6 +81,22 @@ JOBS: dict[str, tuple[str, str | dict[str, Any]]] = {
     # an agent on a closed loopback port: its probes fail at once, without leaving the machine
     "template:probe-e2e": ("template", {"config": {"agents": [{"name": "local-agent", "url": "http://127.0.0.1:9/a2a"}]},
                                         "probe": {"enabled": True}}),
+    "template:push-exposed": ("template", {
+        "config": {"agents": [{"name": "p", "url": "https://agents.example.com/p", "modules": ["push"]}]},
+        "push": {"enabled": True, "from": [{"namespaceSelector": {"matchLabels": {"team": "agents"}}}],
+                 "ingress": {"enabled": True, "host": "probe-push.example.com", "className": "nginx",
+                             "tls": [{"secretName": "push-tls", "hosts": ["probe-push.example.com"]}]}},
+        "networkPolicy": {"enabled": True, "ingress": {"from": [{"namespaceSelector": {}}]},
+                          "egress": {"gatewayNamespaces": ["agents"]}}}),
+    "template:push-url-set": ("template", {
+        "config": {"modules": {"hook": {"prober": "push", "interval": "5m", "late_after": "20s"}},
+                   "agents": [{"name": "p", "url": "https://agents.example.com/p", "modules": ["hook"]}]},
+        "settings": {"pushPublicUrl": "https://probe.example.com/a2a-probe"}}),
+    "template:push-without-url": ("template", {"config": {
+        "modules": {"hook": {"prober": "push"}},
+        "agents": [{"name": "p", "url": "https://agents.example.com/p", "modules": ["hook"]}]}}),
+    "template:push-ingress-without-host": ("template", {"push": {"enabled": True, "ingress": {"enabled": True}}}),
+    "template:push-statefulset": ("template", {"mode": "statefulset", "push": {"enabled": True}}),
     "template:existing-configmap": ("template", {"existingConfigMap": "my-config",
                                                 "probe": {"enabled": True, "targets": ["a"]}}),
 }
@@ -539,6 +555,37 @@ def test_config_reloader(helm: dict[str, dict[str, Any]]) -> None:
 
 # ---- values validation ------------------------------------------------------------------------------------------
 
+def test_push_receiver_exposure(helm: dict[str, dict[str, Any]]) -> None:
+    docs = _docs(helm, "template:push-exposed")
+    for doc in docs:
+        validate_manifest(doc)
+    service = _one(docs, "Service")
+    assert {"name": "push", "port": 9471, "targetPort": "a2a-probe", "protocol": "TCP"} in service["spec"]["ports"]
+    ingress = _one(docs, "Ingress")
+    [rule] = ingress["spec"]["rules"]
+    assert rule["host"] == "probe-push.example.com" and ingress["spec"]["ingressClassName"] == "nginx"
+    assert rule["http"]["paths"] == [{"path": "/-/push/", "pathType": "Prefix", "backend": {"service": {
+        "name": service["metadata"]["name"], "port": {"name": "push"}}}}]  # nothing but the receiver is routed
+    policy = _one(docs, "NetworkPolicy")
+    froms = [r.get("from") for r in policy["spec"]["ingress"]]
+    assert [{"namespaceSelector": {"matchLabels": {"team": "agents"}}}] in froms
+    env = {e["name"]: e.get("value") for e in _one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+           ["env"]}
+    assert env["A2A_PROBE_PUSH_PUBLIC_URL"] == "https://probe-push.example.com"  # derived from the Ingress host
+    # an explicit URL wins, and the daemon accepts the rendered config and settings
+    docs = _docs(helm, "template:push-url-set")
+    env = {e["name"]: e.get("value") for e in _one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+           ["env"]}
+    assert env["A2A_PROBE_PUSH_PUBLIC_URL"] == "https://probe.example.com/a2a-probe"
+    assert not [d for d in docs if d["kind"] == "Ingress"]
+    from probe.config import Settings, parse, require_push_url
+
+    config = parse(_one(docs, "ConfigMap")["data"]["config.yaml"].encode(), "rendered")
+    require_push_url(config, Settings(push_public_url=env["A2A_PROBE_PUSH_PUBLIC_URL"]))
+    defaults = _docs(helm, "template:defaults")
+    assert [p["name"] for p in _one(defaults, "Service")["spec"]["ports"]] == ["http"]
+
+
 @pytest.mark.parametrize(("name", "message"), [
     ("template:unknown-top-level-key", "additional properties 'bogus' not allowed"),
     ("template:unknown-nested-key", "additional properties 'enabeld' not allowed"),
@@ -552,6 +599,9 @@ def test_config_reloader(helm: dict[str, dict[str, Any]]) -> None:
     ("template:statefulset-no-replicas", "needs replicas >= 1"),
     ("template:statefulset-nodeport", "service.type must be ClusterIP"),
     ("template:bad-shard", "shard"),
+    ("template:push-without-url", "set settings.pushPublicUrl"),
+    ("template:push-ingress-without-host", "push.ingress.enabled needs push.enabled"),
+    ("template:push-statefulset", "push.enabled needs mode: deployment"),
 ])
 def test_bad_values_fail_the_render(helm: dict[str, dict[str, Any]], name: str, message: str) -> None:
     result = helm[name]

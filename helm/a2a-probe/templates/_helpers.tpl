@@ -217,6 +217,10 @@ template:
     - name: A2A_PROBE_SHARD
       value: {{ .Values.settings.shard | quote }}
     {{- end }}
+    {{- with include "a2a-probe.pushPublicUrl" . }}
+    - name: A2A_PROBE_PUSH_PUBLIC_URL
+      value: {{ . | quote }}
+    {{- end }}
     {{- with .Values.extraEnv }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -316,6 +320,24 @@ template:
 {{- end }}
 {{- end }}
 
+{{/* The push receiver's public URL: settings.pushPublicUrl, else the push Ingress host (https with TLS). */}}
+{{- define "a2a-probe.pushPublicUrl" -}}
+{{- if .Values.settings.pushPublicUrl -}}
+{{- .Values.settings.pushPublicUrl -}}
+{{- else if and .Values.push.ingress.enabled .Values.push.ingress.host -}}
+{{- printf "%s://%s" (ternary "https" "http" (gt (len .Values.push.ingress.tls) 0)) .Values.push.ingress.host -}}
+{{- end -}}
+{{- end }}
+
+{{/* "true" when an agent of config.agents runs a module whose prober is push. */}}
+{{- define "a2a-probe.usesPush" -}}
+{{- $modules := dict "push" "push" -}}
+{{- range $name, $m := (.Values.config.modules | default dict) }}{{ $_ := set $modules $name $m.prober }}{{ end -}}
+{{- range (.Values.config.agents | default list) }}
+{{- range (.modules | default list) }}{{ if eq (get $modules .) "push" }}true{{ end }}{{ end }}
+{{- end -}}
+{{- end }}
+
 {{/* Checks Helm's schema validation cannot express; rendered by templates/validate.yaml. */}}
 {{- define "a2a-probe.validate" -}}
 {{- if and (eq .Values.mode "sidecar") (not .Values.sidecar.podSelector) }}
@@ -332,6 +354,15 @@ template:
 {{- end }}
 {{- if and (eq .Values.mode "statefulset") (ne .Values.service.type "ClusterIP") }}
 {{- fail "mode: statefulset makes the Service headless (per-pod scraping), so service.type must be ClusterIP" }}
+{{- end }}
+{{- if and (include "a2a-probe.usesPush" .) (not (include "a2a-probe.pushPublicUrl" .)) }}
+{{- fail "an agent runs a push module: set settings.pushPublicUrl (the URL agents reach the probe at) or push.ingress.enabled with push.ingress.host" }}
+{{- end }}
+{{- if and (eq .Values.mode "statefulset") .Values.push.enabled }}
+{{- fail "push.enabled needs mode: deployment: a webhook must reach the one pod that registered it" }}
+{{- end }}
+{{- if and .Values.push.ingress.enabled (not (and .Values.push.enabled .Values.push.ingress.host)) }}
+{{- fail "push.ingress.enabled needs push.enabled (the Service port it routes to) and push.ingress.host" }}
 {{- end }}
 {{- if and (ne .Values.mode "sidecar") .Values.networkPolicy.enabled }}
 {{- $e := .Values.networkPolicy.egress }}
