@@ -36,7 +36,9 @@ _BOOL = {"true": True, "1": True, "false": False, "0": False, "": False}
 async def _authenticated(request: web.Request, handler: Any) -> web.StreamResponse:
     """Optional bearer/basic auth (settings web_auth_*) on every endpoint but the kubelet's /healthz and /readyz."""
     auth = request.app[DAEMON].web_auth
-    if auth.enabled and request.path not in OPEN_PATHS and not auth.allows(request.headers.get("Authorization", "")):
+    # the push receiver is open too: agents cannot hold the web credentials, and each webhook's token is its auth
+    open_path = request.path in OPEN_PATHS or request.path.startswith(inbox.ROUTE_PREFIX)
+    if auth.enabled and not open_path and not auth.allows(request.headers.get("Authorization", "")):
         return web.json_response({"error": "authentication required"}, status=401,
                                  headers={"WWW-Authenticate": auth.challenge()})
     result: web.StreamResponse = await handler(request)

@@ -91,3 +91,20 @@ async def test_route_receives_for_a_registration_and_refuses_unknown_tokens(tmp_
         for path in ("/config", "/"):
             _, page, _ = await get(base + path)
             assert all(v not in page for v in reg.secrets())
+
+
+async def test_route_stays_reachable_when_web_auth_is_on(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "p.yaml", [{"name": "a", "url": "http://127.0.0.1:9", "modules": ["ping"]}])
+    (tmp_path / "tok").write_text("web-token-0123456789\n")
+    async with running_daemon(cfg, push_public_url="https://probe.example.com",
+                              web_auth_bearer_file=tmp_path / "tok") as (d, base):
+        reg = d.inbox.register(30)
+        local = base + reg.url.removeprefix("https://probe.example.com")
+        headers = {"Authorization": f"Bearer {reg.credentials.get_secret_value()}",
+                   "Content-Type": "application/a2a+json"}
+        async with aiohttp.ClientSession() as s:
+            async with s.post(local, data=json.dumps(STATUS), headers=headers) as r:
+                assert r.status == 204  # the webhook's own credential, not the web's
+            async with s.post(base + "/-/push/" + "C" * 43, data=b"{}", headers=headers) as r:
+                assert r.status == 404  # still refused: an unknown token
+        assert (await get(f"{base}/metrics"))[0] == 401  # everything else stays behind the web auth
