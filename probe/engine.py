@@ -7,10 +7,10 @@ primary failure reason. It never raises for anything an agent does; a bug in the
 
 from __future__ import annotations
 
-import asyncio
 import time
+import typing
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -18,17 +18,18 @@ import structlog
 from probe import redact
 from probe.checks import card as card_checks
 from probe.checks import grading, urls
-from probe.checks.catalogue import Severity
+from probe.checks.catalogue import Severity, make_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
-from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult, make_check
+from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult
 from probe.target import Target
 from probe.trust import signatures
+from probe.wire import a2a_errors, schema
 from probe.wire import card as cardwire
-from probe.wire import jsonrpc, schema
-from probe.wire.bindings import BINDINGS, Binding, Call, Op
+from probe.wire.bindings import BY_CARD_NAME, A2AError, Answer, Binding, Context, Factory, Op, ProblemKind
 from probe.wire.card import Card, CardError, Interface
+from probe.wire.client import A2AClient, PollTimeout, Reply
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version
 from probe.wire.http import (
     BodyTooLarge,
@@ -45,7 +46,7 @@ from probe.wire.http import (
 log = structlog.get_logger("a2a_probe.engine")
 
 FULL_STEPS = (StepName.INVOKE, StepName.STREAM)
-_POLL_START, _POLL_MAX = 0.05, 2.0
+Bindings = Mapping[str, Factory]  # the card's protocolBinding (upper case) -> how to build it
 
 
 class StepFailed(Exception):
@@ -55,16 +56,21 @@ class StepFailed(Exception):
         self.detail = detail
 
 
-async def run_probe(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS) -> ProbeResult:
+async def run_probe(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS,
+                    bindings: Bindings | None = None) -> ProbeResult:
     """Probe one agent within `target.timeout`; always returns a result."""
-    return (await execute(target, client, steps=steps)).r
+    return (await execute(target, client, steps=steps, bindings=bindings)).r
 
 
-async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS) -> ProbeRun:
-    """Run the steps and return the run itself (card, selected binding), for the conformance suite to go on."""
+async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS,
+                  bindings: Bindings | None = None, card: Card | None = None) -> ProbeRun:
+    """Run the steps and return the run itself (card, selected binding), for the conformance suite to go on.
+
+    `bindings` replaces the registry and `card` skips discovery (a fake binding in unit tests)."""
     t0 = time.monotonic()
     result = ProbeResult(agent=target.name, target_url=target.card_url or target.url)
-    run = ProbeRun(target, client, result, Deadline.after(target.timeout))
+    run = ProbeRun(target, client, result, Deadline.after(target.timeout), bindings)
+    run.card = card
     try:
         await run.walk(steps)
     except Exception as exc:  # a probe bug must never take the daemon down
@@ -82,13 +88,16 @@ async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepNam
 
 
 class ProbeRun:
-    def __init__(self, target: Target, client: HttpClient, result: ProbeResult, deadline: Deadline) -> None:
+    def __init__(self, target: Target, client: HttpClient, result: ProbeResult, deadline: Deadline,
+                 bindings: Bindings | None = None) -> None:
         self.t = target
         self.client = client
         self.r = result
         self.deadline = deadline
+        self.bindings: Bindings = bindings if bindings is not None else {k: r.factory for k, r in BY_CARD_NAME.items()}
         self.card: Card | None = None
         self.binding: Binding | None = None
+        self.a2a: A2AClient | None = None  # the one A2A client, on the selected binding
         self.url_findings: tuple[urls.Finding, ...] = ()
         # a MUST broken while the call still works (e.g. SendMessage did not block): the step fails with its
         # reason, but the run goes on so the rest of the agent is judged too
@@ -97,7 +106,8 @@ class ProbeRun:
     # ---- orchestration
 
     async def walk(self, steps: Sequence[StepName]) -> None:
-        if not await self._step(StepName.DISCOVER, self.discover):
+        """Discover (unless a card was given), validate and select, then the steps."""
+        if self.card is None and not await self._step(StepName.DISCOVER, self.discover):
             return
         validated = await self._step(StepName.VALIDATE, self.validate)
         if self.binding is None:
@@ -220,7 +230,7 @@ class ProbeRun:
         results = card_checks.validate_cached(card)
         self.r.checks += results
         self._signatures(card)
-        iface, dialect, why = select_interface(card, self.t)
+        iface, dialect, why = select_interface(card, self.t, self.bindings)
         v = StepName.VALIDATE
         bad = [c for c in results if c.status is Status.FAIL and c.severity == "MUST"]
         invalid = "; ".join(f"{c.id}: {c.message}" for c in bad)
@@ -241,8 +251,9 @@ class ProbeRun:
             f = flagged.get(cid)
             self.check(cid, Status.FAIL if f else Status.PASS, f.message if f else "", step=v,
                        recommendation=f.recommendation if f else None)
-        headers = self.t.invoke_headers()
-        self.binding = BINDINGS[iface.binding](self.client, call_url, dialect, headers, dialect.header_version)
+        factory = self.bindings[iface.binding.upper()]
+        self.binding = factory(Context(self.client, call_url, dialect, self.t.invoke_headers()))
+        self.a2a = A2AClient(self.binding, self.deadline)
         if bad:
             raise StepFailed(Reason.CARD_INVALID, invalid)
 
@@ -267,31 +278,26 @@ class ProbeRun:
     # ---- ping: a cheap call that proves the route reaches an A2A server without running the agent
 
     async def ping(self, step: StepResult) -> None:
-        b = self._binding()
-        step.a2a_method = b.method(Op.GET)
-        call = await self._call(step, Op.GET, {"id": f"a2a-probe-ping-{uuid.uuid4()}"}, StepName.PING)
-        env = call.envelope
-        assert env is not None
-        if env.error is not None and env.error.code not in (jsonrpc.TASK_NOT_FOUND,):
-            failure = _rpc_error_reason(env.error, b.dialect)
+        c = self._client()
+        step.a2a_method = c.method(Op.GET)
+        answer = await self._call(step, StepName.PING, c.get(f"a2a-probe-ping-{uuid.uuid4()}"), Op.GET)
+        err = answer.error
+        if err is not None and not err.is_(a2a_errors.TASK_NOT_FOUND):
+            failure = _a2a_error_reason(err, c)
             if failure[0] is Reason.INVOKE_VERSION_UNSUPPORTED:
                 raise StepFailed(*failure)
-        # any well-formed JSON-RPC answer proves the route reaches an A2A JSON-RPC server
-        step.detail = env.error.describe() if env.error else "answered with a result"
+        # any well-formed answer proves the route reaches an A2A server of this binding
+        step.detail = err.describe() if err else "answered with a result"
 
     # ---- invoke: SendMessage to a terminal state
 
     async def invoke(self, step: StepResult) -> None:
-        b = self._binding()
-        step.a2a_method = b.method(Op.SEND)
+        c = self._client()
+        step.a2a_method = c.method(Op.SEND)
         inv = StepName.INVOKE
-        params: dict[str, Any] = {"message": b.dialect.user_message(self.t.message, str(uuid.uuid4()), None, None)}
-        if b.dialect.version == "0.3":
-            params["configuration"] = {"blocking": True}
-        call = await self._call(step, Op.SEND, params, inv)
-        assert call.envelope is not None
-        if call.envelope.error is not None:
-            reason, detail = _rpc_error_reason(call.envelope.error, b.dialect)
+        answer = await self._call(step, inv, c.send(self.t.message), Op.SEND)
+        if answer.error is not None:
+            reason, detail = _a2a_error_reason(answer.error, c)
             if reason is Reason.INVOKE_VERSION_UNSUPPORTED:
                 self.check("invoke.version_accepted", Status.FAIL, detail, step=inv)
             else:
@@ -300,8 +306,8 @@ class ProbeRun:
             raise StepFailed(reason, detail)
         self.check("invoke.version_accepted", Status.PASS, step=inv)
         self.check("invoke.no_error", Status.PASS, "a result", step=inv)
-        item = b.dialect.result_item(call.envelope.result)
-        invalid = self._schema_check(call.envelope.result, schema.Shape.SEND_RESULT, inv)
+        item = c.dialect.result_item(answer.result)
+        invalid = self._schema_check(answer.result, schema.Shape.SEND_RESULT, inv)
         self._shape_checks(item, inv)
         if item.kind == "task" and item.state is not None:
             self._blocking_check(item)  # a fault of its own, even when the answer is also malformed
@@ -318,8 +324,8 @@ class ProbeRun:
         """The official definitions of the probed version: what the official client cannot parse fails here.
 
         Returns the failure, for the caller to raise once its own checks are recorded."""
-        b = self._binding()
-        verdict = schema.validate(self.r.protocol_version or b.dialect.version, self.r.binding or "JSONRPC", shape,
+        c = self._client()
+        verdict = schema.validate(self.r.protocol_version or c.dialect.version, self.r.binding or "JSONRPC", shape,
                                   payload)
         if verdict.snake_case and self.r.check("invoke.camel_case") is None:
             self.check("invoke.camel_case", Status.FAIL, f"{what}proto field names instead of ProtoJSON "
@@ -341,8 +347,8 @@ class ProbeRun:
 
     def _blocking_check(self, item: Item) -> None:
         """1.0 §3.2.2: without returnImmediately, SendMessage MUST return a terminal or interrupted task."""
-        b = self._binding()
-        asked = ("returnImmediately unset (blocking, the 1.0 default)" if b.dialect.version == "1.0"
+        c = self._client()
+        asked = ("returnImmediately unset (blocking, the 1.0 default)" if c.dialect.version == "1.0"
                  else "configuration.blocking: true")
         state = item.state.value if item.state else "no state"
         if item.state in TERMINAL | INTERRUPTED:
@@ -368,30 +374,32 @@ class ProbeRun:
 
     async def _poll(self, step: StepResult, item: Item) -> Item:
         """GetTask with backoff until the task leaves SUBMITTED/WORKING or the deadline passes."""
-        delay = _POLL_START
-        b = self._binding()
-        while True:
-            if self.deadline.remaining() <= delay:
-                msg = f"task {item.task_id} still {item.state} at the deadline ({self.t.timeout:g}s)"
-                self.check("invoke.task_completed", Status.FAIL, msg, step=StepName.INVOKE)
-                raise StepFailed(Reason.TASK_TIMEOUT, msg)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, _POLL_MAX)
-            call = await self._call(step, Op.GET, {"id": item.task_id}, StepName.INVOKE)
-            assert call.envelope is not None
-            if call.envelope.error is not None:
-                reason, detail = _rpc_error_reason(call.envelope.error, b.dialect)
-                self.r.checks = [c for c in self.r.checks if c.id != "invoke.no_error"]
-                self.check("invoke.no_error", Status.FAIL, f"GetTask {item.task_id}: {detail}", step=StepName.INVOKE)
-                raise StepFailed(reason, f"GetTask {item.task_id}: {detail}")
-            invalid = self._schema_check(call.envelope.result, schema.Shape.TASK, StepName.INVOKE,
-                                         "GetTask's answer is ")
+        c = self._client()
+        assert item.task_id is not None
+        task_id = item.task_id
+
+        def observe(answer: Answer) -> None:
+            self._judge(step, StepName.INVOKE, answer, Op.GET)
+            if answer.error is not None:
+                reason, detail = _a2a_error_reason(answer.error, c)
+                self.r.checks = [ch for ch in self.r.checks if ch.id != "invoke.no_error"]
+                self.check("invoke.no_error", Status.FAIL, f"GetTask {task_id}: {detail}", step=StepName.INVOKE)
+                raise StepFailed(reason, f"GetTask {task_id}: {detail}")
+            invalid = self._schema_check(answer.result, schema.Shape.TASK, StepName.INVOKE, "GetTask's answer is ")
             if invalid:
                 raise StepFailed(Reason.INVOKE_BAD_RESULT, invalid)
-            polled = b.dialect.result_item({"task": call.envelope.result} if b.dialect.version == "1.0"
-                                           else call.envelope.result)
-            if polled.state in TERMINAL | INTERRUPTED:
-                return polled
+
+        try:
+            _, polled = await c.poll(item.task_id, observe=observe)
+        except PollTimeout:
+            msg = f"task {item.task_id} still {item.state} at the deadline ({self.t.timeout:g}s)"
+            self.check("invoke.task_completed", Status.FAIL, msg, step=StepName.INVOKE)
+            raise StepFailed(Reason.TASK_TIMEOUT, msg) from None
+        except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge) as exc:
+            self._wire_failed(step, exc)
+        if polled is None:
+            raise StepFailed(Reason.INVOKE_BAD_RESULT, f"GetTask({item.task_id}) did not return the task")
+        return polled
 
     def _outcome(self, item: Item, step: StepName, prefix: str) -> None:
         """Judge the final task state and the expected text; shared by invoke and stream."""
@@ -418,24 +426,24 @@ class ProbeRun:
     # ---- stream: SendStreamingMessage through to the terminal event
 
     async def stream(self, step: StepResult) -> bool:
-        card, b = self.card, self._binding()
+        card, c = self.card, self._client()
         assert card is not None
-        step.a2a_method = b.method(Op.STREAM)
+        step.a2a_method = c.method(Op.STREAM)
         if not card.streaming:
             step.detail = "the card does not declare capabilities.streaming"
             return True
-        params = {"message": b.dialect.user_message(self.t.message, str(uuid.uuid4()), None, None)}
-        judge = StreamJudge(b.dialect, close_grace=self.t.stream_close_grace,
-                            version=self.r.protocol_version or b.dialect.version, binding=self.r.binding or b.name,
+        judge = StreamJudge(c.dialect, close_grace=self.t.stream_close_grace,
+                            version=self.r.protocol_version or c.dialect.version,
+                            binding=self.r.binding or c.binding.card_name,
                             max_events=self.t.max_stream_events, max_artifacts=self.t.max_stream_artifacts)
         try:
-            async with b.open_stream(Op.STREAM, params, deadline=self.deadline) as es:
-                step.exchanges.append(es.raw.exchange)
-                step.http_status = es.raw.status
+            async with c.stream(self.t.message) as es:
+                step.exchanges.append(es.exchange)
+                step.http_status = es.status
                 es.max_bytes = self.t.max_stream_bytes
                 if es.plain is not None:
-                    self._not_a_stream(es.plain, b.dialect)
-                judge.opened(es.raw.content_type)
+                    self._not_a_stream(es.plain, c)
+                judge.opened(es.content_type)
                 await judge.consume(es, self.deadline)
         except (ConnectFailed, DeadlineExceeded) as exc:
             if isinstance(exc, DeadlineExceeded) and judge.started:
@@ -456,58 +464,70 @@ class ProbeRun:
         self._outcome(final, StepName.STREAM, "stream")
         return False
 
-    def _not_a_stream(self, call: Call, dialect: Dialect) -> None:
-        """The answer to a stream request was not SSE: an error before the stream, or a broken server."""
-        http = _http_reason(call)
-        if http is not None:
-            raise StepFailed(*http)
-        if call.envelope is not None and call.envelope.error is not None:
-            raise StepFailed(*_rpc_error_reason(call.envelope.error, dialect))
-        msg = f"HTTP {call.status} {call.content_type or 'no content type'}, not text/event-stream"
+    def _not_a_stream(self, answer: Answer, c: A2AClient) -> None:
+        """The answer to a stream request was not a stream: an error before the stream, or a broken server."""
+        p = answer.problem
+        if p is not None and p.kind is not ProblemKind.FRAMING:
+            raise StepFailed(_PROBLEM_REASON[p.kind], p.detail)
+        if answer.error is not None:
+            raise StepFailed(*_a2a_error_reason(answer.error, c))
+        msg = f"{answer.exchange.outcome} {answer.content_type or 'no content type'}, not a stream (text/event-stream)"
         self.check("stream.content_type", Status.FAIL, msg, step=StepName.STREAM)
-        raise StepFailed(Reason.STREAM_NOT_SSE, msg)
+        raise StepFailed(Reason.STREAM_NOT_A_STREAM, msg)
 
     # ---- shared call path
 
-    def _binding(self) -> Binding:
-        assert self.binding is not None
-        return self.binding
+    def _client(self) -> A2AClient:
+        assert self.a2a is not None
+        return self.a2a
 
-    async def _call(self, step: StepResult, op: Op, params: dict[str, Any], name: StepName) -> Call:
-        """One request/response; raises StepFailed for anything but a well-formed JSON-RPC envelope."""
-        b = self._binding()
+    async def _call(self, step: StepResult, name: StepName, pending: Awaitable[Answer | Reply], op: Op) -> Answer:
+        """Await one client call (an Answer or an (Answer, Item) reply); raises StepFailed for anything but a
+        well-framed A2A answer."""
         try:
-            call = await b.call(op, params, deadline=self.deadline)
+            got = await pending
         except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge) as exc:
-            if exc.exchange is not None:
-                step.exchanges.append(exc.exchange)
-            raise StepFailed(*_transport_reason(exc)) from None
-        step.exchanges.append(call.exchange)
-        step.http_status = call.status
-        http = _http_reason(call)
-        if http is not None:
-            self.check("invoke.http", Status.FAIL, http[1], step=name)
-            raise StepFailed(*http)
+            self._wire_failed(step, exc)
+        answer: Answer = got[0] if isinstance(got, tuple) else got
+        self._judge(step, name, answer, op)
+        return answer
+
+    def _wire_failed(self, step: StepResult, exc: ConnectFailed | DeadlineExceeded | RedirectRefused | BodyTooLarge,
+                     ) -> typing.NoReturn:
+        if exc.exchange is not None:
+            step.exchanges.append(exc.exchange)
+        raise StepFailed(*_transport_reason(exc)) from None
+
+    def _judge(self, step: StepResult, name: StepName, answer: Answer, op: Op) -> None:
+        """Record the exchange and the transport/framing checks; raise for a problem."""
+        step.exchanges.append(answer.exchange)
+        step.http_status = answer.status
+        p = answer.problem
+        if p is not None and p.kind is not ProblemKind.FRAMING:
+            self.check("invoke.transport", Status.FAIL, p.detail, step=name)
+            raise StepFailed(_PROBLEM_REASON[p.kind], p.detail)
         if op is Op.SEND:
-            self.check("invoke.http", Status.PASS, f"HTTP {call.status}", step=name)
-        env_problem = _envelope_problem(call)
-        if op is Op.SEND or env_problem:
-            self.check("invoke.jsonrpc_envelope", Status.FAIL if env_problem else Status.PASS, env_problem or "",
-                       step=name)
-        if env_problem:
-            raise StepFailed(Reason.INVOKE_NOT_JSONRPC, env_problem)
-        return call
+            self.check("invoke.transport", Status.PASS, answer.exchange.outcome, step=name)
+        if op is Op.SEND or p is not None:
+            self.check("invoke.framing", Status.FAIL if p else Status.PASS, p.detail if p else "", step=name)
+        if p is not None:
+            raise StepFailed(Reason.INVOKE_NOT_A2A, p.detail)
 
 
-_ROUTE_REASONS = frozenset({Reason.INVOKE_UNREACHABLE, Reason.INVOKE_TIMEOUT, Reason.INVOKE_HTTP_404,
-                            Reason.INVOKE_HTTP_STATUS, Reason.INVOKE_NOT_JSONRPC})
+_ROUTE_REASONS = frozenset({Reason.INVOKE_UNREACHABLE, Reason.INVOKE_TIMEOUT, Reason.INVOKE_ROUTE_NOT_FOUND,
+                            Reason.INVOKE_UNEXPECTED_STATUS, Reason.INVOKE_NOT_A2A})
+_PROBLEM_REASON = {ProblemKind.ROUTE: Reason.INVOKE_ROUTE_NOT_FOUND, ProblemKind.AUTH: Reason.INVOKE_AUTH,
+                   ProblemKind.VERSION: Reason.INVOKE_VERSION_UNSUPPORTED,
+                   ProblemKind.STATUS: Reason.INVOKE_UNEXPECTED_STATUS, ProblemKind.FRAMING: Reason.INVOKE_NOT_A2A}
 
 
-def select_interface(card: Card, target: Target) -> tuple[Interface | None, Dialect | None, str]:
+def select_interface(card: Card, target: Target,
+                     bindings: Bindings | None = None) -> tuple[Interface | None, Dialect | None, str]:
     """Prefer a 1.0 JSONRPC interface, then 0.3; honour per-agent binding/version overrides."""
+    known = bindings if bindings is not None else BY_CARD_NAME
     want_binding = target.binding or "JSONRPC"
     candidates = [(i, for_version(i.version)) for i in card.interfaces if i.binding.upper() == want_binding]
-    usable = [(i, d) for i, d in candidates if d is not None and i.binding.upper() in BINDINGS]
+    usable = [(i, d) for i, d in candidates if d is not None and i.binding.upper() in known]
     if target.a2a_version:
         usable = [(i, d) for i, d in usable if d.version == target.a2a_version]
     order = {"1.0": 0, "0.3": 1, "0.1": 2}
@@ -527,7 +547,7 @@ def _transport_reason(exc: Exception) -> tuple[Reason, str]:
     if isinstance(exc, DeadlineExceeded):
         return Reason.INVOKE_TIMEOUT, str(exc)
     if isinstance(exc, RedirectRefused):
-        return Reason.INVOKE_HTTP_STATUS, f"the interface redirected: {exc}"
+        return Reason.INVOKE_UNEXPECTED_STATUS, f"the interface redirected: {exc}"
     if isinstance(exc, BodyTooLarge):
         return Reason.WORK_LIMIT_EXCEEDED, f"the probe stopped reading the answer: {exc}"
     if isinstance(exc, TargetRefused):
@@ -537,39 +557,12 @@ def _transport_reason(exc: Exception) -> tuple[Reason, str]:
     return Reason.INVOKE_UNREACHABLE, str(exc)
 
 
-def _http_reason(call: Call) -> tuple[Reason, str] | None:
-    status = call.status
-    if status == 200:
-        return None
-    what = f"{call.method} to {call.exchange.url} answered HTTP {status}"
-    body = f" ({call.content_type or 'no content type'}: {call.snippet[:120]})" if call.snippet else ""
-    if status == 404:
-        return Reason.INVOKE_HTTP_404, what + body
-    if status in (401, 403):
-        return Reason.INVOKE_AUTH, what + body
-    env = call.envelope
-    if env is not None and env.error is not None and env.error.code == jsonrpc.VERSION_NOT_SUPPORTED:
-        return Reason.INVOKE_VERSION_UNSUPPORTED, what + ": " + env.error.describe()
-    if status == 400 and "version" in call.snippet.lower():
-        return Reason.INVOKE_VERSION_UNSUPPORTED, what + body + " — the server rejects the A2A-Version sent"
-    return Reason.INVOKE_HTTP_STATUS, what + body
-
-
-def _envelope_problem(call: Call) -> str | None:
-    if call.not_jsonrpc is not None:
-        return (f"HTTP {call.status} {call.content_type or 'no content type'} is not a JSON-RPC response: "
-                f"{call.not_jsonrpc}" + (f" — body starts {call.snippet[:80]!r}" if call.snippet else ""))
-    problems = list(call.envelope.problems) if call.envelope else []
-    if not jsonrpc.is_json_content_type(call.content_type):
-        problems.append(f"Content-Type is {call.content_type or 'missing'!r}, not application/json")
-    return "; ".join(problems) or None
-
-
-def _rpc_error_reason(err: jsonrpc.RpcError, dialect: Dialect) -> tuple[Reason, str]:
-    if err.code == jsonrpc.VERSION_NOT_SUPPORTED:
-        return Reason.INVOKE_VERSION_UNSUPPORTED, f"{err.describe()} (sent A2A-Version {dialect.header_version})"
-    if err.code == jsonrpc.METHOD_NOT_FOUND and dialect.version == "1.0":
+def _a2a_error_reason(err: A2AError, c: A2AClient) -> tuple[Reason, str]:
+    version = c.dialect.header_version
+    if err.is_(a2a_errors.VERSION_NOT_SUPPORTED):
+        return Reason.INVOKE_VERSION_UNSUPPORTED, f"{err.describe()} (sent A2A-Version {version})"
+    if err.is_(a2a_errors.METHOD_NOT_FOUND) and c.v1:
         return (Reason.INVOKE_VERSION_UNSUPPORTED,
-                f"{err.describe()}: the server does not know the 1.0 method {dialect.send} at the URL the card "
+                f"{err.describe()}: the server does not know the 1.0 method {c.method(Op.SEND)} at the URL the card "
                 "advertises as 1.0 (it may speak only 0.3, or ignore the A2A-Version header)")
-    return Reason.INVOKE_JSONRPC_ERROR, err.describe()
+    return Reason.INVOKE_A2A_ERROR, err.describe()

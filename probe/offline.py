@@ -21,11 +21,11 @@ from typing import Any
 
 from probe import report
 from probe.checks import card as card_checks
-from probe.checks.catalogue import Severity
+from probe.checks.catalogue import Severity, from_problems, make_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
-from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult, from_problems, make_check
+from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult
 from probe.wire import card as cardwire
 from probe.wire import jsonrpc, strictjson
 from probe.wire.dialects import TERMINAL, V03, V1, Dialect, TaskState, for_version, is_regression

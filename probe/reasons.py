@@ -25,11 +25,11 @@ class Reason(StrEnum):
     INVOKE_UNREACHABLE = "invoke_unreachable"
     INVOKE_PROTOCOL_ERROR = "invoke_protocol_error"
     INVOKE_TIMEOUT = "invoke_timeout"
-    INVOKE_HTTP_404 = "invoke_http_404"
-    INVOKE_HTTP_STATUS = "invoke_http_status"
+    INVOKE_ROUTE_NOT_FOUND = "invoke_route_not_found"
+    INVOKE_UNEXPECTED_STATUS = "invoke_unexpected_status"
     INVOKE_AUTH = "invoke_auth"
-    INVOKE_NOT_JSONRPC = "invoke_not_jsonrpc"
-    INVOKE_JSONRPC_ERROR = "invoke_jsonrpc_error"
+    INVOKE_NOT_A2A = "invoke_not_a2a"
+    INVOKE_A2A_ERROR = "invoke_a2a_error"
     INVOKE_VERSION_UNSUPPORTED = "invoke_version_unsupported"
     INVOKE_LEGACY_PROTOCOL = "invoke_legacy_protocol"
     INVOKE_BAD_RESULT = "invoke_bad_result"
@@ -39,7 +39,7 @@ class Reason(StrEnum):
     TASK_TIMEOUT = "task_timeout"
     EXPECTED_TEXT_MISSING = "expected_text_missing"
     # streaming
-    STREAM_NOT_SSE = "stream_not_sse"
+    STREAM_NOT_A_STREAM = "stream_not_a_stream"
     STREAM_NO_TERMINAL = "stream_no_terminal"
     STREAM_STATE_REGRESSION = "stream_state_regression"
     STREAM_PROTOCOL_VIOLATION = "stream_protocol_violation"
@@ -76,7 +76,8 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
     ),
     Reason.NO_USABLE_INTERFACE: (
         "The card advertises no interface with a binding and protocol version the probe can call.",
-        "Advertise a JSONRPC interface with protocolVersion 1.0 or 0.3, or override binding/version.",
+        "Advertise a JSONRPC, HTTP+JSON or GRPC interface with protocolVersion 1.0 or 0.3, or override "
+        "binding/version.",
     ),
     Reason.CARD_UNSIGNED: (
         "The policy requires a signed Agent Card, and the card carries no signatures.",
@@ -110,25 +111,32 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "The advertised interface did not answer within the probe deadline.",
         "Check the agent's latency and the gateway's timeouts, or raise the probe timeout.",
     ),
-    Reason.INVOKE_HTTP_404: (
-        "The advertised interface URL answered 404 Not Found.",
+    Reason.INVOKE_ROUTE_NOT_FOUND: (
+        "The advertised interface has no A2A route there: HTTP 404 without an A2A error body, or gRPC "
+        "UNIMPLEMENTED for the A2A service.",
         "Make the card advertise the URL the agent actually serves; check gateway route prefixes.",
     ),
-    Reason.INVOKE_HTTP_STATUS: (
-        "The advertised interface answered with an unexpected HTTP status.",
-        "A JSON-RPC A2A endpoint answers HTTP 200 for every JSON-RPC response, errors included.",
+    Reason.INVOKE_UNEXPECTED_STATUS: (
+        "The advertised interface answered with a transport status its binding does not use for this answer "
+        "(an HTTP status, a gRPC status, or a redirect).",
+        "A JSON-RPC endpoint answers HTTP 200 for every JSON-RPC response, errors included; HTTP+JSON and gRPC "
+        "use the status the spec maps to each A2A error.",
     ),
     Reason.INVOKE_AUTH: (
-        "The advertised interface rejected the probe's credentials (401/403).",
+        "The advertised interface rejected the probe's credentials (HTTP 401/403, gRPC UNAUTHENTICATED or "
+        "PERMISSION_DENIED).",
         "Give the probe valid credentials for the scheme the card declares.",
     ),
-    Reason.INVOKE_NOT_JSONRPC: (
-        "The advertised interface did not answer with a JSON-RPC 2.0 response.",
-        "Route the advertised URL to the A2A JSON-RPC handler, not to a web page or another service.",
+    Reason.INVOKE_NOT_A2A: (
+        "The advertised interface did not answer in its binding's framing (a JSON-RPC 2.0 envelope, an HTTP+JSON "
+        "ProtoJSON body, or a gRPC message).",
+        "Route the advertised URL to the A2A handler of the binding the card names, not to a web page or another "
+        "service.",
     ),
-    Reason.INVOKE_JSONRPC_ERROR: (
-        "The agent answered the call with a JSON-RPC error.",
-        "Look at the error code and message in the report; the agent rejected a valid request.",
+    Reason.INVOKE_A2A_ERROR: (
+        "The agent answered the call with an A2A error (a JSON-RPC error, a google.rpc.Status body or a gRPC "
+        "status).",
+        "Look at the error name and message in the report; the agent rejected a valid request.",
     ),
     Reason.INVOKE_VERSION_UNSUPPORTED: (
         "The agent did not accept the protocol version the card advertises for this interface.",
@@ -139,7 +147,7 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "Upgrade the agent to A2A 1.0 (or at least 0.3).",
     ),
     Reason.INVOKE_BAD_RESULT: (
-        "The JSON-RPC result is not a valid Task or Message for the protocol version.",
+        "The result is not a valid Task or Message for the protocol version.",
         "Return a Task (with id, contextId and status.state) or a Message, in the advertised version's shape.",
     ),
     Reason.INVOKE_NOT_BLOCKING: (
@@ -160,8 +168,8 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "The task completed, but the expected text was found in neither its artifacts nor its history.",
         "Check the agent's answer in the report, or the configured expected text.",
     ),
-    Reason.STREAM_NOT_SSE: (
-        "SendStreamingMessage did not answer with an HTTP 200 text/event-stream.",
+    Reason.STREAM_NOT_A_STREAM: (
+        "SendStreamingMessage did not answer with a stream (HTTP 200 text/event-stream, or a gRPC server stream).",
         "Serve streaming responses as Server-Sent Events (Content-Type: text/event-stream); "
         "make sure the gateway does not buffer or rewrite them.",
     ),

@@ -1,4 +1,7 @@
-"""The one result model every consumer reads: CLI, daemon, metrics, logs and reports."""
+"""The one result model every consumer reads: CLI, daemon, metrics, logs and reports.
+
+A leaf: it imports nothing else from the probe, so every layer can use it (see tests/unit/test_layers.py).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,25 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from probe.checks.catalogue import Category, Severity
-from probe.checks.catalogue import get as get_check
 from probe.reasons import Reason
+
+
+class Severity(StrEnum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+
+
+class Category(StrEnum):
+    AGENT_CARD = "agent-card"
+    INTERFACE = "interface"
+    LIFECYCLE = "lifecycle"
+    STREAMING = "streaming"
+    ERRORS = "error-handling"
+    SECURITY = "security"
+    INTEROP = "interop"
+    PUSH = "push-notifications"
+    PROBE = "probe"
 
 
 class Status(StrEnum):
@@ -28,8 +47,13 @@ class StepName(StrEnum):
     SUITE = "suite"
 
 
+class Transport(StrEnum):
+    HTTP = "http"  # JSON-RPC and HTTP+JSON
+    GRPC = "grpc"
+
+
 class HttpPhases(BaseModel):
-    """Seconds spent in each phase of one HTTP exchange (blackbox_exporter's phase names)."""
+    """Seconds spent in each phase of one exchange (blackbox_exporter's phase names); gRPC fills the same ones."""
 
     resolve: float = 0.0
     connect: float = 0.0
@@ -37,14 +61,28 @@ class HttpPhases(BaseModel):
     transfer: float = 0.0  # response headers -> body read (or stream end)
 
 
-class HttpExchange(BaseModel):
-    method: str
+class Exchange(BaseModel):
+    """One request on the wire, whatever the transport: HTTP (status, content type) or gRPC (status name)."""
+
+    transport: Transport = Transport.HTTP
+    method: str  # the HTTP verb, or the gRPC method path (/lf.a2a.v1.A2AService/SendMessage)
     url: str  # credentials never appear in URLs we record (see probe.redact)
-    status: int | None = None
+    status: int | None = None  # the HTTP status; None for gRPC
+    grpc_status: str | None = None  # the gRPC status name (OK, NOT_FOUND, …); None for HTTP
     content_type: str | None = None
     phases: HttpPhases = Field(default_factory=HttpPhases)
     duration_s: float = 0.0
     retried: str | None = None  # why the request was sent again on a fresh connection (see probe.wire.http)
+
+    @property
+    def outcome(self) -> str:
+        """The status as one string for people: "HTTP 404" or "gRPC NOT_FOUND"."""
+        if self.transport is Transport.GRPC:
+            return f"gRPC {self.grpc_status or 'no status'}"
+        return f"HTTP {self.status}" if self.status is not None else "no HTTP status"
+
+
+HttpExchange = Exchange  # the pre-binding name, kept while other branches move over
 
 
 class CheckResult(BaseModel):
@@ -67,7 +105,7 @@ class StepResult(BaseModel):
     reason: Reason | None = None
     detail: str = ""
     a2a_method: str | None = None
-    exchanges: list[HttpExchange] = Field(default_factory=list)
+    exchanges: list[Exchange] = Field(default_factory=list)
 
 
 class PushDelivery(BaseModel):
@@ -108,23 +146,3 @@ class ProbeResult(BaseModel):
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if c.status is Status.FAIL]
-
-
-def from_problems(check_id: str, problems: list[str], ok_message: str = "", *, step: StepName | None = None,
-                  listed: int = 8) -> CheckResult:
-    """PASS when there are no problems, else FAIL listing them, so a person can fix them all in one pass."""
-    if not problems:
-        return make_check(check_id, Status.PASS, ok_message, step=step)
-    more = f" … (+{len(problems) - listed} more)" if len(problems) > listed else ""
-    return make_check(check_id, Status.FAIL, "; ".join(problems[:listed]) + more, step=step)
-
-
-def make_check(check_id: str, status: Status, message: str = "", *, step: StepName | None = None,
-               recommendation: str | None = None, duration_ms: float = 0.0) -> CheckResult:
-    """A result for a catalogued check; the catalogue supplies category, severity and the default advice."""
-    spec = get_check(check_id)
-    rec = "" if status is Status.PASS else (recommendation or spec.recommendation)
-    # every field comes typed from the catalogue and our own enums: skip re-validation on the hot path
-    return CheckResult.model_construct(id=spec.id, category=spec.category, severity=spec.severity, status=status,
-                                       message=message or spec.title, recommendation=rec, step=step,
-                                       duration_ms=duration_ms)

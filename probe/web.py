@@ -6,7 +6,7 @@ import json
 import logging
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 import structlog
@@ -16,16 +16,37 @@ from prometheus_client import generate_latest
 from prometheus_client.aiohttp import make_aiohttp_handler
 
 from probe import inbox, redact, report, statuspage
-from probe.config import Agent, Module, Prober
-from probe.metrics import probe_registry
+from probe.config import Agent, Module, ProbeConfig, Prober, Settings
+from probe.history import History
+from probe.metrics import Metrics, probe_registry
 from probe.results import ProbeResult
+from probe.runner import Runner
+from probe.scheduler import ProbeScheduler
+from probe.shard import Shard
 from probe.target import InvalidUrl, check_url
-from probe.webguard import OPEN_PATHS, ProbeThrottle
+from probe.webguard import OPEN_PATHS, ProbeThrottle, WebAuth
+from probe.wire.http import HttpClient
 
-if TYPE_CHECKING:
-    from probe.daemon import Daemon
 
-DAEMON: web.AppKey[Daemon] = web.AppKey("daemon")
+class Backend(Protocol):
+    """What the web server reads from the daemon: a narrow view, so web never imports the daemon."""
+
+    settings: Settings
+    config: ProbeConfig
+    config_sha: str
+    history: History
+    runner: Runner
+    scheduler: ProbeScheduler
+    metrics: Metrics
+    shard: Shard
+    inbox: inbox.PushInbox
+    web_auth: WebAuth
+    target_client: HttpClient
+
+    async def reload(self) -> tuple[bool, str]: ...
+
+
+DAEMON: web.AppKey[Backend] = web.AppKey("daemon")
 THROTTLE: web.AppKey[ProbeThrottle[ProbeResult]] = web.AppKey("probe_throttle")
 _FORMATS = ("json", "markdown", "junit", "html")
 REFRESH_MIN_SECONDS = 10.0
@@ -81,7 +102,7 @@ def quiet_bad_requests() -> None:
         server.setLevel(logging.DEBUG)  # aiohttp logs some bad requests at DEBUG: see them all, once each
 
 
-def make_app(daemon: Daemon) -> web.Application:
+def make_app(daemon: Backend) -> web.Application:
     # the daemon accepts no large bodies from anyone
     app = web.Application(client_max_size=64 * 1024, middlewares=[_authenticated, _redacted])
     app[THROTTLE] = ProbeThrottle(daemon.settings.probe_min_interval)
@@ -117,7 +138,7 @@ def _flag(request: web.Request, name: str) -> bool:
     return _BOOL[raw]
 
 
-def _module(d: Daemon, name: str | None, default: str | None = None) -> tuple[str, Module]:
+def _module(d: Backend, name: str | None, default: str | None = None) -> tuple[str, Module]:
     modules = d.config.all_modules()
     key = name or default or "ping"
     if key not in modules:
@@ -125,7 +146,7 @@ def _module(d: Daemon, name: str | None, default: str | None = None) -> tuple[st
     return key, modules[key]
 
 
-def _agent(d: Daemon, name: str) -> Agent:
+def _agent(d: Backend, name: str) -> Agent:
     agent = d.config.agent(name)
     if agent is None:
         raise _error(404, f"unknown agent {name[:80]!r}; see /config for the list")
@@ -226,7 +247,7 @@ async def report_handler(request: web.Request) -> web.Response:
 _DEPTH = {Prober.FULL: 0, Prober.STREAM: 1, Prober.PUSH: 2, Prober.INVOKE: 2, Prober.PING: 3}
 
 
-def _most_complete(d: Daemon, agent: Agent) -> str:
+def _most_complete(d: Backend, agent: Agent) -> str:
     """The default module of /report: the most thorough one that has a result (full, stream, invoke, then ping);
     when none has run yet, the most thorough one configured (what refresh=true runs)."""
     modules = d.config.all_modules()
@@ -235,7 +256,7 @@ def _most_complete(d: Daemon, agent: Agent) -> str:
     return (with_result or ranked or ["ping"])[0]
 
 
-def fleet_rows(d: Daemon) -> list[dict[str, Any]]:
+def fleet_rows(d: Backend) -> list[dict[str, Any]]:
     rows = []
     for agent in d.config.agents:
         if not d.shard.owns(agent.name):  # another replica probes it
@@ -257,11 +278,11 @@ def fleet_rows(d: Daemon) -> list[dict[str, Any]]:
     return rows
 
 
-def _agents(d: Daemon) -> int:
+def _agents(d: Backend) -> int:
     return sum(1 for a in d.config.agents if d.shard.owns(a.name))
 
 
-def _fleet(d: Daemon, fmt: str) -> web.Response:
+def _fleet(d: Backend, fmt: str) -> web.Response:
     rows = fleet_rows(d)
     if fmt == "json":
         failing_agents = len({r["agent"] for r in rows if r["verdict"] == "fail"})

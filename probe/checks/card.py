@@ -13,8 +13,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from probe import redact
+from probe.checks.catalogue import from_problems, make_check
 from probe.checks.urls import LOOPBACK, host_class
-from probe.results import CheckResult, Status, StepName, from_problems, make_check
+from probe.results import CheckResult, Status, StepName
 from probe.target import InvalidUrl, check_url
 from probe.wire.card import Card
 

@@ -8,25 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from probe.results import Category, CheckResult, Severity, Status, StepName
 
-class Severity(StrEnum):
-    MUST = "MUST"
-    SHOULD = "SHOULD"
-    MAY = "MAY"
+__all__ = ["ALL_CHECKS", "BY_ID", "CHECKS", "JSONRPC", "SUITE_CHECKS", "Category", "Check", "Rule", "Severity",
+           "from_problems", "get", "make_check"]
 
-
-class Category(StrEnum):
-    AGENT_CARD = "agent-card"
-    INTERFACE = "interface"
-    LIFECYCLE = "lifecycle"
-    STREAMING = "streaming"
-    ERRORS = "error-handling"
-    SECURITY = "security"
-    INTEROP = "interop"
-    PUSH = "push-notifications"
-    PROBE = "probe"
+JSONRPC = ("jsonrpc",)  # `bindings` of a check that only means something on JSON-RPC
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +37,7 @@ class Check:
     side_effects: bool = False  # starts real agent work (excluded by --safe-only)
     # protocol version family ("1.0", "0.3", "0.2") -> the rule; a version not named has no such rule
     rules: Mapping[str, Rule] = field(default_factory=dict)
+    bindings: tuple[str, ...] = ()  # the bindings (registry names) it applies to; () = every binding
 
 
 _M, _S = Severity.MUST, Severity.SHOULD
@@ -118,12 +107,16 @@ CHECKS: tuple[Check, ...] = (
           "Remove the userinfo from the advertised URL: the card is public, and clients authenticate with the "
           "card's security schemes (RFC 3986 §3.2.1 deprecates passwords in URLs)."),
     # --- invocation (SendMessage, GetTask)
-    Check("invoke.http", _LIFE, _M, "The advertised URL answers the JSON-RPC POST with HTTP 200",
-          "Route the advertised URL to the A2A JSON-RPC handler; it answers HTTP 200 for every JSON-RPC "
-          "response.", "FMT-02", side_effects=_W),
-    Check("invoke.jsonrpc_envelope", _LIFE, _M,
-          "The response is JSON-RPC 2.0: application/json, jsonrpc \"2.0\", echoed id, one of result/error",
-          "Answer with {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\"|\"error\":…} as application/json.",
+    Check("invoke.transport", _LIFE, _M,
+          "The advertised URL answers with the status its binding uses (JSON-RPC: HTTP 200; HTTP+JSON: 2xx or an "
+          "A2A error status; gRPC: OK or an A2A error status)",
+          "Route the advertised URL to the A2A handler of the binding the card names; a JSON-RPC endpoint answers "
+          "HTTP 200 for every JSON-RPC response.", "FMT-02", side_effects=_W),
+    Check("invoke.framing", _LIFE, _M,
+          "The response is framed as its binding says: a JSON-RPC 2.0 envelope (application/json, jsonrpc \"2.0\", "
+          "echoed id, one of result/error), an HTTP+JSON ProtoJSON body, or a gRPC message",
+          "Answer JSON-RPC with {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\"|\"error\":…} as "
+          "application/json; HTTP+JSON with the bare ProtoJSON object as application/a2a+json.",
           "FMT-02", side_effects=_W),
     Check("invoke.version_accepted", _LIFE, _M, "The agent accepts the A2A-Version of the advertised interface",
           "Accept the A2A-Version header for every version the card advertises.", "VER-01", side_effects=_W),
@@ -169,11 +162,14 @@ CHECKS: tuple[Check, ...] = (
     Check("invoke.expected_text", _LIFE, _M, "The configured expected text appears in an artifact or the history",
           "Check the agent's answer, or the configured expected text.", side_effects=_W),
     # --- streaming (SendStreamingMessage)
-    Check("stream.content_type", _STREAM, _M, "The stream is HTTP 200 text/event-stream",
+    Check("stream.content_type", _STREAM, _M, "The stream is a stream: HTTP 200 text/event-stream (gRPC: a "
+          "server stream)",
           "Answer SendStreamingMessage with Content-Type: text/event-stream; don't let a gateway buffer it.",
           "STRM-01", side_effects=_W),
-    Check("stream.events_parse", _STREAM, _M, "Every SSE event is a JSON-RPC response with the request's id",
-          "Send each event as data: {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\":<StreamResponse>}.",
+    Check("stream.events_parse", _STREAM, _M,
+          "Every stream event parses: a JSON-RPC response with the request's id (HTTP+JSON: a bare StreamResponse)",
+          "Send each event as data: {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\":<StreamResponse>} "
+          "(HTTP+JSON: data: <StreamResponse>).",
           "STRM-01", side_effects=_W),
     Check("stream.schema", _STREAM, _M, "Every event is valid against the version's official definitions",
           "Emit StreamResponse events (1.0) / Task, Message and update events (0.3) the official clients can parse.",
@@ -247,11 +243,13 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "Either declare capabilities.streaming: true, or answer SendStreamingMessage with -32004.", "STRM-05"),
     # --- error handling
     Check("errors.parse_error", _ERR, _M, "Invalid JSON gets JSON-RPC -32700",
-          "Answer a body that is not JSON with a JSON-RPC error -32700 (Parse error) and id null.", "ERR-01"),
+          "Answer a body that is not JSON with a JSON-RPC error -32700 (Parse error) and id null.", "ERR-01",
+          bindings=JSONRPC),
     Check("errors.invalid_request", _ERR, _M, "A malformed JSON-RPC request gets -32600",
-          "Answer a request without jsonrpc \"2.0\" or method with -32600 (Invalid Request).", "ERR-01"),
+          "Answer a request without jsonrpc \"2.0\" or method with -32600 (Invalid Request).", "ERR-01",
+          bindings=JSONRPC),
     Check("errors.unknown_method", _ERR, _M, "An unknown method gets -32601",
-          "Answer unknown methods with -32601 (Method not found).", "ERR-01"),
+          "Answer unknown methods with -32601 (Method not found).", "ERR-01", bindings=JSONRPC),
     Check("errors.invalid_params", _ERR, _M, "SendMessage without a valid message gets -32602",
           "Validate params: a message needs messageId, role and parts; answer -32602 (Invalid params).", "SEND-07"),
     Check("errors.task_not_found", _ERR, _M, "GetTask with an unknown id gets TaskNotFoundError -32001",
@@ -343,3 +341,23 @@ assert len(BY_ID) == len(ALL_CHECKS), "duplicate check id"
 
 def get(check_id: str) -> Check:
     return BY_ID[check_id]
+
+
+def from_problems(check_id: str, problems: list[str], ok_message: str = "", *, step: StepName | None = None,
+                  listed: int = 8) -> CheckResult:
+    """PASS when there are no problems, else FAIL listing them, so a person can fix them all in one pass."""
+    if not problems:
+        return make_check(check_id, Status.PASS, ok_message, step=step)
+    more = f" … (+{len(problems) - listed} more)" if len(problems) > listed else ""
+    return make_check(check_id, Status.FAIL, "; ".join(problems[:listed]) + more, step=step)
+
+
+def make_check(check_id: str, status: Status, message: str = "", *, step: StepName | None = None,
+               recommendation: str | None = None, duration_ms: float = 0.0) -> CheckResult:
+    """A result for a catalogued check; the catalogue supplies category, severity and the default advice."""
+    spec = get(check_id)
+    rec = "" if status is Status.PASS else (recommendation or spec.recommendation)
+    # every field comes typed from the catalogue and our own enums: skip re-validation on the hot path
+    return CheckResult.model_construct(id=spec.id, category=spec.category, severity=spec.severity, status=status,
+                                       message=message or spec.title, recommendation=rec, step=step,
+                                       duration_ms=duration_ms)

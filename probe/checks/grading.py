@@ -6,9 +6,9 @@ does not have is not graded (skipped, saying so and what was observed), so a 1.0
 
 from __future__ import annotations
 
-from probe.checks.catalogue import Category, Rule, Severity, get
+from probe.checks.catalogue import Category, Rule, Severity, get, make_check
 from probe.reasons import Reason
-from probe.results import CheckResult, ProbeResult, Status, StepName, make_check
+from probe.results import CheckResult, ProbeResult, Status, StepName
 
 
 def family(version: str | None) -> str | None:
@@ -81,13 +81,13 @@ CARRIERS: dict[Reason, tuple[str, ...]] = {
     Reason.CARD_SIGNATURE_INVALID: ("card.signature",),
     Reason.INTERFACE_PATH_DOUBLED: ("interface.no_path_repeat",),
     Reason.INTERFACE_URL_UNROUTABLE: ("interface.routable_host",),
-    Reason.INVOKE_UNREACHABLE: ("invoke.http", "stream.content_type"),
-    Reason.INVOKE_TIMEOUT: ("invoke.http", "stream.content_type"),
-    Reason.INVOKE_HTTP_404: ("invoke.http", "stream.content_type"),
-    Reason.INVOKE_HTTP_STATUS: ("invoke.http", "stream.content_type"),
-    Reason.INVOKE_AUTH: ("invoke.http", "stream.content_type"),
-    Reason.INVOKE_NOT_JSONRPC: ("invoke.jsonrpc_envelope", "stream.events_parse"),
-    Reason.INVOKE_JSONRPC_ERROR: ("invoke.no_error", "stream.no_error"),
+    Reason.INVOKE_UNREACHABLE: ("invoke.transport", "stream.content_type"),
+    Reason.INVOKE_TIMEOUT: ("invoke.transport", "stream.content_type"),
+    Reason.INVOKE_ROUTE_NOT_FOUND: ("invoke.transport", "stream.content_type"),
+    Reason.INVOKE_UNEXPECTED_STATUS: ("invoke.transport", "stream.content_type"),
+    Reason.INVOKE_AUTH: ("invoke.transport", "stream.content_type"),
+    Reason.INVOKE_NOT_A2A: ("invoke.framing", "stream.events_parse"),
+    Reason.INVOKE_A2A_ERROR: ("invoke.no_error", "stream.no_error"),
     Reason.INVOKE_VERSION_UNSUPPORTED: ("invoke.version_accepted", "stream.no_error"),
     Reason.INVOKE_LEGACY_PROTOCOL: ("interface.selected",),
     Reason.INVOKE_BAD_RESULT: ("invoke.schema", "invoke.result_shape", "invoke.dialect"),
@@ -95,7 +95,7 @@ CARRIERS: dict[Reason, tuple[str, ...]] = {
     Reason.TASK_FAILED: ("invoke.task_completed", "stream.task_completed"),
     Reason.TASK_TIMEOUT: ("invoke.task_completed", "stream.terminal"),
     Reason.EXPECTED_TEXT_MISSING: ("invoke.expected_text", "stream.expected_text"),
-    Reason.STREAM_NOT_SSE: ("stream.content_type",),
+    Reason.STREAM_NOT_A_STREAM: ("stream.content_type",),
     Reason.STREAM_NO_TERMINAL: ("stream.terminal",),
     Reason.STREAM_STATE_REGRESSION: ("stream.no_regression",),
     Reason.STREAM_PROTOCOL_VIOLATION: ("stream.events_parse", "stream.schema", "stream.first_event",

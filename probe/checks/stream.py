@@ -1,4 +1,6 @@
-"""Judge an SSE stream as it arrives: content type, envelope, first event, ids, ordering, artifacts, close.
+"""Judge a stream as it arrives: content type, framing, first event, ids, ordering, artifacts, close.
+
+Any binding's stream (SSE or gRPC) is judged the same way, from its neutral events.
 
 The judge sees every event once, in arrival order, and keeps only small state (ids, the current
 state, known artifacts), so a long or hostile stream costs bounded memory.
@@ -9,17 +11,18 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from probe.checks.catalogue import make_check
 from probe.reasons import Reason
-from probe.results import CheckResult, Status, StepName, make_check
+from probe.results import CheckResult, Status, StepName
 from probe.wire import schema
-from probe.wire.bindings import EventStream
+from probe.wire.bindings import AnswerStream
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, is_regression
 from probe.wire.http import Deadline
 from probe.wire.sse import SSEError, StreamLimit
 
 # check id -> the reason it produces when it is the first MUST failure, in order of precedence
 _REASON_BY_CHECK: tuple[tuple[str, Reason], ...] = (
-    ("stream.content_type", Reason.STREAM_NOT_SSE),
+    ("stream.content_type", Reason.STREAM_NOT_A_STREAM),
     ("stream.no_regression", Reason.STREAM_STATE_REGRESSION),
     ("stream.events_parse", Reason.STREAM_PROTOCOL_VIOLATION),
     ("stream.schema", Reason.STREAM_PROTOCOL_VIOLATION),
@@ -74,7 +77,7 @@ class StreamJudge:
         if base != "text/event-stream":
             self._problem("stream.content_type", f"Content-Type {content_type!r}, expected text/event-stream")
 
-    async def consume(self, es: EventStream, deadline: Deadline) -> None:
+    async def consume(self, es: AnswerStream, deadline: Deadline) -> None:
         """Read events until the server closes; after a terminal event wait at most `close_grace` for it."""
         it = es.events().__aiter__()
         try:
@@ -90,7 +93,7 @@ class StreamJudge:
                         return
                 else:
                     ev = await it.__anext__()
-                self.on_event(ev.sse.event, ev.envelope, ev.problem, ev.sse.data)
+                self.on_event(ev.name, ev, ev.problem, ev.raw)
                 if self.rpc_error:
                     return
                 if self._over_limit():
@@ -107,8 +110,8 @@ class StreamJudge:
         except SSEError as exc:
             self._problem("stream.events_parse", str(exc))
         finally:
-            self.comments, self.line_endings = es.parser.comments, set(es.parser.line_endings)
-            if self.closed and es.parser.has_partial_event:
+            self.comments, self.line_endings = es.comments, es.line_endings
+            if self.closed and es.partial_event:
                 self._problem("stream.events_parse", "the stream ended in the middle of an event")
             await it.aclose()  # type: ignore[attr-defined]
 
@@ -131,10 +134,12 @@ class StreamJudge:
         return raw is None or raw not in self._valid
 
     def on_event(self, name: str, envelope: Any, problem: str | None, raw: str | None = None) -> None:
+        """One event: `envelope` has .problems, .error (with describe()) and .result (a StreamEvent, or a JSON-RPC
+        Envelope offline)."""
         index = self.events
         self.events += 1
         if problem is not None or envelope is None:
-            self._problem("stream.events_parse", f"event {index}: {problem or 'not JSON-RPC'}")
+            self._problem("stream.events_parse", f"event {index}: {problem or 'unreadable'}")
             return
         if envelope.problems:
             self._problem("stream.events_parse", f"event {index}: " + "; ".join(envelope.problems))
@@ -255,7 +260,7 @@ class StreamJudge:
 
     def failure(self) -> tuple[Reason, str] | None:
         if self.rpc_error is not None:
-            return Reason.INVOKE_JSONRPC_ERROR, f"the stream carried an error: {self.rpc_error}"
+            return Reason.INVOKE_A2A_ERROR, f"the stream carried an error: {self.rpc_error}"
         if self.limit_hit is not None and self.terminal_at is None:
             return Reason.WORK_LIMIT_EXCEEDED, f"the probe stopped reading the stream: {self.limit_hit}"
         for cid, reason in _REASON_BY_CHECK:

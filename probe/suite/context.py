@@ -1,7 +1,8 @@
-"""What every suite check shares: the selected binding, fresh ids, bounded calls, and how results are recorded.
+"""What every suite check shares: the one A2A client, fresh ids, bounded calls, and how results are recorded.
 
-The suite talks JSON-RPC at the interface the engine selected; every request is bounded by the
-suite's own deadline, and every 5xx or dropped connection is remembered for errors.no_server_errors.
+Every call goes through the engine's A2A client on the selected binding (JSON-RPC-only checks use its one
+tagged raw hatch), bounded by the suite's own deadline; every 5xx or dropped connection is remembered for
+errors.no_server_errors.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from probe.checks.catalogue import make_check
 from probe.engine import ProbeRun
 from probe.inbox import PushInbox
-from probe.results import CheckResult, ProbeResult, Status, make_check
+from probe.results import CheckResult, ProbeResult, Status
 from probe.target import Target
-from probe.wire import jsonrpc
-from probe.wire.bindings import Call, JsonRpcBinding, Op
+from probe.wire import a2a_errors
+from probe.wire.bindings import A2AError, Answer
 from probe.wire.card import Card
+from probe.wire.client import A2AClient, Reply
 from probe.wire.dialects import Dialect, Item, TaskState
 from probe.wire.http import Deadline, WireError
 
@@ -44,6 +47,21 @@ class Suite:
     deadline: Deadline
     server_errors: list[str] = field(default_factory=list)
     completed_task: Item | None = None  # a COMPLETED task created by the suite, reused by several checks
+    client: A2AClient = field(init=False)
+
+    def __post_init__(self) -> None:
+        base = self.run.a2a
+        assert base is not None, "the suite runs only once the engine selected an interface"
+        self.client = A2AClient(base.binding, self.deadline)  # the same binding, the suite's own budget
+        self.client.hooks.append(self._watch)
+
+    def _watch(self, label: str, answer: Answer | None, exc: WireError | None) -> None:
+        if exc is not None:
+            self.server_errors.append(f"{label}: {exc}")
+        elif answer is not None and answer.status is not None and answer.status >= 500:
+            self.server_errors.append(f"{label}: HTTP {answer.status} {answer.snippet[:80]}")
+        elif answer is not None and answer.exchange.grpc_status in ("INTERNAL", "UNKNOWN", "DATA_LOSS"):
+            self.server_errors.append(f"{label}: gRPC {answer.exchange.grpc_status}")
 
     @property
     def result(self) -> ProbeResult:
@@ -55,19 +73,20 @@ class Suite:
         return self.run.card
 
     @property
-    def binding(self) -> JsonRpcBinding:
-        b = self.run.binding
-        if not isinstance(b, JsonRpcBinding):
-            raise Skip("the conformance suite speaks JSON-RPC; this interface uses another binding")
-        return b
+    def target(self) -> Target:
+        return self.run.t
+
+    @property
+    def binding_name(self) -> str:
+        return self.client.binding.name
 
     @property
     def dialect(self) -> Dialect:
-        return self.binding.dialect
+        return self.client.dialect
 
     @property
     def v1(self) -> bool:
-        return self.dialect.version == "1.0"
+        return self.client.v1
 
     def record(self, check_id: str, status: Status, message: str = "", *, duration_ms: float = 0.0,
                recommendation: str | None = None) -> CheckResult:
@@ -75,52 +94,18 @@ class Suite:
         self.result.checks.append(c)
         return c
 
-    # ---- calls
-
-    async def rpc(self, method: str, params: dict[str, Any], *, headers: dict[str, str | None] | None = None) -> Call:
-        rid = jsonrpc.new_id()
-        return await self.raw(jsonrpc.request(method, params, rid), rid, method, headers=headers)
-
-    async def op(self, op: Op, params: dict[str, Any]) -> Call:
-        return await self.rpc(self.binding.method(op), params)
-
-    async def raw(self, body: bytes, rid: str, method: str, *, headers: dict[str, str | None] | None = None) -> Call:
-        try:
-            call = await self.binding.post(body, rid, method, deadline=self.deadline, headers=headers)
-        except WireError as exc:
-            self.server_errors.append(f"{method}: {exc}")
-            raise Skip(f"no answer to {method}: {exc}") from None
-        if call.status is not None and call.status >= 500:
-            self.server_errors.append(f"{method}: HTTP {call.status} {call.snippet[:80]}")
-        return call
+    # ---- calls: thin names over the client, so checks read as the spec does
 
     def message(self, text: str, *, task_id: str | None = None, context_id: str | None = None) -> dict[str, Any]:
-        return self.dialect.user_message(text, str(uuid.uuid4()), task_id, context_id)
+        return self.client.message(text, task_id=task_id, context_id=context_id)
 
     async def send(self, text: str, *, task_id: str | None = None, context_id: str | None = None,
-                   immediate: bool = False) -> tuple[Call, Item | None]:
-        """SendMessage; returns the call and the parsed result item (None when the agent answered an error)."""
-        params: dict[str, Any] = {"message": self.message(text, task_id=task_id, context_id=context_id)}
-        if self.v1 and immediate:
-            params["configuration"] = {"returnImmediately": True}
-        elif not self.v1:
-            params["configuration"] = {"blocking": not immediate}
-        call = await self.op(Op.SEND, params)
-        return call, self.item(call)
+                   immediate: bool = False) -> Reply:
+        """SendMessage; returns the answer and the parsed result item (None when the agent answered an error)."""
+        return await self.client.send(text, task_id=task_id, context_id=context_id, immediate=immediate)
 
-    def item(self, call: Call, *, bare_task: bool = False) -> Item | None:
-        env = call.envelope
-        if env is None or env.error is not None or not env.has_result:
-            return None
-        result = {"task": env.result} if bare_task and self.v1 else env.result
-        return self.dialect.result_item(result)
-
-    async def get_task(self, task_id: str, history_length: int | None = None) -> tuple[Call, Item | None]:
-        params: dict[str, Any] = {"id": task_id}
-        if history_length is not None:
-            params["historyLength"] = history_length
-        call = await self.op(Op.GET, params)
-        return call, self.item(call, bare_task=True)
+    async def get_task(self, task_id: str, history_length: int | None = None) -> Reply:
+        return await self.client.get(task_id, history_length=history_length)
 
     async def completed(self) -> Item:
         """A COMPLETED task of our own (created once per suite run)."""
@@ -134,25 +119,21 @@ class Suite:
         return self.completed_task
 
 
-def error_of(call: Call) -> jsonrpc.RpcError | None:
-    env = call.envelope
-    return env.error if env is not None else None
+def error_of(answer: Answer) -> A2AError | None:
+    return answer.error
 
 
-def describe_answer(call: Call) -> str:
-    err = error_of(call)
-    if err is not None:
-        return f"HTTP {call.status}, {err.describe()}"
-    if call.not_jsonrpc:
-        return f"HTTP {call.status} {call.content_type or ''}: {call.not_jsonrpc}"
-    return f"HTTP {call.status} with a result"
+def describe_answer(answer: Answer) -> str:
+    return answer.describe()
 
 
-def expect_error(s: Suite, check_id: str, call: Call, codes: set[int], what: str) -> None:
-    """Pass when the answer is a JSON-RPC error with one of `codes` (any non-5xx HTTP status)."""
-    err = error_of(call)
-    expected = " or ".join(f"{c} {jsonrpc.ERROR_NAMES.get(c, '')}".strip() for c in sorted(codes, reverse=True))
-    if err is not None and err.code in codes and (call.status or 0) < 500:
-        s.record(check_id, Status.PASS, f"{what}: {err.describe()}")
+def expect_error(s: Suite, check_id: str, answer: Answer, names: set[str], what: str) -> None:
+    """Pass when the answer is an A2A error with one of `names` (any non-5xx transport status)."""
+    err = answer.error
+    expected = " or ".join(f"{n} ({a2a_errors.code_of(n)})" for n in sorted(names, key=a2a_errors.code_of,
+                                                                            reverse=True))
+    if err is not None and err.name in names and (answer.status or 0) < 500:
+        mapping = f" [status per the {'/'.join(err.mappings)} mapping]" if err.mappings else ""
+        s.record(check_id, Status.PASS, f"{what}: {err.describe()}{mapping}")
     else:
-        s.record(check_id, Status.FAIL, f"{what}: expected {expected}, got {describe_answer(call)}")
+        s.record(check_id, Status.FAIL, f"{what}: expected {expected}, got {describe_answer(answer)}")

@@ -1,4 +1,8 @@
-"""Error-handling checks: JSON-RPC and A2A error codes for bad or impossible requests."""
+"""Error-handling checks: A2A errors (by name, on any binding) for bad or impossible requests.
+
+parse_error, invalid_request and unknown_method are JSON-RPC-only (catalogue `bindings=JSONRPC`): they
+send raw JSON-RPC through the client's one hatch.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,9 @@ import json
 import uuid
 
 from probe.results import Status
-from probe.suite.context import Skip, Suite, error_of, expect_error
+from probe.suite.context import Skip, Suite, expect_error
+from probe.wire import a2a_errors as E
 from probe.wire import jsonrpc
-from probe.wire.bindings import Op
-
-_DOMAIN = "a2a-protocol.org"
-_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 
 
 def _missing() -> str:
@@ -19,58 +20,60 @@ def _missing() -> str:
 
 
 async def parse_error(s: Suite) -> None:
-    call = await s.raw(b'{"jsonrpc": "2.0", "method": ', "", "(invalid JSON)")
-    expect_error(s, "errors.parse_error", call, {-32700}, "an unparsable body")
+    answer = await s.client.jsonrpc_raw(b'{"jsonrpc": "2.0", "method": ', "", "(invalid JSON)")
+    expect_error(s, "errors.parse_error", answer, {"JSONParseError"}, "an unparsable body")
 
 
 async def invalid_request(s: Suite) -> None:
     rid = jsonrpc.new_id()
     body = json.dumps({"jsonrpc": "2.0", "id": rid, "params": {}}).encode()  # no method
-    call = await s.raw(body, rid, "(no method)")
-    expect_error(s, "errors.invalid_request", call, {-32600}, "a request without a method")
+    answer = await s.client.jsonrpc_raw(body, rid, "(no method)")
+    expect_error(s, "errors.invalid_request", answer, {"InvalidRequestError"}, "a request without a method")
 
 
 async def unknown_method(s: Suite) -> None:
-    call = await s.rpc("a2a-probe/NoSuchMethod", {})
-    expect_error(s, "errors.unknown_method", call, {-32601}, "method a2a-probe/NoSuchMethod")
+    rid = jsonrpc.new_id()
+    answer = await s.client.jsonrpc_raw(jsonrpc.request("a2a-probe/NoSuchMethod", {}, rid), rid,
+                                        "a2a-probe/NoSuchMethod")
+    expect_error(s, "errors.unknown_method", answer, {E.METHOD_NOT_FOUND}, "method a2a-probe/NoSuchMethod")
 
 
 async def invalid_params(s: Suite) -> None:
     message = s.message("a2a-probe invalid params")
     message.pop("messageId", None)
     message["parts"] = []
-    call = await s.op(Op.SEND, {"message": message})
-    expect_error(s, "errors.invalid_params", call, {-32602}, "a message without messageId and parts")
+    answer, _ = await s.client.send(message)
+    expect_error(s, "errors.invalid_params", answer, {E.INVALID_PARAMS}, "a message without messageId and parts")
 
 
 async def task_not_found(s: Suite) -> None:
-    call = await s.op(Op.GET, {"id": _missing()})
-    expect_error(s, "errors.task_not_found", call, {-32001}, "GetTask with an unknown id")
-    err = error_of(call)
+    answer, _ = await s.client.get(_missing())
+    expect_error(s, "errors.task_not_found", answer, {E.TASK_NOT_FOUND}, "GetTask with an unknown id")
+    err = answer.error
     if not s.v1:
         s.record("errors.error_info", Status.SKIP, "ErrorInfo in error.data is a 1.0 rule")
-    elif err is None or err.code != -32001:
+    elif err is None or not err.is_(E.TASK_NOT_FOUND):
         s.record("errors.error_info", Status.SKIP, "no TaskNotFoundError to inspect")
     else:
-        infos = [d for d in err.data if isinstance(d, dict) and d.get("@type") == _ERROR_INFO] \
-            if isinstance(err.data, list) else []
-        ok = any(i.get("reason") == "TASK_NOT_FOUND" and i.get("domain") == _DOMAIN for i in infos)
-        got = "error.data is not an array" if not isinstance(err.data, list) else f"ErrorInfo entries: {infos}"
+        infos = E.error_infos(err.details)
+        ok = any(i.get("reason") == "TASK_NOT_FOUND" and i.get("domain") == E.DOMAIN for i in infos)
+        got = "error details are not an array" if not isinstance(err.details, list) else f"ErrorInfo entries: {infos}"
         s.record("errors.error_info", Status.PASS if ok else Status.FAIL,
                  "ErrorInfo TASK_NOT_FOUND / a2a-protocol.org" if ok else got[:200])
 
 
 async def not_cancelable(s: Suite) -> None:
     task = await s.completed()
-    call = await s.op(Op.CANCEL, {"id": task.task_id})
-    expect_error(s, "errors.not_cancelable", call, {-32002}, "CancelTask on a COMPLETED task")
+    assert task.task_id is not None
+    answer, _ = await s.client.cancel(task.task_id)
+    expect_error(s, "errors.not_cancelable", answer, {E.TASK_NOT_CANCELABLE}, "CancelTask on a COMPLETED task")
 
 
 async def version_not_supported(s: Suite) -> None:
     if not s.v1:
         raise Skip("0.3 has no A2A-Version header")
-    call = await s.rpc(s.binding.method(Op.GET), {"id": _missing()}, headers={"A2A-Version": "99.0"})
-    expect_error(s, "errors.version_not_supported", call, {-32009}, "A2A-Version: 99.0")
+    answer, _ = await s.client.get(_missing(), headers={"A2A-Version": "99.0"})
+    expect_error(s, "errors.version_not_supported", answer, {E.VERSION_NOT_SUPPORTED}, "A2A-Version: 99.0")
 
 
 async def push_not_supported(s: Suite) -> None:
@@ -78,10 +81,9 @@ async def push_not_supported(s: Suite) -> None:
     if isinstance(caps, dict) and caps.get("pushNotifications") is True:
         raise Skip("the card declares pushNotifications")
     hook = "http://127.0.0.1:9/a2a-probe-webhook"  # never contacted: the agent must refuse before using it
-    params = ({"taskId": _missing(), "url": hook} if s.v1
-              else {"taskId": _missing(), "pushNotificationConfig": {"url": hook}})
-    call = await s.op(Op.PUSH_SET, params)
-    expect_error(s, "errors.push_not_supported", call, {-32003}, "a push-notification config without the capability")
+    answer = await s.client.push_set(_missing(), hook)
+    expect_error(s, "errors.push_not_supported", answer, {E.PUSH_NOT_SUPPORTED},
+                 "a push-notification config without the capability")
 
 
 async def extended_card_not_declared(s: Suite) -> None:
@@ -90,9 +92,10 @@ async def extended_card_not_declared(s: Suite) -> None:
         s.card.doc.get("supportsAuthenticatedExtendedCard") is True
     if declared:
         raise Skip("the card declares an extended card")
-    call = await s.op(Op.EXTENDED_CARD, {})
-    codes = {-32004} if s.v1 else {-32004, -32007}
-    expect_error(s, "errors.extended_card_not_declared", call, codes, "GetExtendedAgentCard without the capability")
+    answer = await s.client.extended_card()
+    names = {E.UNSUPPORTED_OPERATION} if s.v1 else {E.UNSUPPORTED_OPERATION, E.EXTENDED_CARD_NOT_CONFIGURED}
+    expect_error(s, "errors.extended_card_not_declared", answer, names,
+                 "GetExtendedAgentCard without the capability")
 
 
 CHECKS = (parse_error, invalid_request, unknown_method, invalid_params, task_not_found, not_cancelable,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 from probe.results import Status
 from probe.suite.context import Skip, Suite, expect_error
-from probe.wire.bindings import Op
-from probe.wire.dialects import INTERRUPTED, TERMINAL, Item, TaskState
+from probe.wire import a2a_errors as E
+from probe.wire.client import PollTimeout
+from probe.wire.dialects import TERMINAL, Item, TaskState
+from probe.wire.http import Deadline
 
 
 async def get_task(s: Suite) -> None:
@@ -44,12 +45,11 @@ async def history_length(s: Suite) -> None:
     # 0.3 never fixed what 0 means (its gRPC proto read it as "unlimited"), so only 1.0 is held to "0 = none"
     cases = ((0, 0), (1, 1)) if s.v1 else ((1, 1),)
     for n, limit in cases:
-        call, _ = await s.get_task(task.task_id, history_length=n)
-        env = call.envelope
-        if env is None or env.error is not None or not isinstance(env.result, dict):
-            problems.append(f"historyLength={n}: {env.error.describe() if env and env.error else 'no task'}")
+        answer, _ = await s.get_task(task.task_id, history_length=n)
+        if answer.error is not None or not isinstance(answer.result, dict):
+            problems.append(f"historyLength={n}: {answer.error.describe() if answer.error else 'no task'}")
             continue
-        history = env.result.get("history") or []
+        history = answer.result.get("history") or []
         if not isinstance(history, list) or len(history) > limit:
             problems.append(f"historyLength={n} returned {len(history) if isinstance(history, list) else '?'} "
                             "message(s)")
@@ -58,19 +58,20 @@ async def history_length(s: Suite) -> None:
 
 async def message_to_terminal(s: Suite) -> None:
     task = await s.completed()
-    call, item = await s.send("a2a-probe follow-up to a completed task", task_id=task.task_id,
-                              context_id=task.context_id)
+    answer, item = await s.send("a2a-probe follow-up to a completed task", task_id=task.task_id,
+                                context_id=task.context_id)
     if s.v1:
-        expect_error(s, "lifecycle.message_to_terminal", call, {-32004}, "message to a COMPLETED task")
-    elif item is None and call.envelope is not None and call.envelope.error is not None:
-        s.record("lifecycle.message_to_terminal", Status.PASS, call.envelope.error.describe())
+        expect_error(s, "lifecycle.message_to_terminal", answer, {E.UNSUPPORTED_OPERATION},
+                     "message to a COMPLETED task")
+    elif item is None and answer.error is not None:
+        s.record("lifecycle.message_to_terminal", Status.PASS, answer.error.describe())
     else:
         s.record("lifecycle.message_to_terminal", Status.FAIL, "a message to a COMPLETED task was accepted")
 
 
 async def unknown_task_message(s: Suite) -> None:
-    call, _ = await s.send("a2a-probe message to an unknown task", task_id=f"a2a-probe-missing-{uuid.uuid4()}")
-    expect_error(s, "lifecycle.unknown_task_message", call, {-32001}, "message with an unknown taskId")
+    answer, _ = await s.send("a2a-probe message to an unknown task", task_id=f"a2a-probe-missing-{uuid.uuid4()}")
+    expect_error(s, "lifecycle.unknown_task_message", answer, {E.TASK_NOT_FOUND}, "message with an unknown taskId")
 
 
 async def context_continuity(s: Suite) -> None:
@@ -126,14 +127,13 @@ async def cancel_and_subscribe(s: Suite) -> None:
     sub = Subscription(s, item.task_id) if s.card.streaming else None
     if sub is not None:
         await sub.start()
-    call = await s.op(Op.CANCEL, {"id": item.task_id})
-    canceled = s.item(call, bare_task=True)
+    answer, canceled = await s.client.cancel(item.task_id)
     if canceled is not None and canceled.state is not TaskState.CANCELED:
         canceled = await _wait_terminal(s, item.task_id)  # cancel may be asynchronous
     if canceled is not None and canceled.state is TaskState.CANCELED:
         s.record("lifecycle.cancel", Status.PASS, f"task {item.task_id} CANCELED")
     else:
-        got = canceled.state if canceled else (error := call.envelope and call.envelope.error) and error.describe()
+        got = canceled.state if canceled else answer.error and answer.error.describe()
         s.record("lifecycle.cancel", Status.FAIL, f"CancelTask on a running task gave {got}")
     if sub is not None:
         await sub.finish(expect=TaskState.CANCELED)
@@ -141,16 +141,11 @@ async def cancel_and_subscribe(s: Suite) -> None:
 
 async def _wait_terminal(s: Suite, task_id: str, budget: float = 5.0) -> Item | None:
     """Poll GetTask briefly until the task is terminal or interrupted (used to leave no task running)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + min(budget, s.deadline.remaining())
-    item: Item | None = None
-    delay = 0.05
-    while loop.time() < end:
-        _, item = await s.get_task(task_id)
-        if item is not None and (item.state in TERMINAL or item.state in INTERRUPTED):
-            return item
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.5)
+    try:
+        _, item = await s.client.poll(task_id, deadline=Deadline.after(min(budget, s.deadline.remaining())),
+                                      start=0.0, cap=0.5)
+    except PollTimeout as exc:
+        return exc.last
     return item
 
 

@@ -4,8 +4,8 @@ The round trip sends a message that carries a push config pointing at the probe'
 (never any other URL), then waits, within the deadline, for the notifications of that task
 through its terminal state. The same round trip is the daemon's `push` module.
 
-The round trip sends through a `Sender` (params -> Call), so moving it onto the one A2A client
-changes that one seam; the config checks call `Suite.rpc` with the method names below.
+The round trip sends through a `Sender` (params -> Answer) on the one A2A client; the config checks call
+the client's push operations.
 """
 
 from __future__ import annotations
@@ -24,23 +24,17 @@ from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName, StepResult
 from probe.suite.context import Skip, Suite, describe_answer, error_of
 from probe.target import Target
-from probe.wire import jsonrpc
+from probe.wire import a2a_errors as E
 from probe.wire import push as wire
-from probe.wire.bindings import Call, Op
+from probe.wire.bindings import Answer, Op
 from probe.wire.dialects import Dialect, Item
 from probe.wire.http import Deadline, HttpClient
 
-Sender = Callable[[dict[str, Any]], Awaitable[Call]]  # SendMessage with these params
+Sender = Callable[[dict[str, Any]], Awaitable[Answer]]  # SendMessage with these params
 Recorder = Callable[[str, Status, str], object]
 
-# method names of the config operations per dialect (1.0 JSON-RPC; 0.3 JSON-RPC)
-METHODS: dict[str, dict[str, str]] = {
-    "1.0": {"create": "CreateTaskPushNotificationConfig", "get": "GetTaskPushNotificationConfig",
-            "list": "ListTaskPushNotificationConfigs", "delete": "DeleteTaskPushNotificationConfig"},
-    "0.3": {"create": "tasks/pushNotificationConfig/set", "get": "tasks/pushNotificationConfig/get",
-            "list": "tasks/pushNotificationConfig/list", "delete": "tasks/pushNotificationConfig/delete"},
-}
-PUSH_NOT_SUPPORTED = -32003
+# the config operations, by the names the checks report them under
+METHODS: dict[str, Op] = {"create": Op.PUSH_SET, "get": Op.PUSH_GET, "list": Op.PUSH_LIST, "delete": Op.PUSH_DELETE}
 SETTLE_SECONDS = 0.3  # after the terminal delivery: long enough to catch a straggler that breaks the order
 
 DELIVERY_CHECKS: dict[DeliveryProblem, str] = {
@@ -99,8 +93,8 @@ async def _round_trip(send: Sender, dialect: Dialect, inbox: PushInbox, reg: Reg
     answer = await send(params)
     err = error_of(answer)
     if err is not None:
-        detail = inbox.redact(f"{dialect.send} with a push config: {err.describe()}")
-        reason = Reason.PUSH_NOT_SUPPORTED if err.code == PUSH_NOT_SUPPORTED else Reason.PUSH_CONFIG_FAILED
+        detail = inbox.redact(f"{answer.method} with a push config: {err.describe()}")
+        reason = Reason.PUSH_NOT_SUPPORTED if err.is_(E.PUSH_NOT_SUPPORTED) else Reason.PUSH_CONFIG_FAILED
         return RoundTrip(failure=(reason, detail))
     item = _item(dialect, answer)
     if item is None or item.kind != "task" or not item.task_id:
@@ -118,11 +112,10 @@ async def _round_trip(send: Sender, dialect: Dialect, inbox: PushInbox, reg: Reg
     return RoundTrip(verdict=verdict, task_id=task_id)
 
 
-def _item(dialect: Dialect, answer: Call) -> Item | None:
-    env = answer.envelope
-    if env is None or env.error is not None or not env.has_result:
+def _item(dialect: Dialect, answer: Answer) -> Item | None:
+    if answer.error is not None or not answer.has_result:
         return None
-    return dialect.result_item(env.result)
+    return dialect.result_item(answer.result)
 
 
 # ---- the suite's checks
@@ -139,8 +132,8 @@ def _require(s: Suite) -> PushInbox:
 async def delivery(s: Suite) -> None:
     inbox = _require(s)
 
-    async def send(params: dict[str, Any]) -> Call:
-        return await s.rpc(s.dialect.send, params)
+    async def send(params: dict[str, Any]) -> Answer:
+        return await s.client.call(Op.SEND, params)
 
     trip = await round_trip(send, s.dialect, inbox, f"a2a-probe push {uuid.uuid4().hex[:8]}", s.deadline)
     if trip.skipped:
@@ -192,20 +185,20 @@ async def config_methods(s: Suite) -> None:
     inbox = _require(s)
     task = await s.completed()
     assert task.task_id is not None
-    methods = METHODS[s.dialect.version]
+    methods = {name: s.client.method(op) for name, op in METHODS.items()}
     reg = register(inbox, s.deadline)
     try:
-        create = await s.rpc(methods["create"], wire.create_params(
+        create = await s.client.call(Op.PUSH_SET, wire.create_params(
             s.dialect, task.task_id, reg.url, reg.token.get_secret_value(), reg.credentials.get_secret_value()))
         err = error_of(create)
-        if err is not None or create.envelope is None or not create.envelope.has_result:
+        if err is not None or not create.has_result:
             why = inbox.redact(describe_answer(create))
-            if err is not None and err.code == PUSH_NOT_SUPPORTED:
+            if err is not None and err.is_(E.PUSH_NOT_SUPPORTED):
                 why += (f" — the card declares pushNotifications but the agent refuses push configs "
                         f"({Reason.PUSH_NOT_SUPPORTED.value})")
             s.record("push.config_create", Status.FAIL, f"{methods['create']}: {why}")
             return
-        config_id, url, problems = wire.read_config(s.dialect, create.envelope.result)
+        config_id, url, problems = wire.read_config(s.dialect, create.result)
         if url is not None and url != reg.url:
             problems.append("the returned url is not the one registered")
         if config_id is None and s.v1:
@@ -222,12 +215,11 @@ async def _get(s: Suite, methods: dict[str, str], task_id: str, config_id: str |
                inbox: PushInbox) -> None:
     if config_id is None:
         raise Skip("no config id to get")
-    call = await s.rpc(methods["get"], wire.config_params(s.dialect, task_id, config_id))
-    env = call.envelope
-    if env is None or env.error is not None or not env.has_result:
+    call = await s.client.call(Op.PUSH_GET, wire.config_params(s.dialect, task_id, config_id))
+    if call.error is not None or not call.has_result:
         s.record("push.config_get", Status.FAIL, inbox.redact(f"{methods['get']}: {describe_answer(call)}"))
         return
-    got_id, url, problems = wire.read_config(s.dialect, env.result)
+    got_id, url, problems = wire.read_config(s.dialect, call.result)
     if got_id not in (None, config_id):
         problems.append(f"asked for config {config_id}, got {got_id}")
     if url != reg.url:
@@ -237,12 +229,11 @@ async def _get(s: Suite, methods: dict[str, str], task_id: str, config_id: str |
 
 async def _list(s: Suite, methods: dict[str, str], task_id: str, config_id: str | None, reg: Registration,
                 inbox: PushInbox) -> None:
-    call = await s.rpc(methods["list"], wire.config_params(s.dialect, task_id))
-    env = call.envelope
-    if env is None or env.error is not None or not env.has_result:
+    call = await s.client.call(Op.PUSH_LIST, wire.config_params(s.dialect, task_id))
+    if call.error is not None or not call.has_result:
         s.record("push.config_list", Status.FAIL, inbox.redact(f"{methods['list']}: {describe_answer(call)}"))
         return
-    configs, problem = wire.listed_configs(s.dialect, env.result)
+    configs, problem = wire.listed_configs(s.dialect, call.result)
     if configs is None:
         s.record("push.config_list", Status.FAIL, f"{methods['list']}: {problem}")
         return
@@ -257,13 +248,13 @@ async def _delete(s: Suite, methods: dict[str, str], task_id: str, config_id: st
     if config_id is None:
         raise Skip("no config id to delete")
     params = wire.config_params(s.dialect, task_id, config_id)
-    first = await s.rpc(methods["delete"], params)
-    second = await s.rpc(methods["delete"], params)
-    after = await s.rpc(methods["get"], params)
+    first = await s.client.call(Op.PUSH_DELETE, params)
+    second = await s.client.call(Op.PUSH_DELETE, params)
+    after = await s.client.call(Op.PUSH_GET, params)
     problems = []
-    if error_of(first) is not None or first.envelope is None:
+    if error_of(first) is not None or not first.has_result:
         problems.append(f"delete: {describe_answer(first)}")
-    if error_of(second) is not None or second.envelope is None:
+    if error_of(second) is not None or not second.has_result:
         problems.append(f"a second delete is not idempotent: {describe_answer(second)}")
     if error_of(after) is None:
         problems.append("get still returns the deleted config")
@@ -276,13 +267,14 @@ async def unknown_task(s: Suite) -> None:
     reg = register(inbox, s.deadline)
     try:
         missing = f"a2a-probe-missing-{uuid.uuid4()}"
-        method = METHODS[s.dialect.version]["create"]
-        call = await s.rpc(method, wire.create_params(s.dialect, missing, reg.url, reg.token.get_secret_value(),
-                                                      reg.credentials.get_secret_value()))
+        method = s.client.method(Op.PUSH_SET)
+        params = wire.create_params(s.dialect, missing, reg.url, reg.token.get_secret_value(),
+                                    reg.credentials.get_secret_value())
+        call = await s.client.call(Op.PUSH_SET, params)
     finally:
         inbox.release(reg)
     err = error_of(call)
-    ok = err is not None and err.code == jsonrpc.TASK_NOT_FOUND and (call.status or 0) < 500
+    ok = err is not None and err.is_(E.TASK_NOT_FOUND) and (call.status or 0) < 500
     s.record("push.unknown_task", Status.PASS if ok else Status.FAIL,
              f"{method} for an unknown task: " + (err.describe() if ok and err else
                                                    f"expected -32001 TaskNotFoundError, got "
@@ -319,16 +311,16 @@ async def run_push(target: Target, client: HttpClient, inbox: PushInbox, *,
 
 
 async def _push_step(run: ProbeRun, step: StepResult, inbox: PushInbox, late_after: float | None) -> bool:
-    card, binding = run.card, run.binding
-    assert card is not None and binding is not None
-    step.a2a_method = binding.method(Op.SEND)
+    card, client = run.card, run.a2a
+    assert card is not None and client is not None
+    step.a2a_method = client.method(Op.SEND)
     if not declared(card.doc):
         raise StepFailed(Reason.PUSH_NOT_SUPPORTED, f"{NOT_DECLARED}: the push module needs an agent that does")
 
-    async def send(params: dict[str, Any]) -> Call:
-        return await run._call(step, Op.SEND, params, StepName.PUSH)
+    async def send(params: dict[str, Any]) -> Answer:
+        return await run._call(step, StepName.PUSH, client.call(Op.SEND, params), Op.SEND)
 
-    trip = await round_trip(send, binding.dialect, inbox, run.t.message, run.deadline, late_after=late_after)
+    trip = await round_trip(send, client.dialect, inbox, run.t.message, run.deadline, late_after=late_after)
     if trip.skipped:
         step.detail = trip.skipped
         return True

@@ -6,11 +6,11 @@ import uuid
 
 from probe import redact
 from probe.results import Status
-from probe.suite.context import Skip, Suite, error_of
-from probe.wire.bindings import Op
+from probe.suite.context import Skip, Suite
+from probe.wire import a2a_errors as E
 
 # answers that show the request was processed as if authenticated
-_PROCESSED = {-32001, -32601, -32602}
+_PROCESSED = {E.TASK_NOT_FOUND, E.METHOD_NOT_FOUND, E.INVALID_PARAMS}
 
 
 def declares_security(doc: dict[str, object]) -> bool:
@@ -22,8 +22,8 @@ async def unauthenticated_rejected(s: Suite) -> None:
         raise Skip("the card declares no security requirements")
     strip: dict[str, str | None] = {k: None for k in s.run.t.invoke_headers() if redact.is_secret_header(k)}
     strip["Authorization"] = None
-    call = await s.rpc(s.binding.method(Op.GET), {"id": f"a2a-probe-auth-{uuid.uuid4()}"}, headers=strip)
-    err = error_of(call)
+    call, _ = await s.client.get(f"a2a-probe-auth-{uuid.uuid4()}", headers=strip)
+    err = call.error
     if call.status == 401:
         s.record("security.challenge", Status.PASS if call.challenge else Status.FAIL,
                  f"WWW-Authenticate: {call.challenge[:80]}" if call.challenge else "401 without WWW-Authenticate")
@@ -31,7 +31,7 @@ async def unauthenticated_rejected(s: Suite) -> None:
         s.record("security.challenge", Status.SKIP, f"no 401 to inspect (HTTP {call.status})")
     if call.status in (401, 403):
         s.record("security.unauthenticated_rejected", Status.PASS, f"HTTP {call.status} without credentials")
-    elif err is not None and err.code not in _PROCESSED:
+    elif err is not None and err.name not in _PROCESSED:
         s.record("security.unauthenticated_rejected", Status.PASS, f"rejected: {err.describe()}")
     else:
         got = err.describe() if err else f"HTTP {call.status} with a result"

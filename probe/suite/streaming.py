@@ -9,7 +9,8 @@ import uuid
 from probe.checks.stream import StreamJudge
 from probe.results import Status
 from probe.suite.context import Skip, Suite, expect_error
-from probe.wire.bindings import Call, Op
+from probe.wire import a2a_errors as E
+from probe.wire.bindings import Answer
 from probe.wire.dialects import TaskState
 from probe.wire.http import WireError
 
@@ -21,7 +22,7 @@ class Subscription:
         self.s = s
         self.task_id = task_id
         self.judge = StreamJudge(s.dialect, close_grace=1.0)
-        self.plain: Call | None = None
+        self.plain: Answer | None = None
         self.error: str | None = None
         self._opened = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -32,14 +33,13 @@ class Subscription:
             await asyncio.wait_for(self._opened.wait(), timeout=min(3.0, self.s.deadline.remaining()))
 
     async def _consume(self) -> None:
-        b = self.s.binding
         try:
-            async with b.open_stream(Op.SUBSCRIBE, {"id": self.task_id}, deadline=self.s.deadline) as es:
+            async with self.s.client.subscribe(self.task_id) as es:
                 self._opened.set()
                 if es.plain is not None:
                     self.plain = es.plain
                     return
-                self.judge.opened(es.raw.content_type)
+                self.judge.opened(es.content_type)
                 await self.judge.consume(es, self.s.deadline)
         except WireError as exc:
             self.error = str(exc)
@@ -56,8 +56,8 @@ class Subscription:
 
     def verdict(self, expect: TaskState) -> tuple[Status, str]:
         if self.plain is not None:
-            err = self.plain.envelope.error if self.plain.envelope else None
-            return Status.FAIL, f"not a stream: HTTP {self.plain.status} " + (err.describe() if err else "")
+            err = self.plain.error
+            return Status.FAIL, f"not a stream: {self.plain.exchange.outcome} " + (err.describe() if err else "")
         if self.error:
             return Status.FAIL, self.error
         j = self.judge
@@ -77,17 +77,17 @@ async def subscribe_terminal(s: Suite) -> None:
     if not s.card.streaming:
         raise Skip("the card does not declare streaming")
     task = await s.completed()
-    b = s.binding
-    async with b.open_stream(Op.SUBSCRIBE, {"id": task.task_id}, deadline=s.deadline) as es:
+    assert task.task_id is not None
+    async with s.client.subscribe(task.task_id) as es:
         if es.plain is not None:
-            call = es.plain
+            answer = es.plain
         else:
             first = None
             async for ev in es.events():
                 first = ev
                 break
-            if first is not None and first.envelope is not None and first.envelope.error is not None:
-                call = Call(es.method, es.raw.exchange, es.raw.status, es.raw.content_type, envelope=first.envelope)
+            if first is not None and first.error is not None:
+                answer = Answer(es.method, es.exchange, es.content_type, error=first.error)
             elif not s.v1:
                 # 0.3 proto: returning the final Task and closing is also allowed
                 s.record("streaming.subscribe_terminal", Status.PASS, "0.3: the final task was returned")
@@ -96,26 +96,26 @@ async def subscribe_terminal(s: Suite) -> None:
                 s.record("streaming.subscribe_terminal", Status.FAIL,
                          "a subscription to a COMPLETED task was accepted as a stream")
                 return
-    codes = {-32004} if s.v1 else {-32004, -32001, -32002, -32603}
-    expect_error(s, "streaming.subscribe_terminal", call, codes, "SubscribeToTask on a COMPLETED task")
+    names = ({E.UNSUPPORTED_OPERATION} if s.v1
+             else {E.UNSUPPORTED_OPERATION, E.TASK_NOT_FOUND, E.TASK_NOT_CANCELABLE, E.INTERNAL})
+    expect_error(s, "streaming.subscribe_terminal", answer, names, "SubscribeToTask on a COMPLETED task")
 
 
 async def not_declared(s: Suite) -> None:
     if s.card.streaming:
         raise Skip("the card declares streaming; the stream step covers it")
-    params = {"message": s.message(f"a2a-probe streaming refusal {uuid.uuid4().hex[:8]}")}
-    b = s.binding
-    async with b.open_stream(Op.STREAM, params, deadline=s.deadline) as es:
+    async with s.client.stream(f"a2a-probe streaming refusal {uuid.uuid4().hex[:8]}") as es:
         if es.plain is not None:
-            expect_error(s, "streaming.not_declared", es.plain, {-32004}, "SendStreamingMessage without streaming")
+            expect_error(s, "streaming.not_declared", es.plain, {E.UNSUPPORTED_OPERATION},
+                         "SendStreamingMessage without streaming")
             return
         first = None
         async for ev in es.events():
             first = ev
             break
-    env = first.envelope if first else None
-    if env is not None and env.error is not None and env.error.code == -32004:
-        s.record("streaming.not_declared", Status.PASS, f"refused in the stream: {env.error.describe()}")
+    err = first.error if first else None
+    if err is not None and err.is_(E.UNSUPPORTED_OPERATION):
+        s.record("streaming.not_declared", Status.PASS, f"refused in the stream: {err.describe()}")
     else:
         s.record("streaming.not_declared", Status.FAIL,
                  "the agent streamed although the card does not declare capabilities.streaming")

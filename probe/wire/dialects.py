@@ -1,7 +1,7 @@
 """Protocol dialects (1.0, 0.3, 0.1) as data plus small functions, never as forks of the engine.
 
-A dialect knows method names, state and role spellings, how to build a user message and how to
-read results and stream events back into one normalised shape (`Item`). It records shape
+A dialect knows state and role spellings, how to build a user message and how to read results and
+stream events back into one normalised shape (`Item`); method names belong to the bindings. It records shape
 deviations as plain strings; the checks decide what they mean.
 """
 
@@ -62,13 +62,6 @@ class Item:
 @dataclass(frozen=True, slots=True)
 class Dialect:
     version: str
-    send: str
-    stream: str
-    get: str
-    cancel: str
-    subscribe: str
-    push_set: str
-    extended_card: str
     states: dict[str, TaskState]
     roles: tuple[str, str]  # (user, agent)
     header_version: str | None  # the A2A-Version header value, None where the dialect has none
@@ -264,21 +257,17 @@ _LOWER = {"submitted": TaskState.SUBMITTED, "working": TaskState.WORKING, "input
           "canceled": TaskState.CANCELED, "rejected": TaskState.REJECTED, "unknown": TaskState.UNKNOWN}
 
 V1 = Dialect(
-    version="1.0", send="SendMessage", stream="SendStreamingMessage", get="GetTask", cancel="CancelTask",
-    subscribe="SubscribeToTask", push_set="CreateTaskPushNotificationConfig", extended_card="GetExtendedAgentCard",
+    version="1.0",
     states={f"TASK_STATE_{s.value}": s for s in TaskState if s is not TaskState.UNKNOWN}
     | {"TASK_STATE_UNSPECIFIED": TaskState.UNKNOWN},
     roles=("ROLE_USER", "ROLE_AGENT"), header_version="1.0", parse=_parse_v1, user_message=_msg_v1,
 )
 V03 = Dialect(
-    version="0.3", send="message/send", stream="message/stream", get="tasks/get", cancel="tasks/cancel",
-    subscribe="tasks/resubscribe", push_set="tasks/pushNotificationConfig/set",
-    extended_card="agent/getAuthenticatedExtendedCard",
+    version="0.3",
     states=_LOWER, roles=("user", "agent"), header_version=None, parse=_parse_03, user_message=_msg_03,
 )
 V01 = Dialect(
-    version="0.1", send="tasks/send", stream="tasks/sendSubscribe", get="tasks/get", cancel="tasks/cancel",
-    subscribe="tasks/resubscribe", push_set="tasks/pushNotification/set", extended_card="",
+    version="0.1",
     states=_LOWER, roles=("user", "agent"), header_version=None, parse=_parse_01, user_message=_msg_01,
 )
 

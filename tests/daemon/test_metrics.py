@@ -41,7 +41,7 @@ def test_every_exported_metric_is_catalogued_and_every_catalogued_metric_is_expo
     m.config_loaded(True, 1)
     m.missed("a", "stream", "overlap")
     m.observe("stream", _result())
-    m.observe("stream", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    m.observe("stream", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
     m.add_push_job("a", "push")
     m.observe_push("a", "push", judge(V1, [], "t1", 0.0).delivery())
     m.observe_push("a", "push", _verdict().delivery())
@@ -58,9 +58,9 @@ def test_failure_reasons_start_at_zero_and_count_the_primary_reason() -> None:
     m.add_job("a", "ping", 30, 5)
     fails = {s[1]["reason"]: s[2] for s in _samples(m) if s[0] == PREFIX + "failures_total"}
     assert set(fails) == {r.value for r in Reason} and set(fails.values()) == {0.0}
-    m.observe("ping", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
     val = m.registry.get_sample_value(PREFIX + "failures_total",
-                                      {"agent": "a", "module": "ping", "reason": "invoke_http_404"})
+                                      {"agent": "a", "module": "ping", "reason": "invoke_route_not_found"})
     assert val == 1.0
     assert m.registry.get_sample_value(PREFIX + "success", {"agent": "a", "module": "ping"}) == 0.0
     assert m.registry.get_sample_value(PREFIX + "http_status_code",
@@ -105,7 +105,7 @@ def test_push_series_start_at_zero_and_record_latency_and_problems() -> None:
 
 def test_one_reason_series_per_agent_and_module() -> None:
     m = Metrics([1], [])
-    m.observe("ping", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
     m.observe("ping", _result())
     reasons = [s for s in _samples(m) if s[0] == PREFIX + "failure_reason_info"]
     assert reasons == [(PREFIX + "failure_reason_info", {"agent": "a", "module": "ping", "reason": "none"}, 1.0)]
@@ -114,7 +114,7 @@ def test_one_reason_series_per_agent_and_module() -> None:
 def test_labels_never_carry_urls_or_free_text() -> None:
     m = Metrics([1], ["team"])
     m.add_job("a", "ping", 30, 5)
-    m.observe("ping", _result(success=False, reason=Reason.INVOKE_HTTP_404))
+    m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
     allowed_label_values = {"a", "ping", "sre", "1.0", "JSONRPC", "2.3.4", "none", "overlap", "misfire"}
     allowed_label_values |= {"0/1"}  # build_info's shard, from --shard
     allowed_label_values |= {r.value for r in Reason} | {s.value for s in StepName}
@@ -155,10 +155,10 @@ def test_card_info_keeps_one_series_when_the_card_changes() -> None:
 
 
 def test_probe_registry_is_blackbox_compatible() -> None:
-    reg = probe_registry(_result(success=False, reason=Reason.INVOKE_HTTP_404), 9.5)
+    reg = probe_registry(_result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND), 9.5)
     assert reg.get_sample_value("probe_success") == 0
     assert reg.get_sample_value("probe_timeout_seconds") == 9.5
-    assert reg.get_sample_value("probe_failed_due_to_reason", {"reason": "invoke_http_404"}) == 1
+    assert reg.get_sample_value("probe_failed_due_to_reason", {"reason": "invoke_route_not_found"}) == 1
     assert reg.get_sample_value("probe_failed_due_to_reason", {"reason": "card_invalid"}) == 0
     assert reg.get_sample_value("probe_a2a_http_status_code", {"step": "invoke"}) == 404
     text = generate_latest(reg).decode()

@@ -47,7 +47,7 @@ async def test_card_ok_but_doubled_prefix_404(client: HttpClient) -> None:
     invoke = r.step(StepName.INVOKE)
     assert invoke is not None
     assert invoke.http_status == 404
-    assert invoke.reason is Reason.INVOKE_HTTP_404
+    assert invoke.reason is Reason.INVOKE_ROUTE_NOT_FOUND
     assert r.interface_url == f"{origin}/api/a2a/api/a2a/ns/name"
     rep = to_dict(r)
     assert "base-URL setting should hold only scheme and host" in rep["reasonRecommendation"]
@@ -65,8 +65,8 @@ async def test_in_cluster_advertised_host_explains_unreachable(client: HttpClien
 
 
 @pytest.mark.parametrize(("fault", "reason", "check_id", "fragment"), [
-    ("html_interface", Reason.INVOKE_NOT_JSONRPC, "invoke.jsonrpc_envelope", "text/html"),
-    ("jsonrpc_error_200", Reason.INVOKE_JSONRPC_ERROR, None, "-32603"),
+    ("html_interface", Reason.INVOKE_NOT_A2A, "invoke.framing", "text/html"),
+    ("jsonrpc_error_200", Reason.INVOKE_A2A_ERROR, None, "-32603"),
     ("task_failed", Reason.TASK_FAILED, "invoke.task_completed", "FAILED"),
 ])
 async def test_invoke_faults(client: HttpClient, fault: str, reason: Reason, check_id: str | None,
@@ -103,8 +103,8 @@ async def test_version_header_required_fails_without_header() -> None:
     ("stream_closes_early", Reason.STREAM_NO_TERMINAL, "stream.terminal"),
     ("stream_regression", Reason.STREAM_STATE_REGRESSION, "stream.no_regression"),
     ("stream_task_id_changes", Reason.STREAM_PROTOCOL_VIOLATION, "stream.consistent_ids"),
-    ("stream_wrong_content_type", Reason.STREAM_NOT_SSE, "stream.content_type"),
-    ("stream_error_event", Reason.INVOKE_JSONRPC_ERROR, None),
+    ("stream_wrong_content_type", Reason.STREAM_NOT_A_STREAM, "stream.content_type"),
+    ("stream_error_event", Reason.INVOKE_A2A_ERROR, None),
 ])
 async def test_stream_faults(client: HttpClient, fault: str, reason: Reason, check_id: str | None) -> None:
     async with run_agent(fault) as agent:

@@ -39,7 +39,7 @@ def test_check_passes_1_0(peer_name: str, request: pytest.FixtureRequest, capsys
     assert steps["stream"]["method"] == "SendStreamingMessage"
     results = {r["test"]: r for r in rep["results"]}
     for must in ("invoke.task_completed", "invoke.expected_text", "stream.terminal", "stream.expected_text",
-                 "stream.closes_after_terminal", "stream.first_event", "invoke.jsonrpc_envelope"):
+                 "stream.closes_after_terminal", "stream.first_event", "invoke.framing"):
         assert results[must]["status"] == "pass", results[must]
     assert rep["summary"]["total"] == len(rep["results"])
 

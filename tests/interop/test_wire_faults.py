@@ -41,10 +41,10 @@ async def test_envelope_violations_fail_invoke(client: HttpClient, body: dict[st
     raw = json.dumps(body).replace('"{id}"', '"{id}"')
     async with scripted_agent({"SendMessage": Reply(chunks=[raw], **kw)}) as origin:  # type: ignore[arg-type]
         r = await _probe(client, origin, (StepName.INVOKE,))
-    assert r.reason is Reason.INVOKE_NOT_JSONRPC, to_dict(r)
-    check = r.check("invoke.jsonrpc_envelope")
+    assert r.reason is Reason.INVOKE_NOT_A2A, to_dict(r)
+    check = r.check("invoke.framing")
     assert check is not None and check.status is Status.FAIL and fragment in check.message
-    assert check.recommendation == get_check("invoke.jsonrpc_envelope").recommendation
+    assert check.recommendation == get_check("invoke.framing").recommendation
 
 
 async def test_0_3_shapes_in_a_1_0_answer_are_a_bad_result(client: HttpClient) -> None:

@@ -17,7 +17,7 @@ SEQUENCE = [True, True, False, False, True, True]  # pass, pass, fail, fail, pas
 
 
 def _result(success: bool, reason: Reason | None = None) -> ProbeResult:
-    reason = reason or (None if success else Reason.INVOKE_HTTP_404)
+    reason = reason or (None if success else Reason.INVOKE_ROUTE_NOT_FOUND)
     step = StepResult(name=StepName.PING, status=Status.PASS if success else Status.FAIL, http_status=200 if success
                       else 404, a2a_method="GetTask", detail="" if success else "GetTask answered HTTP 404\n(body)")
     return ProbeResult(agent="a", target_url="http://127.0.0.1:9", success=success, reason=reason, steps=[step],
@@ -36,7 +36,7 @@ def test_console_shows_only_state_changes_one_line_each() -> None:
     lines = _log("console", "info", [_result(ok) for ok in SEQUENCE])
     assert len(lines) == 3, lines  # first result, pass -> fail, fail -> pass
     assert "a/ping PASS (first result)" in lines[0] and "HTTP 200" in lines[0] and "12 ms" in lines[0]
-    assert "a/ping FAIL (was pass) invoke_http_404 HTTP 404" in lines[1] and "WARNING" in lines[1]
+    assert "a/ping FAIL (was pass) invoke_route_not_found HTTP 404" in lines[1] and "WARNING" in lines[1]
     assert "GetTask answered HTTP 404 (body)" in lines[1]  # the detail, on the same line
     assert "a/ping PASS (was fail)" in lines[2]
 

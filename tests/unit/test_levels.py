@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from probe.checks.catalogue import make_check
 from probe.levels import Level, level
-from probe.results import ProbeResult, Status, StepName, StepResult, make_check
+from probe.results import ProbeResult, Status, StepName, StepResult
 
 
 def _result(basic: Status = Status.PASS, failing: tuple[str, ...] = (), offline: bool = False) -> ProbeResult:

@@ -219,7 +219,7 @@ def test_sse_error_event_ends_the_stream_as_live(tmp_path: Path) -> None:
     err = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32004, "message": "streaming is not supported"}}
     f = _write(tmp_path, "err.sse", f"data: {json.dumps(err)}\n\n")
     r = offline.validate_transcript_file(f)
-    assert r.reason == "invoke_jsonrpc_error" and offline.exit_code(r) == 1
+    assert r.reason == "invoke_a2a_error" and offline.exit_code(r) == 1
     assert "UnsupportedOperationError -32004" in r.steps[0].detail
 
 

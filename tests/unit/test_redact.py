@@ -10,7 +10,8 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from probe import redact
-from probe.results import ProbeResult, Status, StepName, StepResult, make_check
+from probe.checks.catalogue import make_check
+from probe.results import ProbeResult, Status, StepName, StepResult
 
 TOKEN = "tok-Zq8+/w=secret!&"
 PAIR = "probe-user:pa55-w0rd#x"
@@ -55,7 +56,7 @@ def test_result_is_scrubbed_in_place() -> None:
     r = ProbeResult(agent="a", target_url="http://h/", card_name=f"echo {TOKEN}",
                     interface_url="http://u:pa55-w0rd#x@h/rpc")
     r.steps.append(StepResult(name=StepName.PING, detail=f"JSON-RPC error: got header Bearer {TOKEN}"))
-    r.checks.append(make_check("invoke.http", Status.FAIL, f"body {base64.b64encode(TOKEN.encode()).decode()}",
+    r.checks.append(make_check("invoke.transport", Status.FAIL, f"body {base64.b64encode(TOKEN.encode()).decode()}",
                                step=StepName.INVOKE))
     dumped = redact.result(r).model_dump_json()
     assert TOKEN not in dumped and "pa55" not in dumped and base64.b64encode(TOKEN.encode()).decode() not in dumped

@@ -1,0 +1,121 @@
+"""The one table of A2A errors: each error's name with its JSON-RPC code, HTTP status and gRPC status.
+
+Spec §5.4 / §11 (1.0.1) and the digest's §8 table. 1.0.1 changed some mappings from 1.0.0 (TaskNotCancelable
+409 -> 400, ContentTypeNotSupported 415 -> 400, InvalidAgentResponse 502 -> 500, and UNIMPLEMENTED ->
+FAILED_PRECONDITION for PushNotificationNotSupported, UnsupportedOperation and VersionNotSupported). An agent
+may follow either: the lookups accept both and say which one matched, so a report can name it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+DOMAIN = "a2a-protocol.org"
+ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
+MAPPINGS = ("1.0.0", "1.0.1")
+
+
+@dataclass(frozen=True, slots=True)
+class A2AErrorSpec:
+    name: str  # the 1.0 name, e.g. TaskNotFoundError
+    jsonrpc: int
+    reason: str | None  # the ErrorInfo reason; None for the plain JSON-RPC errors
+    http: int  # 1.0.1
+    grpc: str  # 1.0.1, a grpc.StatusCode name
+    http_100: int | None = None  # 1.0.0, where it differs
+    grpc_100: str | None = None
+    name_03: str | None = None  # the 0.3 name, where it differs
+
+    def http_statuses(self) -> dict[int, tuple[str, ...]]:
+        return _by_mapping(self.http, self.http_100)
+
+    def grpc_statuses(self) -> dict[str, tuple[str, ...]]:
+        return _by_mapping(self.grpc, self.grpc_100)
+
+
+def _by_mapping(v101: Any, v100: Any) -> dict[Any, tuple[str, ...]]:
+    if v100 is None or v100 == v101:
+        return {v101: MAPPINGS}
+    return {v100: ("1.0.0",), v101: ("1.0.1",)}
+
+
+_E = A2AErrorSpec
+ERRORS: tuple[A2AErrorSpec, ...] = (
+    # JSON-RPC's own errors: no ErrorInfo reason; the HTTP/gRPC columns are the categories of §3.3.2
+    _E("JSONParseError", -32700, None, 400, "INVALID_ARGUMENT"),
+    _E("InvalidRequestError", -32600, None, 400, "INVALID_ARGUMENT"),
+    _E("MethodNotFoundError", -32601, None, 404, "UNIMPLEMENTED"),
+    _E("InvalidParamsError", -32602, None, 400, "INVALID_ARGUMENT"),
+    _E("InternalError", -32603, None, 500, "INTERNAL"),
+    # A2A errors
+    _E("TaskNotFoundError", -32001, "TASK_NOT_FOUND", 404, "NOT_FOUND"),
+    _E("TaskNotCancelableError", -32002, "TASK_NOT_CANCELABLE", 400, "FAILED_PRECONDITION", http_100=409),
+    _E("PushNotificationNotSupportedError", -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION",
+       grpc_100="UNIMPLEMENTED"),
+    _E("UnsupportedOperationError", -32004, "UNSUPPORTED_OPERATION", 400, "FAILED_PRECONDITION",
+       grpc_100="UNIMPLEMENTED"),
+    _E("ContentTypeNotSupportedError", -32005, "CONTENT_TYPE_NOT_SUPPORTED", 400, "INVALID_ARGUMENT", http_100=415),
+    _E("InvalidAgentResponseError", -32006, "INVALID_AGENT_RESPONSE", 500, "INTERNAL", http_100=502),
+    _E("ExtendedAgentCardNotConfiguredError", -32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400,
+       "FAILED_PRECONDITION", name_03="AuthenticatedExtendedCardNotConfiguredError"),
+    _E("ExtensionSupportRequiredError", -32008, "EXTENSION_SUPPORT_REQUIRED", 400, "FAILED_PRECONDITION"),
+    _E("VersionNotSupportedError", -32009, "VERSION_NOT_SUPPORTED", 400, "FAILED_PRECONDITION",
+       grpc_100="UNIMPLEMENTED"),
+)
+BY_NAME: dict[str, A2AErrorSpec] = {e.name: e for e in ERRORS}
+BY_CODE: dict[int, A2AErrorSpec] = {e.jsonrpc: e for e in ERRORS}
+BY_REASON: dict[str, A2AErrorSpec] = {e.reason: e for e in ERRORS if e.reason}
+assert len(BY_NAME) == len(BY_CODE) == len(ERRORS)
+
+TASK_NOT_FOUND = "TaskNotFoundError"
+TASK_NOT_CANCELABLE = "TaskNotCancelableError"
+UNSUPPORTED_OPERATION = "UnsupportedOperationError"
+VERSION_NOT_SUPPORTED = "VersionNotSupportedError"
+METHOD_NOT_FOUND = "MethodNotFoundError"
+INVALID_PARAMS = "InvalidParamsError"
+PUSH_NOT_SUPPORTED = "PushNotificationNotSupportedError"
+EXTENDED_CARD_NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"
+INTERNAL = "InternalError"
+
+
+def code_of(name: str) -> int:
+    return BY_NAME[name].jsonrpc
+
+
+def error_infos(details: Any) -> list[dict[str, Any]]:
+    """The ErrorInfo objects of a ProtoJSON `details`/`data` array (anything else is ignored)."""
+    if not isinstance(details, list):
+        return []
+    return [d for d in details if isinstance(d, dict) and d.get("@type") == ERROR_INFO_TYPE]
+
+
+def a2a_reason(details: Any) -> str | None:
+    """The first ErrorInfo reason in the a2a-protocol.org domain (or any domain, failing that)."""
+    infos = error_infos(details)
+    ours = [i for i in infos if i.get("domain") == DOMAIN and isinstance(i.get("reason"), str)]
+    pick = ours or [i for i in infos if isinstance(i.get("reason"), str)]
+    return str(pick[0]["reason"]) if pick else None
+
+
+def from_jsonrpc(code: int) -> A2AErrorSpec | None:
+    return BY_CODE.get(code)
+
+
+def from_http(status: int, reason: str | None) -> tuple[A2AErrorSpec | None, tuple[str, ...]]:
+    """The error an HTTP+JSON answer names, and the mappings (1.0.0, 1.0.1) whose status agrees; () if none."""
+    spec = BY_REASON.get(reason) if reason else None
+    if spec is None:
+        return None, ()
+    return spec, spec.http_statuses().get(status, ())
+
+
+def from_grpc(status: str, reason: str | None) -> tuple[A2AErrorSpec | None, tuple[str, ...]]:
+    """The error a gRPC status names (by its ErrorInfo, or the status alone where only one error uses it)."""
+    spec = BY_REASON.get(reason) if reason else None
+    if spec is None:
+        if status == "NOT_FOUND":
+            spec = BY_NAME[TASK_NOT_FOUND]
+        else:
+            return None, ()
+    return spec, spec.grpc_statuses().get(status, ())

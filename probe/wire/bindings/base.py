@@ -1,0 +1,226 @@
+"""What every binding shares: the operations, the neutral answer, the stream of answers, and the registry.
+
+A binding carries one A2A operation over its transport and reports what the wire did, unrepaired. Its
+answer is binding-neutral: an A2A result (ProtoJSON-shaped, as the dialect reads it), an A2A error by
+*name* (from `probe.wire.a2a_errors`), or a transport problem (no A2A route, credentials refused, a status
+the binding does not use, a body that is not the binding's framing), plus the exchange record. No answer
+at all (connect failure, deadline, oversized body, refused redirect) raises a `WireError` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar, Protocol
+
+from probe.results import Exchange
+from probe.wire import a2a_errors
+from probe.wire.dialects import Dialect
+from probe.wire.http import Deadline, HttpClient
+
+MAX_RESPONSE_BYTES = 4 << 20
+
+Headers = Mapping[str, str | None]  # per-call overrides; None removes a header (or gRPC metadata key)
+
+
+class Op(StrEnum):
+    SEND = "send"
+    STREAM = "stream"
+    GET = "get"
+    LIST = "list"
+    CANCEL = "cancel"
+    SUBSCRIBE = "subscribe"
+    PUSH_SET = "push_set"
+    PUSH_GET = "push_get"
+    PUSH_LIST = "push_list"
+    PUSH_DELETE = "push_delete"
+    EXTENDED_CARD = "extended_card"
+
+
+class ProblemKind(StrEnum):
+    """Why an answer is not the A2A answer its binding promises (the engine maps each to a reason)."""
+
+    ROUTE = "route"  # nothing A2A at that address: HTTP 404 without an A2A error body, gRPC UNIMPLEMENTED service
+    AUTH = "auth"  # HTTP 401/403, gRPC UNAUTHENTICATED/PERMISSION_DENIED
+    VERSION = "version"  # a transport-level refusal of the A2A-Version sent
+    STATUS = "status"  # a transport status the binding does not use for this answer
+    FRAMING = "framing"  # not a JSON-RPC envelope / ProtoJSON body / gRPC message, or one with deviations
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    kind: ProblemKind
+    detail: str
+
+
+@dataclass(slots=True)
+class A2AError:
+    """An A2A error by name, with the wire code it came as and what the transport status says about it."""
+
+    name: str | None  # e.g. TaskNotFoundError; None when the wire code is not one the spec defines
+    message: str
+    code: int | str | None  # JSON-RPC code, HTTP status or gRPC status name, as sent
+    binding: str = "jsonrpc"
+    reason: str | None = None  # the ErrorInfo reason seen, if any
+    details: Any = None  # JSON-RPC error.data / google.rpc.Status details, unrepaired
+    mappings: tuple[str, ...] = ()  # HTTP/gRPC: which spec mappings (1.0.0, 1.0.1) the status matches
+
+    @property
+    def jsonrpc_code(self) -> int | None:
+        spec = a2a_errors.BY_NAME.get(self.name or "")
+        return spec.jsonrpc if spec else (self.code if isinstance(self.code, int) and self.binding == "jsonrpc"
+                                          else None)
+
+    def describe(self) -> str:
+        name = self.name or "error"
+        msg = self.message[:200]
+        if self.binding == "jsonrpc":
+            return f"JSON-RPC {name} {self.code}: {msg}"
+        where = f"HTTP {self.code}" if self.binding == "http_json" else f"gRPC {self.code}"
+        why = f" ({self.reason})" if self.reason else ""
+        return f"{where} {name}{why}: {msg}"
+
+    def is_(self, *names: str) -> bool:
+        return self.name in names
+
+
+@dataclass(slots=True)
+class Answer:
+    """One unary call's answer: at most one of result/error, maybe a problem, always the exchange."""
+
+    method: str  # the call as its binding names it: SendMessage, POST /message:send, /lf.a2a.v1.A2AService/GetTask
+    exchange: Exchange
+    content_type: str = ""
+    result: Any = None
+    has_result: bool = False
+    error: A2AError | None = None
+    problem: Problem | None = None
+    deviations: list[str] = field(default_factory=list)  # framing faults that still let the answer be read
+    snippet: str = ""  # the start of the body, for people
+    challenge: str | None = None  # WWW-Authenticate (or gRPC equivalent), for 401s
+
+    @property
+    def status(self) -> int | None:
+        return self.exchange.status
+
+    def describe(self) -> str:
+        if self.error is not None:
+            return f"{self.exchange.outcome}, {self.error.describe()}"
+        if self.problem is not None:
+            return self.problem.detail
+        return f"{self.exchange.outcome} with a result"
+
+
+@dataclass(slots=True)
+class StreamEvent:
+    """One stream event: a result, an A2A error, or why it could not be read."""
+
+    name: str = ""  # the SSE event name ("" for message / gRPC)
+    raw: str | None = None  # the event's data as received, when there is text to compare (SSE)
+    result: Any = None
+    has_result: bool = False
+    error: A2AError | None = None
+    problems: list[str] = field(default_factory=list)  # deviations in an otherwise readable event
+    problem: str | None = None  # the event could not be read at all
+
+
+class AnswerStream(Protocol):
+    """A server stream (SSE or gRPC); `plain` is set when the answer was not a stream at all."""
+
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def exchange(self) -> Exchange: ...
+
+    @property
+    def content_type(self) -> str: ...
+
+    @property
+    def plain(self) -> Answer | None: ...
+
+    @property
+    def status(self) -> int | None: ...
+
+    def events(self) -> AsyncIterator[StreamEvent]: ...
+
+    max_bytes: int  # the bound on the bytes read from the stream (the engine sets it per probe)
+
+    # framing facts the stream judge reports (SSE only; 0 / empty / False elsewhere)
+    @property
+    def comments(self) -> int: ...
+
+    @property
+    def line_endings(self) -> set[str]: ...
+
+    @property
+    def partial_event(self) -> bool: ...
+
+
+class Binding(Protocol):
+    name: ClassVar[str]  # the registry name: jsonrpc, http_json, grpc (a bounded metric label value)
+    card_name: ClassVar[str]  # the card's protocolBinding: JSONRPC, HTTP+JSON, GRPC
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    @property
+    def url(self) -> str: ...
+
+    def method(self, op: Op) -> str: ...
+
+    async def call(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
+                   headers: Headers | None = None) -> Answer: ...
+
+    def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
+                    headers: Headers | None = None) -> AbstractAsyncContextManager[AnswerStream]: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a binding needs to be built: the shared HTTP client, the interface, the dialect and the headers."""
+
+    http: HttpClient
+    url: str
+    dialect: Dialect
+    headers: Mapping[str, str]  # credentials and extra headers for every call (HTTP headers / gRPC metadata)
+
+
+Factory = Callable[[Context], Binding]
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    name: str
+    card_name: str
+    factory: Factory
+
+
+REGISTRY: dict[str, Registration] = {}
+BY_CARD_NAME: dict[str, Registration] = {}
+
+
+def register(name: str, card_name: str, factory: Factory) -> None:
+    reg = Registration(name, card_name, factory)
+    REGISTRY[name] = reg
+    BY_CARD_NAME[card_name.upper()] = reg
+
+
+def snippet(body: bytes, limit: int = 160) -> str:
+    text = body[:limit].decode("utf-8", "replace")
+    return " ".join(text.split()) + ("…" if len(body) > limit else "")
+
+
+def merge_headers(base: Mapping[str, str], extra: Headers | None) -> dict[str, str]:
+    """`base` with `extra` applied case-insensitively; a None value removes the header."""
+    out = dict(base)
+    for key, value in (extra or {}).items():
+        for existing in [k for k in out if k.lower() == key.lower()]:
+            del out[existing]
+        if value is not None:
+            out[key] = value
+    return out
