@@ -99,6 +99,9 @@ USAGE_ERRORS: dict[str, tuple[list[str], str]] = {
     "config check, missing file": (["config", "check", "/nonexistent/probe.yaml"], "cannot read"),
     "validate without kind": (["validate"], "required: {card,transcript}"),
     "validate, missing file": (["validate", "card", "/nonexistent/card.json"], "cannot read"),
+    "validate, unknown version": (["validate", "transcript", "t.json", "--a2a-version", "2.0"],
+                                  "invalid choice: '2.0'"),
+    "validate, unknown format": (["validate", "card", "card.json", "--format", "pdf"], "invalid choice: 'pdf'"),
 }
 
 
@@ -127,6 +130,19 @@ def test_unreachable_agent_is_exit_1_and_stdout_stays_in_format(fmt: str, closed
         ElementTree.fromstring(out.encode())
     else:
         assert "card_unreachable" in out
+
+
+@pytest.mark.parametrize("fmt", ["json", "junit"])
+def test_validate_a_broken_card_is_exit_1_and_stdout_stays_in_format(fmt: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    card = tmp_path / "card.json"
+    card.write_text('{"name": "x", "name": "y"')
+    code, out, err = run_main(["validate", "card", str(card), "--format", fmt], capsys)
+    assert code == FAIL and err == "" and "Traceback" not in out
+    if fmt == "json":
+        assert json.loads(out)["reason"] == "card_invalid"
+    else:
+        ElementTree.fromstring(out.encode())
 
 
 def test_output_error_keeps_the_report_and_exits_2(closed_port: int, capsys: pytest.CaptureFixture[str]) -> None:
