@@ -1,7 +1,7 @@
-"""Bundled demo / fault-injection A2A agent (plain aiohttp, no a2a-sdk)."""
+"""The bundled demo (`a2a-probe demo`): a small healthy agent and the one gateway fault it shows."""
 
 from __future__ import annotations
 
-from probe.demo.agent import DemoAgent, Faults, RecordedRequest
+from probe.demo.agent import DemoAgent
 
-__all__ = ["DemoAgent", "Faults", "RecordedRequest"]
+__all__ = ["DemoAgent"]

@@ -11,7 +11,7 @@ import sys
 
 from probe.config import Agent, MetricsConfig, Module, ProbeConfig, Prober, Settings
 from probe.daemon import Daemon
-from probe.demo.agent import DemoAgent, Faults
+from probe.demo.agent import DemoAgent
 
 BROKEN_PREFIX = "/api/a2a/demo/broken"
 HEALTHY_PORT, BROKEN_PORT = 9471, 9472  # as in config/demo.yaml; any free port if these are taken
@@ -34,9 +34,8 @@ def demo_config(healthy_origin: str, broken_origin: str) -> ProbeConfig:
 
 
 async def run_demo(settings: Settings) -> None:
-    healthy = DemoAgent("demo-healthy", Faults())
-    broken = DemoAgent("demo-gateway-broken", Faults(card_prefix=BROKEN_PREFIX,
-                                                     advertised_path="/api/a2a" + BROKEN_PREFIX))
+    healthy = DemoAgent("demo-healthy")
+    broken = DemoAgent("demo-gateway-broken", card_prefix=BROKEN_PREFIX, advertised_path="/api/a2a" + BROKEN_PREFIX)
     h, b = await _start(healthy, HEALTHY_PORT), await _start(broken, BROKEN_PORT)
     try:
         daemon = Daemon(settings, demo_config(h, b))

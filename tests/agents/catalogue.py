@@ -1,4 +1,4 @@
-"""One :class:`~probe.demo.Faults` configuration per failure mode, and :func:`run_agent`.
+"""One :class:`~tests.agents.fault_agent.Faults` configuration per failure mode, and :func:`run_agent`.
 
 Usage::
 
@@ -15,8 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from probe.demo import DemoAgent, Faults
-from probe.demo.agent import ORIGIN_PLACEHOLDER
+from tests.agents.fault_agent import ORIGIN_PLACEHOLDER, DemoAgent, Faults
 
 __all__ = ["FAULTS", "GATEWAY_PREFIX", "faults_for", "run_agent"]
 

@@ -15,6 +15,9 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.agents.cards import valid_card
+from tests.agents.server import serve
+
 
 @dataclass
 class Reply:
@@ -25,11 +28,7 @@ class Reply:
 
 
 def card(origin: str, **extra: Any) -> dict[str, Any]:
-    return {"name": "scripted", "description": "scripted agent", "version": "1.0.0",
-            "supportedInterfaces": [{"url": f"{origin}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-            "capabilities": {"streaming": True}, "defaultInputModes": ["text/plain"],
-            "defaultOutputModes": ["text/plain"], "skills": [{"id": "s", "name": "s", "description": "d",
-                                                              "tags": ["t"]}], **extra}
+    return valid_card(f"{origin}/rpc", name="scripted", **extra)
 
 
 def sse(*results: dict[str, Any]) -> list[str]:
@@ -80,16 +79,9 @@ async def scripted_agent(replies: dict[str, Reply], card_extra: dict[str, Any] |
     for path, response in (card_routes or {}).items():
         app.router.add_get(path, _replay(response))
     app.router.add_post("/rpc", rpc)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    origin = f"http://{host}:{port}"
-    try:
+    async with serve(app) as served:
+        origin = served
         yield origin
-    finally:
-        await runner.cleanup()
 
 
 def _replay(resp: web.Response) -> Any:

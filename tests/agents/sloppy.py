@@ -14,6 +14,9 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.agents.cards import valid_card
+from tests.agents.server import serve
+
 ALL = frozenset({
     "get_task_id", "return_immediately", "history_length", "cancel", "input_required", "message_to_terminal",
     "unknown_task_message", "context", "no_artifact", "subscribe", "subscribe_terminal", "parse_error",
@@ -38,12 +41,7 @@ class Sloppy:
     # ---- card
 
     def card(self) -> dict[str, Any]:
-        return {"name": "sloppy", "description": "breaks rules on purpose", "version": "0.0.1",
-                "supportedInterfaces": [{"url": f"{self.origin}/rpc", "protocolBinding": "JSONRPC",
-                                         "protocolVersion": "1.0"}],
-                "capabilities": {"streaming": self.streaming}, "defaultInputModes": ["text/plain"],
-                "defaultOutputModes": ["text/plain"],
-                "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]} | self.card_extra
+        return valid_card(f"{self.origin}/rpc", name="sloppy", streaming=self.streaming) | self.card_extra
 
     async def card_handler(self, _request: web.Request) -> web.Response:
         if self.card_status != 200:
@@ -203,13 +201,6 @@ async def sloppy_agent(agent: Sloppy) -> AsyncIterator[str]:
     app = web.Application()
     app.router.add_get("/.well-known/agent-card.json", agent.card_handler)
     app.router.add_post("/rpc", agent.rpc)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    agent.origin = f"http://{host}:{port}"
-    try:
-        yield agent.origin
-    finally:
-        await runner.cleanup()
+    async with serve(app) as origin:
+        agent.origin = origin
+        yield origin

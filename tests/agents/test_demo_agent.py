@@ -11,8 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from probe.demo import DemoAgent, Faults
-from probe.demo.agent import RecordedRequest
+from tests.agents.fault_agent import DemoAgent, Faults, RecordedRequest
 
 from .catalogue import FAULTS, GATEWAY_PREFIX, run_agent
 

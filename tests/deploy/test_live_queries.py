@@ -21,8 +21,8 @@ import pytest
 
 from probe.config import Settings
 from probe.daemon import Daemon
-from probe.demo.agent import DemoAgent, Faults
 from probe.demo.run import BROKEN_PREFIX, demo_config
+from tests.agents.fault_agent import DemoAgent
 from tests.deploy.test_alerts import ALERTS, alerts_by_name
 from tests.deploy.test_dashboards import (
     AGENT,
@@ -97,8 +97,8 @@ def value(answer: Answer) -> float:
 @asynccontextmanager
 async def demo_daemon() -> AsyncIterator[str]:
     """The demo's two agents and the daemon with exactly the config `a2a-probe demo` runs; yields host:port."""
-    healthy = DemoAgent(HEALTHY, Faults())
-    broken = DemoAgent(BROKEN, Faults(card_prefix=BROKEN_PREFIX, advertised_path="/api/a2a" + BROKEN_PREFIX))
+    healthy = DemoAgent(HEALTHY)
+    broken = DemoAgent(BROKEN, card_prefix=BROKEN_PREFIX, advertised_path="/api/a2a" + BROKEN_PREFIX)
     h, b = await healthy.start(), await broken.start()
     daemon = Daemon(Settings(listen_address="127.0.0.1:0"), demo_config(h, b))
     try:

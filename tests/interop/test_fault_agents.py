@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from probe.demo import DemoAgent, Faults
 from probe.engine import run_probe
 from probe.reasons import Reason
 from probe.report import to_dict
@@ -12,6 +11,7 @@ from probe.results import ProbeResult, Status, StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
 from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
+from tests.agents.fault_agent import DemoAgent, Faults
 
 
 async def _probe(client: HttpClient, url: str, **kw: object) -> ProbeResult:

@@ -202,7 +202,7 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
 
         unsigned = Target(name="t", url=base, trusted_jwks=jwks(ec_key("k")), signature_policy="verify")
         failed.update(await _failing(await run_probe(unsigned, client, steps=())))  # card.signature
-    from probe.demo import DemoAgent, Faults
+    from tests.agents.fault_agent import DemoAgent, Faults
 
     async with run_agent("healthy") as other, DemoAgent("r", Faults(
             card_redirect_to=f"{other.origin}/.well-known/agent-card.json")) as agent:
