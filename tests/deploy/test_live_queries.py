@@ -21,8 +21,8 @@ import pytest
 
 from probe.config import Settings
 from probe.daemon import Daemon
+from probe.demo.agent import DemoAgent
 from probe.demo.run import BROKEN_PREFIX, demo_config
-from tests.agents.fault_agent import DemoAgent
 from tests.deploy.test_alerts import ALERTS, alerts_by_name
 from tests.deploy.test_dashboards import (
     AGENT,
