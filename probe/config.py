@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+from collections import Counter
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -78,8 +79,11 @@ class Module(_Strict):
     interval: Duration = 60.0
     timeout: Duration = 30.0
     safe_only: bool = Field(False, description="full only: run just the checks that start no agent work")
-    jitter: Jitter | None = Field(None, description="random delay added to each run; default: 10% of the interval, "
-                                                    "0 disables")
+    jitter: Jitter | None = Field(None, description="bounded delay after the job's phase slot, drawn per run; "
+                                                    "default: 2% of the interval, at most 1s; 0 disables; "
+                                                    "at most a quarter of the interval")
+    detailed_metrics: bool = Field(False, description="export the per-step and per-phase series for every agent "
+                                                      "on this module (docs/metrics.md)")
     late_after: Duration | None = Field(None, description="push only: a terminal delivery later than this after the "
                                                           "send counts as late (measured; not a failure)")
 
@@ -100,11 +104,15 @@ class Module(_Strict):
             raise ValueError(f"timeout ({self.timeout:g}s) must not exceed interval ({self.interval:g}s)")
         if self.late_after is not None and self.prober is not Prober.PUSH:
             raise ValueError("late_after applies to the push prober only")
+        if self.jitter is not None and self.jitter > self.interval / 4:
+            raise ValueError(f"jitter ({self.jitter:g}s) must not exceed a quarter of the interval "
+                             f"({self.interval / 4:g}s): runs stay near their phase slot")
         return self
 
     @property
     def effective_jitter(self) -> float:
-        return self.jitter if self.jitter is not None else self.interval * 0.1
+        # runs are already spread by their phase (probe.scheduler); jitter only breaks exact lockstep
+        return self.jitter if self.jitter is not None else min(1.0, self.interval * 0.02)
 
 
 DEFAULT_MODULES: dict[str, Module] = {
@@ -234,6 +242,7 @@ class Agent(_Strict):
     labels: dict[str, str] = Field(default_factory=dict, description="exported only via a2a_probe_agent_info")
     allow_cross_origin_redirect: bool = False
     card_signatures: CardSignatures = Field(default_factory=CardSignatures)
+    detailed_metrics: bool = Field(False, description="export the per-step and per-phase series for this agent")
 
     @field_validator("name")
     @classmethod
@@ -289,9 +298,12 @@ class Agent(_Strict):
 
 class MetricsConfig(_Strict):
     duration_buckets: list[float] = Field(
-        default_factory=lambda: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120])
+        default_factory=lambda: [0.25, 1, 5],
+        description="per-agent duration histogram buckets; each bound is one series per agent and module")
     agent_info_labels: list[str] = Field(default_factory=list,
                                          description="agent label keys exported on a2a_probe_agent_info")
+    detailed: bool = Field(False, description="detailed (per-step, per-phase) series for every agent; "
+                                              "about 5x the series of the lean default")
 
     @field_validator("duration_buckets")
     @classmethod
@@ -316,8 +328,8 @@ class ProbeConfig(_Strict):
 
     @model_validator(mode="after")
     def _references(self) -> ProbeConfig:
-        names = [a.name for a in self.agents]
-        dup = {n for n in names if names.count(n) > 1}
+        counts = Counter(a.name for a in self.agents)  # linear: a fleet can be 50,000 agents
+        dup = {n for n, c in counts.items() if c > 1}
         if dup:
             raise ValueError(f"agent names must be unique: {sorted(dup)}")
         known = self.all_modules()
@@ -340,6 +352,10 @@ class ProbeConfig(_Strict):
 
     def agent(self, name: str) -> Agent | None:
         return next((a for a in self.agents if a.name == name), None)
+
+    def detailed(self, agent: Agent, module: str) -> bool:
+        """Whether this agent x module exports the detailed metric set."""
+        return self.metrics.detailed or agent.detailed_metrics or self.all_modules()[module].detailed_metrics
 
 
 class ConfigError(Exception):
@@ -433,7 +449,16 @@ class Settings(BaseSettings):
     listen_address: str = "0.0.0.0:9470"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console", "auto"] = "auto"
-    max_concurrency: int = Field(16, ge=1, le=1000)
+    max_concurrency: int | None = Field(None, ge=1, le=10000,
+                                        description="concurrency slots; unset: sized from the fleet and intervals")
+    first_pass_rate: float = Field(50.0, ge=0, le=10000,
+                                   description="runs/s of the early first pass over new jobs; 0: wait for each "
+                                               "job's phase slot")
+    max_connections: int | None = Field(None, ge=1, le=100000,
+                                        description="open sockets overall; unset: twice the slots, at least 100")
+    max_connections_per_origin: int | None = Field(
+        None, ge=1, le=100000, description="sockets per origin (one gateway fronting many agents is one origin); "
+                                           "unset: the overall limit")
     timeout_offset: float = Field(0.5, ge=0, le=10, description="subtracted from the Prometheus scrape timeout")
     history_limit: int = Field(20, ge=1, le=1000, description="results kept per agent and module for /report")
     drain_timeout: float = Field(10.0, ge=0, le=300, description="how long SIGTERM waits for in-flight probes")

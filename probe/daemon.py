@@ -15,8 +15,9 @@ from probe import config as cfg
 from probe.history import History
 from probe.inbox import PushInbox
 from probe.metrics import Metrics
-from probe.runner import Runner
+from probe.runner import Runner, auto_concurrency
 from probe.scheduler import ProbeScheduler, split_job_id
+from probe.selfmon import SelfMonitor, tune_gc
 from probe.web import make_app
 from probe.webguard import WebAuth, tls_context
 from probe.wire.egress import Egress
@@ -43,15 +44,18 @@ class Daemon:
         # the push receiver lives on the daemon's own web server (route /-/push/<token>)
         self.inbox = PushInbox(settings.push_public_url or "", on_refused=self.metrics.push_refused)
         self.metrics.gauge("push_receiver_registrations").set_function(lambda: len(self.inbox))
-        self.client = HttpClient(limit=max(100, settings.max_concurrency * 2))
-        self.runner = Runner(self.client, self.metrics, self.history, settings.max_concurrency,
+        slots = settings.max_concurrency or auto_concurrency(self.share(config))
+        sockets = settings.max_connections or max(100, 2 * slots)
+        self.client = HttpClient(limit=sockets, limit_per_host=settings.max_connections_per_origin or sockets)
+        self.runner = Runner(self.client, self.metrics, self.history, slots,
                              self.inbox if settings.push_public_url else None)
         # caller-chosen URLs (/probe?target=) go through their own client, bounded by the egress policy
-        self.target_client = HttpClient(limit=max(100, settings.max_concurrency * 2), egress=Egress.build(
+        self.target_client = HttpClient(limit=sockets, egress=Egress.build(
             settings.probe_target_pattern, settings.probe_target_networks))
         self.web_auth = WebAuth(settings.web_auth_bearer_file, settings.web_auth_basic_file)
         self.tls = tls_context(settings.web_tls_cert_file, settings.web_tls_key_file)
-        self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed)
+        self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed, settings.first_pass_rate)
+        self.selfmon = SelfMonitor(self.metrics)
         self._web: web.AppRunner | None = None
         self._stop = asyncio.Event()
         self._reload_lock = asyncio.Lock()
@@ -82,9 +86,11 @@ class Daemon:
             raise ListenError(f"cannot listen on {self.settings.listen_address}: {cause} "
                               "(another process has the port? pick one with --listen-address)") from None
         self.bound = [f"{a[0]}:{a[1]}" for a in _addresses(site)]
+        self.selfmon.start()
         self._apply(self.config)
         self.metrics.config_loaded(True, len(self.mine))
         self.scheduler.start()
+        tune_gc()
         log.info("daemon_started", listen=self.bound, agents=len(self.config.agents), shard=str(self.shard),
                  jobs=len(self.scheduler.jobs), config=str(self.config_path or "(embedded)"))
 
@@ -102,8 +108,9 @@ class Daemon:
             self.metrics.remove_agent(gone)
         self.mine = mine
         for jid in changed:
-            agent, module = split_job_id(jid)
-            self.metrics.add_job(agent, module, modules[module].interval, modules[module].timeout)
+            agent_spec, module, _ = self.scheduler.jobs[jid]
+            self.metrics.add_job(agent_spec.name, module, modules[module].interval, modules[module].timeout,
+                                 config.detailed(agent_spec, module))
         push_jobs = set(config.push_jobs())
         for jid in changed:
             if split_job_id(jid) in push_jobs:
@@ -112,6 +119,8 @@ class Daemon:
             self.metrics.set_agent_info(a.name, a.labels)
         self.config = full
         self.metrics.gauge("agents_configured").set(len(config.agents))
+        if self.settings.max_concurrency is None:
+            self.runner.resize(auto_concurrency(config))
 
     def share(self, config: cfg.ProbeConfig) -> cfg.ProbeConfig:
         """The part of the config this replica probes (all of it unless --shard splits the fleet)."""
@@ -137,6 +146,7 @@ class Daemon:
                 self.metrics.config_loaded(True)
                 return True, "config unchanged"
             self._apply(new)
+            tune_gc(collect=False)
             self.config_sha = sha
             self.metrics.config_loaded(True, len(self.mine))
             log.info("config_reloaded", agents=len(new.agents), jobs=len(self.scheduler.jobs))
@@ -161,6 +171,8 @@ class Daemon:
             await self._web.cleanup()
         await self.client.close()
         await self.target_client.close()
+        await self.selfmon.stop()
+        self.metrics.close()
         log.info("daemon_stopped", drained=len(pending))
 
     async def serve(self) -> None:

@@ -7,8 +7,11 @@ source of the docs (`docs/metrics.md`) and is tested against what is actually ex
 
 from __future__ import annotations
 
+import asyncio
+import gzip
 import platform
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from prometheus_client import (
@@ -21,6 +24,7 @@ from prometheus_client import (
     ProcessCollector,
     disable_created_metrics,
 )
+from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.metrics import MetricWrapperBase
 
 from probe import __version__
@@ -38,6 +42,7 @@ STANDARD_PREFIXES = ("process_", "python_")  # prometheus_client's own collector
 PHASES = tuple(HttpPhases.model_fields)
 HTTP_STEPS = (StepName.DISCOVER, StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH)
 REMOTE_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH)
+LEAN_STEPS = frozenset((StepName.DISCOVER, *REMOTE_STEPS, StepName.SUITE))  # step_success by default
 NO_REASON = "none"
 
 AM = ("agent", "module")
@@ -50,33 +55,51 @@ class Spec:
     kind: str  # gauge | counter | histogram
     labels: tuple[str, ...]
     help: str
+    detail: bool = False  # per-agent detail: exported only for agents/modules with detailed metrics on
+    buckets: tuple[float, ...] | None = None  # histograms of the daemon itself; per-agent ones use the config's
 
+
+# the daemon's own latency histograms: one series set per daemon, never per agent
+_SELF_BUCKETS = (0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10.0)
 
 CATALOGUE: tuple[Spec, ...] = (
+    # ---- the lean default set, per agent and module (see `series_per_job`)
     Spec("success", "gauge", AM, "1 if the last probe of this agent and module succeeded, else 0"),
     Spec("step_success", "gauge", AMS,
-         "1 if the step passed in the last probe, 0 if it failed (absent if it did not run)"),
-    Spec("last_duration_seconds", "gauge", AM, "Wall time of the last probe"),
-    Spec("last_step_duration_seconds", "gauge", AMS, "Wall time of each step in the last probe"),
+         "1 if the step passed in the last probe, 0 if it failed (absent if it did not run); "
+         "discover and the remote step by default, every step with detailed metrics"),
     Spec("duration_seconds", "histogram", AM, "Wall time of probes (buckets from metrics.duration_buckets)"),
-    Spec("step_duration_seconds", "histogram", AMS, "Wall time of the remote steps (ping, invoke, stream)"),
-    Spec("http_status_code", "gauge", AMS,
-         "HTTP status of the step's last exchange in the last probe; 0 = no response"),
-    Spec("http_phase_duration_seconds", "gauge", (*AMS, "phase"),
-         "Seconds per HTTP phase (resolve, connect, processing, transfer) summed over the step's exchanges"),
     Spec("runs", "counter", AM, "Probes run"),
-    Spec("failures", "counter", (*AM, "reason"), "Failed probes by primary reason (every reason starts at 0)"),
+    Spec("failures", "counter", (*AM, "reason"),
+         "Failed probes by primary reason (a reason's series appears with its first failure; with detailed "
+         "metrics every reason starts at 0)"),
     Spec("failure_reason_info", "gauge", (*AM, "reason"),
          "1 for the primary reason of the last probe (reason=\"none\" when it passed); "
          "one series per agent and module"),
-    Spec("checks_failed", "gauge", AM, "Checks that failed in the last probe"),
     Spec("last_run_timestamp_seconds", "gauge", AM, "Unix time the last probe finished"),
     Spec("last_success_timestamp_seconds", "gauge", AM, "Unix time of the last successful probe"),
     Spec("interval_seconds", "gauge", AM, "Configured probe interval"),
     Spec("timeout_seconds", "gauge", AM, "Configured probe timeout"),
+    Spec("scheduler_missed_runs", "counter", (*AM, "cause"),
+         "Scheduled runs not started: cause=overlap (previous run still going), misfire (started too late) or "
+         "overloaded (no free probe slot in time: the probe's overload, not the agent's failure); "
+         "a cause's series appears with its first miss"),
+    # ---- detailed, opt-in per agent or module (`detailed_metrics: true`) or for all (`metrics.detailed`)
+    Spec("last_duration_seconds", "gauge", AM, "Wall time of the last probe", detail=True),
+    Spec("last_step_duration_seconds", "gauge", AMS, "Wall time of each step in the last probe", detail=True),
+    Spec("step_duration_seconds", "histogram", AMS, "Wall time of the remote steps (ping, invoke, stream)",
+         detail=True),
+    Spec("http_status_code", "gauge", AMS,
+         "HTTP status of the step's last exchange in the last probe; 0 = no response", detail=True),
+    Spec("http_phase_duration_seconds", "gauge", (*AMS, "phase"),
+         "Seconds per HTTP phase (resolve, connect, processing, transfer) summed over the step's exchanges",
+         detail=True),
+    Spec("checks_failed", "gauge", AM, "Checks that failed in the last probe", detail=True),
+    # ---- per agent
     Spec("agent_card_info", "gauge", ("agent", "protocol_version", "binding", "card_version"),
          "Always 1: the protocol version and binding the probe selected and the card's own version"),
     Spec("agent_info", "gauge", ("agent",), "Always 1: the agent's allow-listed config labels (join in PromQL)"),
+    # ---- the daemon itself
     Spec("build_info", "gauge", ("version", "python_version", "shard"),
          "Always 1: the probe's build, and the shard (i/n) of the agents this replica probes"),
     Spec("config_last_reload_successful", "gauge", (), "1 if the last config (re)load succeeded"),
@@ -84,8 +107,6 @@ CATALOGUE: tuple[Spec, ...] = (
          "Unix time of the last successful config load"),
     Spec("agents_configured", "gauge", (), "Agents in the active config that this replica probes (its shard)"),
     Spec("probes_in_flight", "gauge", (), "Probes running now"),
-    Spec("scheduler_missed_runs", "counter", (*AM, "cause"),
-         "Scheduled runs not started: cause=overlap (previous run still going) or misfire (started too late)"),
     Spec("push_deliveries", "counter", AM, "Push notifications that reached the receiver for this job's tasks"),
     Spec("push_delivery_latency_seconds", "histogram", (*AM, "delivery"),
          "Seconds from the send to the first (delivery=\"first\") and to the terminal (delivery=\"terminal\") "
@@ -95,9 +116,22 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("push_receiver_refused", "counter", ("cause",),
          "Requests the push receiver refused: unknown_token, unauthenticated, too_large, malformed, overflow"),
     Spec("push_receiver_registrations", "gauge", (), "Webhook registrations the push receiver holds now"),
+    Spec("probe_slots", "gauge", (), "Concurrency slots (max_concurrency, or sized from the fleet when unset)"),
+    Spec("slot_wait_seconds", "histogram", (), "Time runs waited for a concurrency slot (not charged to agents)",
+         buckets=_SELF_BUCKETS),
+    Spec("scheduler_lateness_seconds", "histogram", (),
+         "Actual start minus planned start of scheduled runs (the phase slot plus its jitter)",
+         buckets=_SELF_BUCKETS),
+    Spec("event_loop_lag_seconds", "histogram", (),
+         "Event-loop lag samples: how late a 50 ms timer fires (the probe's own overload)", buckets=_SELF_BUCKETS),
+    Spec("event_loop_lag_p99_seconds", "gauge", (),
+         "p99 of the event-loop lag samples since the previous scrape (over the scrape interval)"),
+    Spec("gc_pause_seconds", "histogram", ("generation",), "Garbage-collection pauses by generation",
+         buckets=_SELF_BUCKETS),
 )
+MISSED_CAUSES = ("overlap", "misfire", "overloaded")
+DETAIL = frozenset(spec.name for spec in CATALOGUE if spec.detail)
 PUSH_DELIVERIES = ("first", "terminal")
-MISSED_CAUSES = ("overlap", "misfire")
 
 
 def exported_names(spec: Spec) -> list[str]:
@@ -125,7 +159,8 @@ class Metrics:
             elif spec.kind == "counter":
                 self._m[spec.name] = Counter(name, spec.help, labels, registry=self.registry)
             else:
-                self._m[spec.name] = Histogram(name, spec.help, labels, registry=self.registry, buckets=buckets)
+                self._m[spec.name] = Histogram(name, spec.help, labels, registry=self.registry,
+                                               buckets=spec.buckets or buckets)
         self.gauge("build_info").labels(__version__, platform.python_version(), shard).set(1)
         # the standard process_* and python_* metrics: start time, memory, CPU, open fds, GC
         for collector in (ProcessCollector, PlatformCollector, GCCollector):
@@ -135,6 +170,9 @@ class Metrics:
         self._card: dict[str, tuple[str, ...]] = {}
         self._info: dict[str, tuple[str, ...]] = {}
         self._reason: dict[tuple[str, str], str] = {}
+        self._detailed: set[tuple[str, str]] = set()
+        self._render_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
+        self._renders: dict[tuple[str, bool, tuple[str, ...]], asyncio.Future[tuple[bytes, str, bool]]] = {}
 
     def gauge(self, name: str) -> Gauge:
         m = self._m[name]
@@ -153,11 +191,20 @@ class Metrics:
 
     # ---- config lifecycle
 
-    def add_job(self, agent: str, module: str, interval: float, timeout: float) -> None:
-        """Create the series a job will have, at 0, so absence never means 'no failures yet'."""
+    def add_job(self, agent: str, module: str, interval: float, timeout: float, detailed: bool = False) -> None:
+        """Create the series a job will have. Detailed jobs get every reason and cause at 0 as well;
+        lean ones only what fits the per-agent series budget (docs/metrics.md)."""
         self.gauge("interval_seconds").labels(agent, module).set(interval)
         self.gauge("timeout_seconds").labels(agent, module).set(timeout)
         self.counter("runs").labels(agent, module)
+        key = (agent, module)
+        if not detailed:
+            if key in self._detailed:
+                self._drop(agent, module, DETAIL | {"failures", "scheduler_missed_runs", "step_success"},
+                           downgrade=True)
+            self._detailed.discard(key)
+            return
+        self._detailed.add(key)
         for reason in Reason:
             self.counter("failures").labels(agent, module, reason.value)
         for cause in MISSED_CAUSES:
@@ -183,19 +230,30 @@ class Metrics:
             if problem in known:  # label values from the fixed enum only
                 self.counter("push_delivery_problems").labels(agent, module, problem).inc()
 
+    def detailed(self, agent: str, module: str) -> bool:
+        return (agent, module) in self._detailed
+
     def set_agent_info(self, agent: str, labels: dict[str, str]) -> None:
         self._replace_info("agent_info", self._info, agent, tuple(labels.get(k, "") for k in self.info_labels))
 
     def remove_job(self, agent: str, module: str) -> None:
         """Drop every series of an agent/module that left the config, so dashboards don't show ghosts."""
-        for spec in CATALOGUE:
-            if spec.labels[:2] != AM:
-                continue
-            metric = self._m[spec.name]
-            for labelvalues in list(_children(metric)):
-                if labelvalues[:2] == (agent, module):
-                    metric.remove(*labelvalues)
+        self._drop(agent, module, {spec.name for spec in CATALOGUE if spec.labels[:2] == AM})
         self._reason.pop((agent, module), None)
+        self._detailed.discard((agent, module))
+
+    def _drop(self, agent: str, module: str, names: set[str] | frozenset[str], downgrade: bool = False) -> None:
+        """Remove a job's series; on a downgrade to lean, keep what the lean set has and counters that counted
+        (so rate() never sees a reset)."""
+        for name in names:
+            metric = self._m[name]
+            for labelvalues in _children(metric):
+                if labelvalues[:2] != (agent, module):
+                    continue
+                if downgrade and ((name in ("failures", "scheduler_missed_runs") and _value(metric, labelvalues))
+                                  or (name == "step_success" and labelvalues[2] in LEAN_STEPS)):
+                    continue
+                metric.remove(*labelvalues)
 
     def remove_agent(self, agent: str) -> None:
         for name in ("agent_info", "agent_card_info"):
@@ -221,7 +279,6 @@ class Metrics:
     def observe(self, module: str, r: ProbeResult) -> None:
         a = r.agent
         self.gauge("success").labels(a, module).set(1 if r.success else 0)
-        self.gauge("last_duration_seconds").labels(a, module).set(r.duration_s)
         self.histogram("duration_seconds").labels(a, module).observe(r.duration_s)
         self.counter("runs").labels(a, module).inc()
         now = time.time()
@@ -231,6 +288,22 @@ class Metrics:
         else:
             self.counter("failures").labels(a, module, (r.reason or Reason.PROBE_ERROR).value).inc()
         self._set_reason(a, module, r.reason.value if r.reason else NO_REASON)
+        if r.protocol_version and r.binding:
+            card = (r.protocol_version, r.binding, (r.card_version or "")[:64])
+            self._replace_info("agent_card_info", self._card, a, card)
+        if r.push is not None:
+            self.observe_push(a, module, r.push)
+        if (a, module) not in self._detailed:
+            step_ok = self.gauge("step_success")
+            for step in r.steps:
+                if step.status is not Status.SKIP and step.name in LEAN_STEPS:
+                    step_ok.labels(a, module, step.name.value).set(1 if step.status is Status.PASS else 0)
+            return
+        self._observe_detail(module, r)
+
+    def _observe_detail(self, module: str, r: ProbeResult) -> None:
+        a = r.agent
+        self.gauge("last_duration_seconds").labels(a, module).set(r.duration_s)
         self.gauge("checks_failed").labels(a, module).set(sum(1 for c in r.checks if c.status is Status.FAIL))
         for step in r.steps:
             if step.status is Status.SKIP:
@@ -244,11 +317,30 @@ class Metrics:
                 self.gauge("http_status_code").labels(a, module, s).set(step.http_status or 0)
                 for phase, value in phase_totals(step).items():
                     self.gauge("http_phase_duration_seconds").labels(a, module, s, phase).set(value)
-        if r.push is not None:
-            self.observe_push(a, module, r.push)
-        if r.protocol_version and r.binding:
-            card = (r.protocol_version, r.binding, (r.card_version or "")[:64])
-            self._replace_info("agent_card_info", self._card, a, card)
+    # ---- exposition
+
+    async def render(self, accept: str, accept_encoding: str, names: tuple[str, ...] = ()) -> tuple[bytes, str, bool]:
+        """The text exposition, rendered on a worker thread so a scrape never stalls the probes.
+
+        Concurrent scrapes asking for the same thing share one render. Returns (body, content type, gzipped).
+        """
+        key = (accept, gzip_accepted(accept_encoding), names)
+        pending = self._renders.get(key)
+        if pending is None:
+            loop = asyncio.get_running_loop()
+            pending = asyncio.ensure_future(loop.run_in_executor(self._render_pool, self._render, *key))
+            self._renders[key] = pending
+            pending.add_done_callback(lambda _f: self._renders.pop(key, None))
+        return await asyncio.shield(pending)
+
+    def _render(self, accept: str, gz: bool, names: tuple[str, ...]) -> tuple[bytes, str, bool]:
+        encoder, content_type = choose_encoder(accept)
+        registry = self.registry.restricted_registry(list(names)) if names else self.registry
+        body = encoder(registry)
+        return (gzip.compress(body, compresslevel=1), content_type, True) if gz else (body, content_type, False)
+
+    def close(self) -> None:
+        self._render_pool.shutdown(wait=False, cancel_futures=True)
 
     def _set_reason(self, agent: str, module: str, reason: str) -> None:
         g = self.gauge("failure_reason_info")
@@ -271,6 +363,29 @@ class Metrics:
 def _children(metric: MetricWrapperBase) -> list[tuple[str, ...]]:
     # prometheus_client has no public API to list label sets; _metrics is stable across 0.1x releases
     return list(getattr(metric, "_metrics", {}).keys())
+
+
+def _value(metric: MetricWrapperBase, labelvalues: tuple[str, ...]) -> float:
+    child = getattr(metric, "_metrics", {}).get(labelvalues)
+    return float(child._value.get()) if child is not None and hasattr(child, "_value") else 0.0
+
+
+def series_per_job(steps: int, buckets: int, detailed: bool = False, remote_steps: int = 1) -> int:
+    """Series one agent x module exports after a passing probe (no `_created`, no per-agent info).
+
+    The lean set: success, failure_reason_info, last run and last success, runs, interval, timeout,
+    step_success for discover and the remote step, and the duration histogram (buckets + +Inf + sum + count).
+    The docs print it and a test compares it with a real scrape.
+    """
+    lean = 7 + 2 + (buckets + 3)
+    if not detailed:
+        return lean
+    http_steps = 1 + remote_steps
+    return (lean - 2 + steps  # step_success for every step that ran
+            + 2 + steps  # last duration, checks failed, last step durations
+            + remote_steps * (buckets + 3)  # step histograms
+            + http_steps * (1 + len(PHASES))  # status code and phases
+            + len(Reason) + len(MISSED_CAUSES))  # every reason and cause at 0
 
 
 def phase_totals(step: StepResult) -> dict[str, float]:

@@ -58,6 +58,8 @@ class Reason(StrEnum):
     PROBE_CONFIG_ERROR = "probe_config_error"
     PROBE_ERROR = "probe_error"
     TARGET_NOT_ALLOWED = "target_not_allowed"
+    # the probe had no free slot before the run's start deadline: a skipped run, never the agent's failure
+    PROBE_OVERLOADED = "probe_overloaded"
 
 
 # reason -> (what it means, what to do). The recommendation is the default; checks may give a sharper one.
@@ -248,6 +250,12 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
     Reason.PROBE_ERROR: (
         "The probe itself failed unexpectedly; this is a probe bug, not a verdict on the agent.",
         "Report it with the log line; the agent's state is unknown.",
+    ),
+    Reason.PROBE_OVERLOADED: (
+        "The probe had no free concurrency slot in time, so the agent was not called; the run is counted as "
+        "skipped (a2a_probe_scheduler_missed_runs_total{cause=\"overloaded\"}), never as the agent's failure.",
+        "The probe itself is overloaded: raise max_concurrency, lengthen intervals, or shard the fleet "
+        "(docs/runbook.md, A2AProbeOverloaded).",
     ),
 }
 

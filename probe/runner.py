@@ -1,26 +1,35 @@
-"""Runs one probe for the daemon: concurrency limit, hard deadline, metrics, history and the log event.
+"""Runs one probe for the daemon: concurrency slots, hard deadline, metrics, history and the log event.
 
 The scheduler, /probe and /report?refresh=true all come through here, so every run is bounded the
 same way and nothing an agent does can escape as an exception.
+
+Waiting for a slot is the probe's own cost, never the agent's: a scheduled run's deadline starts when it
+gets its slot, and a run that gets none before its start deadline (half an interval after its planned
+start) ends as `probe_overloaded`, counted as a skipped run and never as the agent's run or failure.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import resource
+import time
 import uuid
+from collections import deque
 from typing import Any
 
 import structlog
 
 from probe import logs
 from probe.checks import grading
-from probe.config import Agent, ConfigError, Module, Prober
+from probe.config import Agent, ConfigError, Module, ProbeConfig, Prober
 from probe.engine import run_probe
 from probe.history import History
 from probe.inbox import PushInbox
 from probe.metrics import Metrics
 from probe.reasons import Reason
 from probe.results import ProbeResult, StepName
+from probe.scheduler import misfire_grace
 from probe.suite import SuiteOptions, run_suite
 from probe.suite.push import run_push
 from probe.wire.http import HttpClient
@@ -31,8 +40,74 @@ STEPS: dict[Prober, tuple[StepName, ...]] = {
     Prober.STREAM: (StepName.STREAM,),
 }
 _GRACE = 1.0  # the engine honours its own deadline; this outer bound only catches a probe bug
+MIN_SLOTS, MAX_SLOTS = 16, 1024
+_BUSY_SHARE = 0.25  # assumed share of its timeout a probe holds its slot (healthy agents answer well inside it)
 
 log = structlog.get_logger("a2a_probe.runner")
+
+
+def auto_concurrency(config: ProbeConfig) -> int:
+    """Slots from the fleet (Little's law): 2 x sum over jobs of (assumed busy time / interval), clamped.
+
+    Bounded by [16, 1024] and by half the process's open-file limit: each slot can hold one socket.
+    """
+    modules = config.all_modules()
+    busy = sum(modules[m].timeout * _BUSY_SHARE / modules[m].interval for a in config.agents for m in a.modules)
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    cap = MAX_SLOTS if soft == resource.RLIM_INFINITY else max(MIN_SLOTS, min(MAX_SLOTS, soft // 2 - 64))
+    return max(MIN_SLOTS, min(cap, math.ceil(2 * busy)))
+
+
+class Slots:
+    """A resizable FIFO concurrency limit whose waiters give up at their own deadline."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for f in self._waiters if not f.done())
+
+    async def acquire(self, timeout: float) -> bool:
+        """True with a slot held; False when none came free within `timeout` seconds."""
+        while self._waiters and self._waiters[0].done():
+            self._waiters.popleft()
+        if self.used < self.limit and not self._waiters:
+            self.used += 1
+            return True
+        if timeout <= 0:
+            return False
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            async with asyncio.timeout(timeout):
+                await fut
+            return True
+        except TimeoutError:
+            return fut.done() and not fut.cancelled()  # handed over just as the timeout fired: ours
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()
+            raise
+
+    def release(self) -> None:
+        if self.used <= self.limit:
+            while self._waiters:
+                fut = self._waiters.popleft()
+                if not fut.done():
+                    fut.set_result(None)  # the slot passes to the next waiter; `used` is unchanged
+                    return
+        self.used -= 1
+
+    def resize(self, limit: int) -> None:
+        self.limit = limit
+        while self.used < self.limit and self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                self.used += 1
+                fut.set_result(None)
 
 
 class Runner:
@@ -42,13 +117,22 @@ class Runner:
         self.inbox = inbox  # None: the daemon has no push public URL, so nothing may register a webhook
         self.metrics = metrics
         self.history = history
-        self._sem = asyncio.Semaphore(max_concurrency)
+        self.slots = Slots(max_concurrency)
+        self.metrics.gauge("probe_slots").set(max_concurrency)
         self.in_flight: set[asyncio.Task[Any]] = set()
 
-    async def scheduled(self, agent: Agent, module_name: str, module: Module) -> None:
+    def resize(self, max_concurrency: int) -> None:
+        self.slots.resize(max_concurrency)
+        self.metrics.gauge("probe_slots").set(max_concurrency)
+
+    async def scheduled(self, agent: Agent, module_name: str, module: Module, planned: float | None = None) -> None:
         """The scheduler's job: run, then record in metrics, history and the log."""
+        now = time.time()
+        planned = now if planned is None else planned
+        self.metrics.histogram("scheduler_lateness_seconds").observe(max(0.0, now - planned))
+        start_by = asyncio.get_running_loop().time() + (planned + misfire_grace(module) - now)
         try:
-            result = await self.run(agent, module, timeout=module.timeout)
+            result = await self.run(agent, module, timeout=module.timeout, start_by=start_by)
         except asyncio.CancelledError:
             # the outermost frame of the job: a drain that ran out of time ends here, quietly
             log.warning("probe_cancelled", agent=agent.name, module=module_name)
@@ -56,47 +140,66 @@ class Runner:
         self.record(module_name, result)
 
     def record(self, module_name: str, result: ProbeResult) -> None:
+        if result.reason is Reason.PROBE_OVERLOADED:
+            # the probe's own overload: counted as a skipped run, never as the agent's run or failure,
+            # and not logged per run (under overload, per-run bookkeeping is what feeds the overload)
+            self.metrics.missed(result.agent, module_name, "overloaded")
+            return
         self.metrics.observe(module_name, result)
         self.history.add(module_name, result)
         logs.log_probe(module_name, result, str(uuid.uuid4()))
 
-    async def run(self, agent: Agent, module: Module, *, timeout: float,
+    async def run(self, agent: Agent, module: Module, *, timeout: float, start_by: float | None = None,
                   client: HttpClient | None = None) -> ProbeResult:
-        """One bounded probe; waits for a concurrency slot (counted in the deadline)."""
+        """One bounded probe.
+
+        Scheduled runs pass `start_by` (loop time): they wait for a slot until then and get the full
+        `timeout` once started. On-demand runs (/probe, /report) have one budget for both: they wait at
+        most half of it, and the probe gets what is left. `client` overrides the shared one (/probe?target=).
+        """
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
         start = loop.time()
+        wait_for = (start_by - start) if start_by is not None else timeout / 2
+        got = await self.slots.acquire(wait_for)
+        waited = loop.time() - start
+        self.metrics.histogram("slot_wait_seconds").observe(waited)
+        if not got:
+            return _failed(agent, Reason.PROBE_OVERLOADED,
+                           f"no free probe slot within {max(0.0, wait_for):.2f}s ({self.slots.used} probes running, "
+                           f"limit {self.slots.limit}); the agent was not called")
+        remaining = timeout if start_by is not None else max(0.05, timeout - waited)
         try:
-            async with asyncio.timeout(timeout + _GRACE):
-                async with self._sem:
-                    remaining = max(0.05, timeout - (loop.time() - start))
-                    try:
-                        target = agent.target(remaining)
-                        if limits := module.limits():
-                            target = target.model_copy(update=limits)
-                    except ConfigError as exc:
-                        return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
-                    self.metrics.gauge("probes_in_flight").inc()
-                    self.in_flight.add(task)
-                    try:
-                        if module.prober is Prober.FULL:
-                            opts = SuiteOptions(safe_only=module.safe_only, slow_prompt=agent.slow_prompt,
-                                                input_prompt=agent.input_prompt, timeout=remaining, inbox=self.inbox)
-                            return await run_suite(target, client or self.client, opts)
-                        if module.prober is Prober.PUSH:
-                            if self.inbox is None:
-                                return _failed(agent, Reason.PROBE_CONFIG_ERROR, "the push module needs the "
-                                               "daemon's push public URL (A2A_PROBE_PUSH_PUBLIC_URL)")
-                            return await run_push(target, client or self.client, self.inbox,
-                                                  late_after=module.late_after)
-                        return await run_probe(target, client or self.client, steps=STEPS[module.prober])
-                    finally:
-                        self.in_flight.discard(task)
-                        self.metrics.gauge("probes_in_flight").dec()
+            async with asyncio.timeout(remaining + _GRACE):
+                try:
+                    target = agent.target(remaining)
+                    if limits := module.limits():
+                        target = target.model_copy(update=limits)
+                except ConfigError as exc:
+                    return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
+                self.metrics.gauge("probes_in_flight").inc()
+                self.in_flight.add(task)
+                try:
+                    if module.prober is Prober.FULL:
+                        opts = SuiteOptions(safe_only=module.safe_only, slow_prompt=agent.slow_prompt,
+                                            input_prompt=agent.input_prompt, timeout=remaining, inbox=self.inbox)
+                        return await run_suite(target, client or self.client, opts)
+                    if module.prober is Prober.PUSH:
+                        if self.inbox is None:
+                            return _failed(agent, Reason.PROBE_CONFIG_ERROR, "the push module needs the "
+                                           "daemon's push public URL (A2A_PROBE_PUSH_PUBLIC_URL)")
+                        return await run_push(target, client or self.client, self.inbox,
+                                              late_after=module.late_after)
+                    return await run_probe(target, client or self.client, steps=STEPS[module.prober])
+                finally:
+                    self.in_flight.discard(task)
+                    self.metrics.gauge("probes_in_flight").dec()
         except TimeoutError:
             return _failed(agent, Reason.PROBE_ERROR,
-                           f"no result within {timeout:g}s (waiting for a free slot, or a probe bug)")
+                           f"no result within {remaining:g}s + {_GRACE:g}s grace (a probe bug)")
+        finally:
+            self.slots.release()
 
 
 def _failed(agent: Agent, reason: Reason, detail: str) -> ProbeResult:

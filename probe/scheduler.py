@@ -1,4 +1,11 @@
-"""APScheduler 3 jobs, one per agent and module: interval with jitter, no overlap, coalesced, first run now.
+"""APScheduler 3 jobs, one per agent and module, each at a stable phase of its interval.
+
+Every job fires at `phase + n * interval` on the Unix clock, where the phase is a hash of agent and
+module: a fleet's runs are spread evenly over the interval from the first minute on, an unchanged job
+keeps its slot across reloads and restarts, and adding an agent moves no other job. Jitter is a small
+bounded delay after the slot (never added on top of the previous run, so it cannot drift). A new or
+changed job gets one earlier first run, spread over a window sized by `first_pass_rate`, so start-up
+probes at a bounded rate instead of all at once and small fleets still get a result within a second.
 
 Runs that cannot start are counted, never dropped silently: `overlap` when the previous run of the
 same job is still going (max_instances=1), `misfire` when the loop was too busy to start it on time.
@@ -8,19 +15,29 @@ slow and cost money, and counters/histograms need a schedule of their own.
 
 from __future__ import annotations
 
+import hashlib
+import math
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEvent
+from apscheduler.events import (
+    EVENT_JOB_MAX_INSTANCES,
+    EVENT_JOB_MISSED,
+    EVENT_JOB_SUBMITTED,
+    JobEvent,
+    JobSubmissionEvent,
+)
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.triggers.interval import IntervalTrigger
+from apscheduler.triggers.base import BaseTrigger
 
 from probe.config import Agent, Module, ProbeConfig
 
-JobFunc = Callable[[Agent, str, Module], Awaitable[None]]
+JobFunc = Callable[[Agent, str, Module, float], Awaitable[None]]  # ..., planned start (Unix time)
 MissedFunc = Callable[[str, str, str], None]
 SEP = "\x1f"  # job ids are agent SEP module; neither may contain a control character
+_M64 = (1 << 64) - 1
 
 
 def job_id(agent: str, module: str) -> str:
@@ -32,17 +49,84 @@ def split_job_id(jid: str) -> tuple[str, str]:
     return agent, module
 
 
-def trigger(module: Module) -> IntervalTrigger:
-    return IntervalTrigger(seconds=module.interval, jitter=module.effective_jitter or None, timezone=UTC)
+def phase_fraction(agent: str, module: str) -> float:
+    """Where in its interval a job runs, in [0, 1): a hash of its identity only, so it never moves."""
+    digest = hashlib.blake2b(job_id(agent, module).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2.0**64
+
+
+def _mix(x: int) -> int:
+    """splitmix64: a cheap, well-spread hash of an integer (the per-slot jitter)."""
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def misfire_grace(module: Module) -> float:
+    """How late a run may start and still count: half an interval, so it never runs into the next one."""
+    return max(1.0, module.interval / 2)
+
+
+class PhaseTrigger(BaseTrigger):  # type: ignore[misc]  # apscheduler 3 ships no type hints
+    """Fires at `phase + n * interval (+ jitter in [0, jitter))`, Unix seconds; jitter is per slot and bounded."""
+
+    __slots__ = ("_seed", "interval", "jitter", "phase")
+
+    def __init__(self, interval: float, phase: float, jitter: float, seed: int) -> None:
+        self.interval = interval
+        self.phase = phase
+        self.jitter = min(jitter, interval / 4)
+        self._seed = seed
+
+    @classmethod
+    def for_job(cls, agent: str, module_name: str, module: Module) -> PhaseTrigger:
+        frac = phase_fraction(agent, module_name)
+        return cls(module.interval, frac * module.interval, module.effective_jitter, int(frac * 2**53))
+
+    def slot_index(self, t: float) -> int:
+        """The first slot at or after Unix time t."""
+        return math.ceil((t - self.phase) / self.interval)
+
+    def fire_time(self, n: int) -> float:
+        slot = self.phase + n * self.interval
+        if not self.jitter:
+            return slot
+        return slot + self.jitter * (_mix(self._seed ^ (n & _M64)) / 2.0**64)
+
+    def next_after(self, t: float, *, min_gap: float = 0.0) -> float:
+        return self.fire_time(self.slot_index(t + min_gap))
+
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime:
+        if previous_fire_time is None:
+            t = self.next_after(now.timestamp())
+        else:
+            # the slot after the previous run's (jitter < interval/4 keeps this the next one); a first-pass
+            # run off the grid is followed by the first slot at least half an interval later
+            t = self.next_after(previous_fire_time.timestamp(), min_gap=self.interval / 2)
+        return datetime.fromtimestamp(t, UTC)
+
+    def __str__(self) -> str:
+        return f"phase[{self.interval:g}s @ {self.phase:.3f}s, jitter {self.jitter:g}s]"
+
+
+def first_run(trig: PhaseTrigger, now: float, window: float) -> float:
+    """The first run of a new job: its own slot, or earlier within `window` at the same fraction of it."""
+    slot = trig.next_after(now)
+    early = now + (trig.phase / trig.interval) * min(window, trig.interval)
+    return min(slot, early)
 
 
 class ProbeScheduler:
-    def __init__(self, job: JobFunc, on_missed: MissedFunc) -> None:
+    def __init__(self, job: JobFunc, on_missed: MissedFunc, first_pass_rate: float = 50.0) -> None:
         self._job = job
         self._on_missed = on_missed
+        self.first_pass_rate = first_pass_rate
         self.scheduler = AsyncIOScheduler(timezone=UTC)
         self.scheduler.add_listener(self._missed, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
+        self.scheduler.add_listener(self._submitted, EVENT_JOB_SUBMITTED)
         self.jobs: dict[str, tuple[Agent, str, Module]] = {}
+        self._planned: dict[str, float] = {}  # job id -> the planned start of its current run (Unix time)
 
     @property
     def running(self) -> bool:
@@ -67,15 +151,19 @@ class ProbeScheduler:
         for jid in removed:
             self._remove(jid)
         changed = {jid for jid, spec in wanted.items() if self.jobs.get(jid) != spec}
+        # the first pass over the new jobs runs at first_pass_rate; 0 means: wait for each job's own slot
+        window = len(changed) / self.first_pass_rate if self.first_pass_rate > 0 else math.inf
+        now = time.time()
         for jid in changed:
-            self._add(jid, *wanted[jid])
+            self._add(jid, *wanted[jid], now=now, window=window)
         return changed, removed
 
-    def _add(self, jid: str, agent: Agent, module_name: str, module: Module) -> None:
+    def _add(self, jid: str, agent: Agent, module_name: str, module: Module, *, now: float, window: float) -> None:
+        trig = PhaseTrigger.for_job(agent.name, module_name, module)
         self.scheduler.add_job(
-            self._job, trigger(module), args=(agent, module_name, module), id=jid, name=jid,
-            max_instances=1, coalesce=True, misfire_grace_time=max(1, int(module.interval / 2)),
-            next_run_time=datetime.now(UTC), replace_existing=True,
+            self._fire, trig, args=(agent, module_name, module), id=jid, name=jid,
+            max_instances=1, coalesce=True, misfire_grace_time=math.ceil(misfire_grace(module)),
+            next_run_time=datetime.fromtimestamp(first_run(trig, now, window), UTC), replace_existing=True,
         )
         self.jobs[jid] = (agent, module_name, module)
 
@@ -83,6 +171,16 @@ class ProbeScheduler:
         if self.scheduler.get_job(jid) is not None:
             self.scheduler.remove_job(jid)
         self.jobs.pop(jid, None)
+        self._planned.pop(jid, None)
+
+    async def _fire(self, agent: Agent, module_name: str, module: Module) -> None:
+        planned = self._planned.get(job_id(agent.name, module_name), time.time())
+        await self._job(agent, module_name, module, planned)
+
+    def _submitted(self, event: JobSubmissionEvent) -> None:
+        # called synchronously when the job's task is created, before it first runs
+        if event.scheduled_run_times:
+            self._planned[event.job_id] = event.scheduled_run_times[-1].timestamp()
 
     def _missed(self, event: JobEvent) -> None:
         agent, module = split_job_id(event.job_id)

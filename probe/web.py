@@ -13,7 +13,6 @@ import structlog
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import generate_latest
-from prometheus_client.aiohttp import make_aiohttp_handler
 
 from probe import inbox, redact, report, statuspage
 from probe.config import Agent, Module, ProbeConfig, Prober, Settings
@@ -109,7 +108,7 @@ def make_app(daemon: Backend) -> web.Application:
     quiet_bad_requests()
     app[DAEMON] = daemon
     app.router.add_get("/", status_page)
-    app.router.add_get("/metrics", make_aiohttp_handler(daemon.metrics.registry))
+    app.router.add_get("/metrics", metrics)
     app.router.add_get("/probe", probe)
     app.router.add_get("/report", report_handler)
     app.router.add_get("/healthz", healthz)
@@ -228,7 +227,8 @@ async def report_handler(request: web.Request) -> web.Response:
         recent = d.history.recent(agent.name, module_name)
         # a refresh within REFRESH_MIN_SECONDS of the last run serves that run: HTTP callers can't hammer agents
         if recent and time.time() - recent[-1].started_at.timestamp() < REFRESH_MIN_SECONDS:
-            result = recent[-1]
+            found = d.history.latest(agent.name, module_name)
+            result = found[1] if found else None
         else:
             result = await d.runner.run(agent, module, timeout=module.timeout)
             d.runner.record(module_name, result)
@@ -264,15 +264,15 @@ def fleet_rows(d: Backend) -> list[dict[str, Any]]:
         for module in agent.modules:
             recent = d.history.recent(agent.name, module)
             last = recent[-1] if recent else None
-            last_ok = next((r for r in reversed(recent) if r.success), None)
+            last_ok = d.history.last_success(agent.name, module)
             rows.append({
                 "agent": agent.name, "module": module,
                 "verdict": None if last is None else ("pass" if last.success else "fail"),
                 "reason": last.reason.value if last and last.reason else None,
                 "lastRun": last.started_at.isoformat() if last else None,
-                "lastSuccess": last_ok.started_at.isoformat() if last_ok else None,
+                "lastSuccess": last_ok.isoformat() if last_ok else None,
                 "duration_ms": round(last.duration_s * 1000, 1) if last else None,
-                "interfaceUrl": last.interface_url if last else None,
+                "interfaceUrl": d.history.interface_url(agent.name, module) if last else None,
                 "report": "/report?" + urlencode({"agent": agent.name, "module": module}),
             })
     return rows
@@ -296,6 +296,15 @@ def _fleet(d: Backend, fmt: str) -> web.Response:
                   f"{r['lastSuccess'] or 'never'} | {r['duration_ms'] or ''} |" for r in rows]
         return web.Response(text="\n".join(lines) + "\n", content_type="text/markdown", charset="utf-8")
     return _bad(400, f"the fleet summary is json or markdown; {fmt} needs agent=NAME")
+
+
+async def metrics(request: web.Request) -> web.Response:
+    """The registry, rendered off the event loop (probes keep their timing during a scrape)."""
+    names = tuple(request.query.getall("name[]", []))
+    body, content_type, gz = await request.app[DAEMON].metrics.render(
+        ",".join(request.headers.getall("Accept", [])), request.headers.get("Accept-Encoding", ""), names)
+    headers = {"Content-Type": content_type, **({"Content-Encoding": "gzip"} if gz else {})}
+    return web.Response(body=body, headers=headers)
 
 
 async def healthz(_request: web.Request) -> web.Response:

@@ -29,7 +29,8 @@ def demo_config(healthy_origin: str, broken_origin: str) -> ProbeConfig:
             Agent(name="demo-gateway-broken", url=broken_origin + BROKEN_PREFIX, modules=["ping", "invoke", "stream"],
                   labels={"team": "demo", "gateway": "simulated"}),
         ],
-        metrics=MetricsConfig(agent_info_labels=["team", "gateway"]),
+        # two agents: the demo shows the detailed set, so every dashboard panel has data (docs/metrics.md)
+        metrics=MetricsConfig(agent_info_labels=["team", "gateway"], detailed=True),
     )
 
 

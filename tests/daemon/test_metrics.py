@@ -9,7 +9,16 @@ from prometheus_client.parser import text_string_to_metric_families
 from probe.checks.push import DeliveryProblem, DeliveryVerdict, judge
 from probe.docs import GENERATED
 from probe.inbox import Delivery, Refused
-from probe.metrics import CATALOGUE, PREFIX, STANDARD_PREFIXES, Metrics, exported_names, probe_registry
+from probe.metrics import (
+    CATALOGUE,
+    MISSED_CAUSES,
+    PREFIX,
+    STANDARD_PREFIXES,
+    Metrics,
+    exported_names,
+    probe_registry,
+    series_per_job,
+)
 from probe.reasons import Reason
 from probe.results import HttpExchange, HttpPhases, ProbeResult, Status, StepName, StepResult
 from probe.wire.dialects import V1
@@ -36,7 +45,8 @@ def _samples(m: Metrics) -> list[tuple[str, dict[str, str], float]]:
 
 def test_every_exported_metric_is_catalogued_and_every_catalogued_metric_is_exported() -> None:
     m = Metrics([0.1, 1], ["team"])
-    m.add_job("a", "stream", 60, 10)
+    m.add_job("a", "stream", 60, 10, detailed=True)
+    m.histogram("gc_pause_seconds").labels("0").observe(0.001)  # what probe.selfmon records
     m.set_agent_info("a", {"team": "sre"})
     m.config_loaded(True, 1)
     m.missed("a", "stream", "overlap")
@@ -55,7 +65,7 @@ def test_every_exported_metric_is_catalogued_and_every_catalogued_metric_is_expo
 
 def test_failure_reasons_start_at_zero_and_count_the_primary_reason() -> None:
     m = Metrics([1], [])
-    m.add_job("a", "ping", 30, 5)
+    m.add_job("a", "ping", 30, 5, detailed=True)
     fails = {s[1]["reason"]: s[2] for s in _samples(m) if s[0] == PREFIX + "failures_total"}
     assert set(fails) == {r.value for r in Reason} and set(fails.values()) == {0.0}
     m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
@@ -113,9 +123,10 @@ def test_one_reason_series_per_agent_and_module() -> None:
 
 def test_labels_never_carry_urls_or_free_text() -> None:
     m = Metrics([1], ["team"])
-    m.add_job("a", "ping", 30, 5)
+    m.add_job("a", "ping", 30, 5, detailed=True)
     m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
-    allowed_label_values = {"a", "ping", "sre", "1.0", "JSONRPC", "2.3.4", "none", "overlap", "misfire"}
+    m.histogram("gc_pause_seconds").labels("2").observe(0.001)
+    allowed_label_values = {"a", "ping", "sre", "1.0", "JSONRPC", "2.3.4", "none", *MISSED_CAUSES, "0", "1", "2"}
     allowed_label_values |= {"0/1"}  # build_info's shard, from --shard
     allowed_label_values |= {r.value for r in Reason} | {s.value for s in StepName}
     allowed_label_values |= {"resolve", "connect", "processing", "transfer"}
@@ -133,7 +144,7 @@ def test_labels_never_carry_urls_or_free_text() -> None:
 def test_removed_job_series_disappear() -> None:
     m = Metrics([1], ["team"])
     for module in ("ping", "stream"):
-        m.add_job("a", module, 30, 5)
+        m.add_job("a", module, 30, 5, detailed=module == "stream")
         m.observe(module, _result())
     m.set_agent_info("a", {"team": "x"})
     m.remove_job("a", "ping")
@@ -168,3 +179,30 @@ def test_probe_registry_is_blackbox_compatible() -> None:
 def test_generated_docs_are_current() -> None:
     for name, fn in GENERATED.items():
         assert (ROOT / "docs" / name).read_text() == fn(), f"docs/{name} is stale: run python -m probe.docs"
+
+
+def _job_series(m: Metrics, agent: str = "a", module: str = "ping") -> list[str]:
+    return [f"{n}{sorted(lab.items())}" for n, lab, _ in _samples(m)
+            if lab.get("agent") == agent and lab.get("module") == module and not n.endswith("_created")]
+
+
+def test_lean_default_set_is_small_and_detail_is_opt_in_and_reversible() -> None:
+    m = Metrics([0.25, 1, 5], [])
+    m.add_job("a", "ping", 30, 5)
+    for _ in range(3):
+        m.observe("ping", _result())
+    lean = _job_series(m)
+    assert len(lean) == series_per_job(steps=3, buckets=3) <= 15, lean
+    assert not [s for s in lean if "http_phase" in s or "step_duration" in s or "validate" in s]
+    # a failure adds exactly one series: the counter for its reason (no pre-created zeros per reason)
+    m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
+    assert len(_job_series(m)) == len(lean) + 1
+    # detailed for this job: per-step and per-phase series, every reason at 0
+    m.add_job("a", "ping", 30, 5, detailed=True)
+    m.observe("ping", _result())
+    detailed = _job_series(m)
+    assert len(detailed) == series_per_job(steps=3, buckets=3, detailed=True)
+    # back to lean: the detail goes, counters that counted stay (rate() never sees a reset)
+    m.add_job("a", "ping", 30, 5, detailed=False)
+    back = _job_series(m)
+    assert len(back) == len(lean) + 1 and any("invoke_route_not_found" in s for s in back)

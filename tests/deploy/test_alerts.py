@@ -23,10 +23,10 @@ RUNBOOK = ROOT / "docs" / "runbook.md"
 EXPORTED = frozenset(name for spec in CATALOGUE for name in exported_names(spec))
 REQUIRED_ALERTS = {
     "A2AInvocationPathBroken", "A2AAgentCardUnavailable", "A2AAdvertisedURLSuspicious", "A2AProbeFailureRatioHigh",
-    "A2AProbeSlow", "A2AProbeStale", "A2AProbeConfigReloadFailed", "A2AProbeDaemonDown",
+    "A2AProbeSlow", "A2AProbeStale", "A2AProbeConfigReloadFailed", "A2AProbeDaemonDown", "A2AProbeOverloaded",
 }
 #: Alerts about the daemon itself: they have no agent label.
-DAEMON_ALERTS = {"A2AProbeConfigReloadFailed", "A2AProbeDaemonDown"}
+DAEMON_ALERTS = {"A2AProbeConfigReloadFailed", "A2AProbeDaemonDown", "A2AProbeOverloaded"}
 SEVERITIES = {"critical", "warning", "info"}
 
 _KEYWORDS = {"and", "or", "unless", "bool", "offset", "group_left", "group_right", "by", "without", "on",

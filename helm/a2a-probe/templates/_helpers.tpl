@@ -177,8 +177,10 @@ template:
       value: {{ .Values.settings.logLevel | quote }}
     - name: A2A_PROBE_LOG_FORMAT
       value: {{ .Values.settings.logFormat | quote }}
+    {{- with .Values.settings.maxConcurrency }}
     - name: A2A_PROBE_MAX_CONCURRENCY
-      value: {{ .Values.settings.maxConcurrency | toString | quote }}
+      value: {{ . | toString | quote }}
+    {{- end }}
     - name: A2A_PROBE_TIMEOUT_OFFSET
       value: {{ .Values.settings.timeoutOffset | toString | quote }}
     - name: A2A_PROBE_HISTORY_LIMIT
@@ -220,6 +222,16 @@ template:
     {{- with include "a2a-probe.pushPublicUrl" . }}
     - name: A2A_PROBE_PUSH_PUBLIC_URL
       value: {{ . | quote }}
+    {{- end }}
+    - name: A2A_PROBE_FIRST_PASS_RATE
+      value: {{ .Values.settings.firstPassRate | toString | quote }}
+    {{- with .Values.settings.maxConnections }}
+    - name: A2A_PROBE_MAX_CONNECTIONS
+      value: {{ . | toString | quote }}
+    {{- end }}
+    {{- with .Values.settings.maxConnectionsPerOrigin }}
+    - name: A2A_PROBE_MAX_CONNECTIONS_PER_ORIGIN
+      value: {{ . | toString | quote }}
     {{- end }}
     {{- with .Values.extraEnv }}
     {{- toYaml . | nindent 4 }}

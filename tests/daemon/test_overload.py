@@ -1,0 +1,166 @@
+"""The probe's own overload is never the agent's failure; slots, sizing, loop lag and prompt endpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from probe.config import Agent, Module, ProbeConfig, Prober
+from probe.history import History
+from probe.metrics import PREFIX, Metrics
+from probe.reasons import Reason
+from probe.runner import MAX_SLOTS, MIN_SLOTS, Runner, Slots, auto_concurrency
+from probe.wire.http import HttpClient
+from tests.daemon.helpers import get, running_daemon, wait_for, write_config
+
+
+async def test_slots_are_fifo_bounded_and_give_up_at_their_deadline() -> None:
+    slots = Slots(1)
+    assert await slots.acquire(0)
+    assert not await slots.acquire(0.05)  # nobody released: the waiter gives up, holding nothing
+    assert slots.used == 1
+    order: list[int] = []
+
+    async def waiter(i: int) -> None:
+        if await slots.acquire(5):
+            order.append(i)
+            await asyncio.sleep(0.01)
+            slots.release()
+
+    tasks = [asyncio.create_task(waiter(i)) for i in range(3)]
+    await asyncio.sleep(0.01)
+    assert slots.waiting == 3
+    slots.release()
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2] and slots.used == 0
+    slots.resize(3)  # growing hands slots to waiters at once
+    assert all([await slots.acquire(0) for _ in range(3)]) and not await slots.acquire(0)
+
+
+def test_concurrency_is_sized_from_the_fleet_and_interval() -> None:
+    def cfg(n: int, interval: float) -> ProbeConfig:
+        return ProbeConfig(modules={"m": Module(prober=Prober.PING, interval=interval, timeout=10)},
+                           agents=[Agent(name=f"a{i}", url="http://127.0.0.1:9", modules=["m"]) for i in range(n)])
+
+    assert auto_concurrency(cfg(10, 60)) == MIN_SLOTS
+    small, big = auto_concurrency(cfg(2_000, 60)), auto_concurrency(cfg(8_000, 60))
+    assert small == 2 * 2_000 * 10 * 0.25 // 60 + 1 and big > small  # Little's law: rate x assumed busy time x 2
+    assert auto_concurrency(cfg(8_000, 600)) < big  # longer intervals need fewer slots
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    cap = MAX_SLOTS if soft == resource.RLIM_INFINITY else min(MAX_SLOTS, max(MIN_SLOTS, soft // 2 - 64))
+    assert auto_concurrency(cfg(30_000, 10)) == cap  # 15,000 wanted: clamped, and to half the fd limit
+
+
+async def test_a_run_that_never_got_a_slot_is_not_the_agents_failure() -> None:
+    from tests.agents.catalogue import run_agent
+
+    async with run_agent("slow_task") as agent, HttpClient() as client:
+        metrics = Metrics([1], [])
+        history = History(5)
+        runner = Runner(client, metrics, history, max_concurrency=1)
+        module = Module(prober=Prober.INVOKE, interval=2, timeout=1.5)
+        for name in ("busy", "starved"):
+            metrics.add_job(name, "invoke", module.interval, module.timeout)
+        busy = Agent(name="busy", url=agent.origin or "")
+        starved = Agent(name="starved", url=agent.origin or "")
+        now = time.time()
+        # both planned now; "starved" can only start after "busy" frees the slot (1.5 s + grace), past its
+        # start deadline (half its 2 s interval)
+        await asyncio.gather(runner.scheduled(busy, "invoke", module, now),
+                             runner.scheduled(starved, "invoke", module, now))
+
+    def sample(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(PREFIX + name, {"module": "invoke", **labels})
+
+    assert sample("runs_total", agent="busy") == 1  # the one that ran is counted (and failed on its own)
+    assert sample("runs_total", agent="starved") == 0  # the starved one: no run, no failure, no verdict
+    assert sample("success", agent="starved") is None
+    assert not [s for fam in metrics.registry.collect() for s in fam.samples
+                if s.labels.get("agent") == "starved" and s.name == PREFIX + "failures_total"]
+    assert sample("scheduler_missed_runs_total", agent="starved", cause="overloaded") == 1
+    assert history.recent("starved", "invoke") == [] and len(history.recent("busy", "invoke")) == 1
+    waits = metrics.registry.get_sample_value(PREFIX + "slot_wait_seconds_count")
+    assert waits == 2
+
+
+async def test_deadline_starts_when_the_probe_starts() -> None:
+    """A scheduled run that waited for its slot still gets its whole timeout on the wire."""
+    from tests.agents.catalogue import run_agent
+
+    async with run_agent("slow_task") as agent, HttpClient() as client:
+        runner = Runner(client, Metrics([1], []), History(5), max_concurrency=1)
+        module = Module(prober=Prober.INVOKE, interval=60, timeout=1.0)
+        loop = asyncio.get_running_loop()
+        assert await runner.slots.acquire(0)  # someone else holds the only slot for 0.6 s
+        loop.call_later(0.6, runner.slots.release)
+        t0 = loop.time()
+        r = await runner.run(Agent(name="a", url=agent.origin or ""), module, timeout=1.0, start_by=t0 + 30)
+        elapsed = loop.time() - t0
+    assert r.reason is not Reason.PROBE_OVERLOADED
+    assert elapsed >= 0.6 + 1.0 - 0.05  # 0.6 s waiting, then the full 1 s on the wire
+    assert r.duration_s >= 0.95  # the result's own time starts with the probe, not with the wait
+
+
+async def test_loop_lag_is_exported_and_healthz_and_metrics_answer_under_load(tmp_path: Path) -> None:
+    from tests.agents.catalogue import run_agent
+
+    async with run_agent("healthy") as agent:
+        agents = [{"name": f"a{i}", "url": agent.origin, "modules": ["fast"]} for i in range(60)]
+        cfg = write_config(tmp_path / "c.yaml", agents,
+                           modules={"fast": {"prober": "ping", "interval": "1s", "timeout": "0.9s"}})
+        async with running_daemon(cfg) as (d, url):
+            await wait_for(lambda: len(d.history.keys()) == 60, timeout=10)
+            # a neighbour hogs the loop in 30 ms slices: lag shows, endpoints still answer
+            stop = time.monotonic() + 1.5
+
+            async def hog() -> None:
+                while time.monotonic() < stop:
+                    time.sleep(0.03)  # noqa: ASYNC251  (the point: a neighbour that blocks the loop)
+                    await asyncio.sleep(0)
+
+            hogger = asyncio.create_task(hog())
+            await asyncio.sleep(0.5)
+            loop = asyncio.get_running_loop()
+            t0 = loop.time()
+            status, _, _ = await get(url + "/healthz")
+            healthz_s = loop.time() - t0
+            t0 = loop.time()
+            status_m, body, _ = await get(url + "/metrics")
+            metrics_s = loop.time() - t0
+            await hogger
+    assert status == 200 and status_m == 200
+    assert healthz_s < 1.0 and metrics_s < 2.0
+    p99 = [float(line.split()[1]) for line in body.splitlines() if line.startswith(PREFIX + "event_loop_lag_p99")]
+    assert p99 and p99[0] >= 0.02, p99  # the 30 ms slices show up in the lag p99 since the last scrape
+    count = [float(line.split()[1]) for line in body.splitlines()
+             if line.startswith(PREFIX + "event_loop_lag_seconds_count")]
+    assert count and count[0] > 10
+
+
+@pytest.mark.parametrize("detailed", [False, True])
+async def test_series_per_agent_on_a_running_daemon(tmp_path: Path, detailed: bool) -> None:
+    """Fails when the per-agent series count grows past what docs/metrics.md documents."""
+    from probe.config import MetricsConfig
+    from probe.metrics import series_per_job
+    from tests.agents.catalogue import run_agent
+
+    async with run_agent("healthy") as agent:
+        agents = [{"name": f"a{i}", "url": agent.origin} for i in range(20)]
+        cfg = write_config(tmp_path / "c.yaml", agents, metrics={"detailed": detailed})
+        async with running_daemon(cfg) as (d, url):
+            await wait_for(lambda: len(d.history.keys()) == 20, timeout=10)
+            _, body, _ = await get(url + "/metrics")
+    per_agent: dict[str, int] = {}
+    for line in body.splitlines():
+        if line.startswith(PREFIX) and 'module="ping"' in line and "_created" not in line.split("{")[0]:
+            name = line.split('agent="', 1)[1].split('"', 1)[0]
+            per_agent[name] = per_agent.get(name, 0) + 1
+    expected = series_per_job(3, len(MetricsConfig().duration_buckets), detailed=detailed)
+    assert len(per_agent) == 20 and set(per_agent.values()) == {expected}, per_agent
+    if not detailed:
+        assert expected <= 15
