@@ -26,7 +26,7 @@ SEP = '<span class="sep" aria-hidden="true">·</span>'
 
 
 class _History(Protocol):
-    def recent(self, agent: str, module: str) -> list[ProbeResult]: ...
+    def latest(self, agent: str, module: str | None = None) -> tuple[str, ProbeResult] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +52,9 @@ def render(rows: list[dict[str, Any]], history: _History, agent_count: int, now:
     for r in rows:
         view = views.setdefault(r["agent"], AgentView(r["agent"], [], {}))
         view.rows.append(r)
-        recent = history.recent(r["agent"], r["module"])
-        if recent:
-            view.latest[r["module"]] = recent[-1]
+        found = history.latest(r["agent"], r["module"]) if r["verdict"] else None
+        if found:
+            view.latest[r["module"]] = found[1]
     ordered = sorted(views.values(), key=lambda v: _ORDER[v.verdict])  # stable: config order within a verdict
     blocks = "\n".join(_agent_block(v, now) for v in ordered) or '<p class="muted">no agents configured</p>'
     failing = sum(r["verdict"] == "fail" for r in rows)

@@ -234,8 +234,8 @@ async def report_handler(request: web.Request) -> web.Response:
             d.runner.record(module_name, result)
             refreshed = True
     else:
-        recent = d.history.recent(agent.name, module_name)
-        result = recent[-1] if recent else None
+        found = d.history.latest(agent.name, module_name)
+        result = found[1] if found else None
     if result is None:
         return _bad(404, f"no result yet for {agent.name!r} module {module_name!r}; retry shortly or add refresh=true")
     return web.Response(text=report.render(result, fmt, module_name),

@@ -61,7 +61,7 @@ async def test_reports_name_the_module_and_the_page_shows_fix_and_evidence(
             assert status == 200 and headers["Content-Type"].startswith("text/html")
             assert "<strong>Module:</strong> <code>stream</code>" in page_html
             assert f"/api/a2a<mark>/api/a2a</mark>{GATEWAY_PREFIX.removeprefix('/api/a2a')}" in page_html
-            concrete = report.advice(d.history.recent("broken", "stream")[-1]) or ""
+            concrete = report.advice(d.history.latest("broken", "stream")[1]) or ""  # type: ignore[index]
             assert concrete.startswith("The advertised URL should be ") and html.escape(concrete) in page_html
 
             # the fleet: agents and probes are different counts, each named
@@ -75,7 +75,7 @@ async def test_reports_name_the_module_and_the_page_shows_fix_and_evidence(
             assert "`probe_config_error`" in no_token_md
             assert "auth.bearer_token: environment variable A2A_TEST_UNSET_TOKEN is not set" in no_token_md
             assert "**Card:**" not in no_token_md and "## Steps" not in no_token_md and "( )" not in no_token_md
-            assert d.history.recent("no-token", "ping")[-1].steps == []
+            assert d.history.latest("no-token", "ping")[1].steps == []  # type: ignore[index]
 
             _, page, _ = await get(f"{base}/")
 

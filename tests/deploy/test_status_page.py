@@ -227,7 +227,7 @@ async def test_status_page_renders_in_chromium(tmp_path: Path, chromium: Path) -
         async with running_daemon(cfg) as (d, base):
             await wait_for(lambda: all(d.history.recent(a, m) for a in ("healthy-agent", "broken-gateway")
                                        for m in ("ping", "stream")), timeout=30)
-            concrete = report.advice(d.history.recent("broken-gateway", "ping")[-1]) or ""
+            concrete = report.advice(d.history.latest("broken-gateway", "ping")[1]) or ""  # type: ignore[index]
             status, _, headers = await get(f"{base}/")
             assert status == 200 and headers["Content-Type"].startswith("text/html")
             shot = tmp_path / "status.png"
@@ -340,9 +340,12 @@ async def test_status_page_escapes_what_it_shows() -> None:
     failed = ProbeResult(agent=evil, target_url="http://127.0.0.1:9", interface_url='http://h/"><b>x</b>',
                          success=False, reason=Reason.CARD_UNREACHABLE, duration_s=0.0123,
                          started_at=datetime.now(UTC) - timedelta(minutes=5))
-    history: dict[str, list[ProbeResult]] = {"ping": [failed]}
+    from probe.history import History
+
+    history = History(5)
+    history.add("ping", failed)
     fake: Any = SimpleNamespace(config=SimpleNamespace(agents=[agent]), shard=SimpleNamespace(owns=lambda _n: True),
-                                history=SimpleNamespace(recent=lambda _a, m: history.get(m, [])))
+                                history=history)
     resp = await status_page(SimpleNamespace(app={DAEMON: fake}))  # type: ignore[arg-type]
     body = resp.text or ""
     assert "<script>" not in body and "<b>x</b>" not in body
