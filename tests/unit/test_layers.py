@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("demo", ("probe.demo",)),
     ("daemon", ("probe.daemon",)),
     ("web", ("probe.web", "probe.statuspage", "probe.webguard")),
-    ("runner", ("probe.runner", "probe.scheduler", "probe.history", "probe.metrics", "probe.offline")),
+    ("runner", ("probe.runner", "probe.scheduler", "probe.history", "probe.metrics", "probe.selfmon", "probe.offline")),
     ("report", ("probe.report", "probe.levels", "probe.templates")),
     ("config", ("probe.config",)),
     ("suite", ("probe.suite",)),
