@@ -245,7 +245,8 @@ def test_agent_panels() -> None:
     for needle in ("a2a_probe_step_success", "a2a_probe_http_status_code", "a2a_probe_http_phase_duration_seconds",
                    "a2a_probe_agent_card_info", "a2a_probe_last_success_timestamp_seconds",
                    "histogram_quantile(0.5,", "histogram_quantile(0.95,", "histogram_quantile(0.99,",
-                   "a2a_probe_step_duration_seconds_bucket", "a2a_probe_failures_total"):
+                   "a2a_probe_step_duration_seconds_bucket", "a2a_probe_failures_total",
+                   "a2a_probe_push_delivery_latency_seconds_bucket", "a2a_probe_push_delivery_problems_total"):
         assert needle in exprs, needle
     uptime = next(p for p in all_panels(d["panels"]) if p["title"] == "Uptime")
     for t in uptime["targets"]:

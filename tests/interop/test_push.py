@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -143,3 +144,60 @@ async def test_suite_fails_exactly_the_broken_rule(fault: str, client: HttpClien
                                            (c.get("authentication") or {}).get("credentials")) if v]
     assert fault == "not_supported" or secrets
     assert not [v for v in secrets if v in text]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--push-listen", "nowhere"], "expected HOST:PORT"),
+    (["--push-listen", "127.0.0.1:99999"], "expected HOST:PORT"),
+    (["--push-url", "ftp://probe.example.com"], "--push-url"),
+    (["--push-url", "https://user:pw@probe.example.com"], "--push-url"),
+])
+def test_cli_push_flags_are_validated(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from probe.cli import main
+
+    assert main(["check", "http://127.0.0.1:9", "--suite", "full", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_push_flags_need_the_full_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    from probe.cli import main
+
+    assert main(["check", "http://127.0.0.1:9", "--push-url", "https://probe.example.com"]) == 2
+    assert "need --suite full" in capsys.readouterr().err
+
+
+def test_cli_announces_push_url_instead_of_the_listener(capsys: pytest.CaptureFixture[str]) -> None:
+    """--push-url is what the agent is told to call: a URL it cannot reach shows up as push_not_delivered."""
+    import json
+    import threading
+
+    from probe.cli import main
+
+    box: dict[str, str] = {}
+    ready, stop = threading.Event(), threading.Event()
+    agent = PushFault("none")
+
+    def serve() -> None:
+        async def run() -> None:
+            async with push_fault_agent(agent) as url:
+                box["url"] = url
+                ready.set()
+                await asyncio.to_thread(stop.wait)
+
+        asyncio.run(run())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        code = main(["check", box["url"], "--suite", "full", "--suite-timeout", "15", "--timeout", "3",
+                     "--push-listen", "127.0.0.1:0", "--push-url", "http://127.0.0.1:9/elsewhere", "--format", "json"])
+    finally:
+        stop.set()
+        thread.join(10)
+    results = {r["test"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert code == 1
+    assert results["push.delivered"]["status"] == "fail"
+    assert "push_not_delivered" in results["push.delivered"]["message"]
+    assert agent.posted and all(u.startswith("http://127.0.0.1:9/elsewhere/-/push/") for u in agent.posted)
