@@ -54,6 +54,9 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+# --binding value (the registry name, as in metrics) -> the card's protocolBinding
+BINDING_CHOICES = {"jsonrpc": "JSONRPC", "http_json": "HTTP+JSON", "grpc": "GRPC"}
+
 
 def positive(value: str) -> float:
     """argparse type: a number of seconds > 0."""
@@ -80,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--header", action="append", default=[], metavar="K=V",
                    help="extra header on invocation requests (repeatable; never sent during discovery)")
     c.add_argument("--a2a-version", choices=["1.0", "0.3"], help="force the protocol version of the interface")
+    c.add_argument("--binding", choices=list(BINDING_CHOICES),
+                   help="probe the interface of this binding (default: the card's preference order, JSON-RPC first)")
     c.add_argument("--message", default="a2a-probe health check", help="text of the probe message")
     c.add_argument("--expect-text", help="fail unless this text appears in the answer")
     c.add_argument("--timeout", type=positive, default=30.0, help="hard deadline for the whole probe, seconds")
@@ -250,7 +255,8 @@ def target_from_args(args: argparse.Namespace) -> Target:
         raise UsageError(f"--trusted-jwks: {exc}") from None
     try:
         return Target(name=args.url, url=args.url, card_url=args.card_url, headers=headers,
-                      a2a_version=args.a2a_version, message=args.message, expect_text=args.expect_text,
+                      a2a_version=args.a2a_version, binding=BINDING_CHOICES.get(args.binding or ""),
+                      message=args.message, expect_text=args.expect_text,
                       timeout=args.timeout, allow_cross_origin_redirect=args.allow_cross_origin_redirect,
                       trusted_jwks=jwks, signature_policy=signatures.effective_policy)
     except ValidationError as exc:

@@ -232,7 +232,7 @@ class Agent(_Strict):
     card_url: str | None = None
     modules: list[str] = Field(default_factory=lambda: ["ping"])
     a2a_version: Literal["1.0", "0.3"] | None = None
-    binding: Literal["JSONRPC"] | None = None
+    binding: Literal["JSONRPC", "HTTP+JSON", "GRPC"] | None = None
     headers: dict[str, str] = Field(default_factory=dict, description="non-secret extra headers on invocation")
     auth: Auth = Field(default_factory=Auth)
     message: str = "a2a-probe health check"

@@ -507,7 +507,8 @@ class ProbeRun:
             self.check("invoke.transport", Status.FAIL, p.detail, step=name)
             raise StepFailed(_PROBLEM_REASON[p.kind], p.detail)
         if op is Op.SEND:
-            self.check("invoke.transport", Status.PASS, answer.exchange.outcome, step=name)
+            self.check("invoke.transport", Status.PASS, f"{answer.exchange.outcome} {answer.content_type}".strip(),
+                       step=name)
         if op is Op.SEND or p is not None:
             self.check("invoke.framing", Status.FAIL if p else Status.PASS, p.detail if p else "", step=name)
         if p is not None:

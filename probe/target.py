@@ -71,7 +71,7 @@ class Target(BaseModel):
     headers: dict[str, SecretStr] = Field(default_factory=dict,
                                           description="Sent on invocation only, never on public discovery")
     a2a_version: Literal["1.0", "0.3"] | None = None
-    binding: Literal["JSONRPC"] | None = None
+    binding: Literal["JSONRPC", "HTTP+JSON", "GRPC"] | None = None
     message: str = "a2a-probe health check"
     expect_text: str | None = None
     timeout: float = Field(30.0, gt=0, le=3600)

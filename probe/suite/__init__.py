@@ -19,7 +19,7 @@ from probe.results import ProbeResult, Status, StepName, StepResult
 from probe.suite import errors, interop, lifecycle, push, security, streaming
 from probe.suite.context import Skip, Suite, SuiteOptions
 from probe.target import Target
-from probe.wire.http import Deadline, HttpClient
+from probe.wire.http import Deadline, HttpClient, WireError
 
 __all__ = ["SuiteOptions", "run_suite"]
 
@@ -62,12 +62,18 @@ async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:
     if s.deadline.expired():
         _skip(s, ids, "the suite's time budget was used up")
         return
+    only = {b for i in ids for b in BY_ID[i].bindings}
+    if only and s.binding_name not in only:
+        _skip(s, ids, f"a {'/'.join(sorted(only))}-only check; this interface is {s.binding_name}")
+        return
     before = len(s.result.checks)
     t0 = time.monotonic()
     try:
         await fn(s)
     except Skip as exc:
         _skip(s, ids, str(exc))
+    except WireError as exc:  # no answer at all: errors.no_server_errors already counts it
+        _skip(s, ids, f"no answer: {exc}"[:200])
     except Exception as exc:  # a check bug must not lose the other results
         log.exception("suite_check_error", check=fn.__name__)
         _skip(s, ids, f"probe error in this check: {type(exc).__name__}: {exc}"[:200])

@@ -23,6 +23,7 @@ class Subscription:
         self.task_id = task_id
         self.judge = StreamJudge(s.dialect, close_grace=1.0)
         self.plain: Answer | None = None
+        self.method = ""  # the call that opened it (on HTTP+JSON: the subscribe verb the agent took)
         self.error: str | None = None
         self._opened = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -36,6 +37,7 @@ class Subscription:
         try:
             async with self.s.client.subscribe(self.task_id) as es:
                 self._opened.set()
+                self.method = es.method
                 if es.plain is not None:
                     self.plain = es.plain
                     return
@@ -70,7 +72,7 @@ class Subscription:
             problems.append(f"ended {j.state}, expected {expect}")
         if problems:
             return Status.FAIL, "; ".join(problems)
-        return Status.PASS, f"{j.events} event(s), Task first, closed at {expect}"
+        return Status.PASS, f"{j.events} event(s), Task first, closed at {expect} ({self.method.split(' ')[0]})"
 
 
 async def subscribe_terminal(s: Suite) -> None:

@@ -42,12 +42,14 @@ def _by_mapping(v101: Any, v100: Any) -> dict[Any, tuple[str, ...]]:
 
 _E = A2AErrorSpec
 ERRORS: tuple[A2AErrorSpec, ...] = (
-    # JSON-RPC's own errors: no ErrorInfo reason; the HTTP/gRPC columns are the categories of §3.3.2
-    _E("JSONParseError", -32700, None, 400, "INVALID_ARGUMENT"),
-    _E("InvalidRequestError", -32600, None, 400, "INVALID_ARGUMENT"),
-    _E("MethodNotFoundError", -32601, None, 404, "UNIMPLEMENTED"),
-    _E("InvalidParamsError", -32602, None, 400, "INVALID_ARGUMENT"),
-    _E("InternalError", -32603, None, 500, "INTERNAL"),
+    # JSON-RPC's own errors: the spec lists no ErrorInfo reason for them; the reasons here follow its naming rule
+    # (UPPER_SNAKE_CASE without "Error"), as the official SDKs send them on HTTP+JSON and gRPC. The HTTP/gRPC
+    # columns are the categories of §3.3.2.
+    _E("JSONParseError", -32700, "JSON_PARSE", 400, "INVALID_ARGUMENT"),
+    _E("InvalidRequestError", -32600, "INVALID_REQUEST", 400, "INVALID_ARGUMENT"),
+    _E("MethodNotFoundError", -32601, "METHOD_NOT_FOUND", 404, "UNIMPLEMENTED"),
+    _E("InvalidParamsError", -32602, "INVALID_PARAMS", 400, "INVALID_ARGUMENT"),
+    _E("InternalError", -32603, "INTERNAL", 500, "INTERNAL"),
     # A2A errors
     _E("TaskNotFoundError", -32001, "TASK_NOT_FOUND", 404, "NOT_FOUND"),
     _E("TaskNotCancelableError", -32002, "TASK_NOT_CANCELABLE", 400, "FAILED_PRECONDITION", http_100=409),

@@ -6,7 +6,7 @@ by the card's protocolBinding (`BY_CARD_NAME`) and reports them by registry name
 
 from __future__ import annotations
 
-from probe.wire.bindings import jsonrpc
+from probe.wire.bindings import http_json, jsonrpc
 from probe.wire.bindings.base import (
     BY_CARD_NAME,
     REGISTRY,
@@ -24,4 +24,4 @@ from probe.wire.bindings.base import (
 )
 
 __all__ = ["BY_CARD_NAME", "REGISTRY", "A2AError", "Answer", "AnswerStream", "Binding", "Context", "Factory",
-           "Headers", "Op", "Problem", "ProblemKind", "StreamEvent", "jsonrpc"]
+           "Headers", "Op", "Problem", "ProblemKind", "StreamEvent", "http_json", "jsonrpc"]

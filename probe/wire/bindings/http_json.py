@@ -1,0 +1,224 @@
+"""HTTP+JSON (REST, spec §11): one route per operation under the interface URL, real HTTP statuses, SSE streams.
+
+1.0 routes sit directly under the interface URL (``/message:send``, ``/tasks/{id}``, …); 0.3 ones under
+``/v1``. A success is the bare ProtoJSON object; an error is an HTTP status with a `google.rpc.Status`
+body whose ErrorInfo names the A2A error. A 404 without such a body is a missing route, not an A2A
+TaskNotFound, and is reported as such. Where the spec leaves a choice (the subscribe verb) the binding
+tries the documented alternatives and remembers which one the agent took.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, ClassVar
+from urllib.parse import quote, urlencode
+
+from probe.results import Exchange
+from probe.wire import a2a_errors, strictjson
+from probe.wire.bindings.base import (
+    MAX_RESPONSE_BYTES,
+    A2AError,
+    Answer,
+    Context,
+    Headers,
+    Op,
+    Problem,
+    ProblemKind,
+    StreamEvent,
+    merge_headers,
+    register,
+    snippet,
+)
+from probe.wire.bindings.jsonrpc import SseStream
+from probe.wire.dialects import Dialect
+from probe.wire.http import Deadline, HttpClient
+from probe.wire.sse import SSEEvent
+
+JSON_TYPES = ("application/a2a+json", "application/json")  # 1.0.1 SHOULD, and what 1.0.0 and 0.3 used
+_PROBLEM_JSON = "application/problem+json"  # RFC 9457 bodies from pre-1.0 REST servers
+SUBSCRIBE_VERBS = ("POST", "GET")  # the spec's prose says POST, the proto's HTTP annotation GET
+
+
+def _q(value: Any) -> str:
+    return quote(str(value), safe="")
+
+
+def route(version: str, op: Op, params: Mapping[str, Any]) -> tuple[str, str, dict[str, Any] | None, dict[str, Any]]:
+    """(verb, path, JSON body or None, query) of one operation; the path is relative to the interface URL."""
+    base = "/v1" if version == "0.3" else ""
+    tid = params.get("id") if op in (Op.GET, Op.CANCEL, Op.SUBSCRIBE) else params.get("taskId")
+    body = {k: v for k, v in params.items() if k not in ("id",)} if op is Op.CANCEL else dict(params)
+    if op is Op.SEND:
+        return "POST", f"{base}/message:send", dict(params), {}
+    if op is Op.STREAM:
+        return "POST", f"{base}/message:stream", dict(params), {}
+    if op is Op.GET:
+        query = {"historyLength": params["historyLength"]} if "historyLength" in params else {}
+        return "GET", f"{base}/tasks/{_q(tid)}", None, query
+    if op is Op.LIST:
+        return "GET", f"{base}/tasks", None, dict(params)
+    if op is Op.CANCEL:
+        return "POST", f"{base}/tasks/{_q(tid)}:cancel", body, {}
+    if op is Op.SUBSCRIBE:
+        return "POST", f"{base}/tasks/{_q(tid)}:subscribe", None, {}
+    configs = f"{base}/tasks/{_q(tid)}/pushNotificationConfigs"
+    if op is Op.PUSH_SET:
+        return "POST", configs, dict(params), {}
+    if op is Op.PUSH_LIST:
+        return "GET", configs, None, {k: v for k, v in params.items() if k not in ("taskId", "id")}
+    cfg = params.get("id") or params.get("pushNotificationConfigId")
+    if op is Op.PUSH_GET:
+        return "GET", f"{configs}/{_q(cfg)}", None, {}
+    if op is Op.PUSH_DELETE:
+        return "DELETE", f"{configs}/{_q(cfg)}", None, {}
+    return "GET", f"{base}/card" if version == "0.3" else "/extendedAgentCard", None, {}  # EXTENDED_CARD
+
+
+class HttpJsonBinding:
+    name: ClassVar[str] = "http_json"
+    card_name: ClassVar[str] = "HTTP+JSON"
+
+    def __init__(self, client: HttpClient, url: str, dialect: Dialect, headers: Mapping[str, str]) -> None:
+        self.client = client
+        self.url = url.rstrip("/")
+        self.dialect = dialect
+        self._headers = {"Content-Type": "application/json", **headers}
+        if dialect.header_version:
+            self._headers["A2A-Version"] = dialect.header_version
+        self.subscribe_verb: str | None = None  # the verb the agent took for subscribe, once seen
+
+    @classmethod
+    def build(cls, ctx: Context) -> HttpJsonBinding:
+        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers)
+
+    def method(self, op: Op) -> str:
+        verb, path, _, _ = route(self.dialect.version, op, {"id": "{id}", "taskId": "{id}"})
+        return f"{verb} {path}"
+
+    async def close(self) -> None:
+        return None
+
+    def _target(self, op: Op, params: dict[str, Any]) -> tuple[str, str, bytes | None]:
+        verb, path, body, query = route(self.dialect.version, op, params)
+        url = self.url + path + (("?" + urlencode(query)) if query else "")
+        return verb, url, json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+
+    async def call(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
+                   headers: Headers | None = None) -> Answer:
+        verb, url, body = self._target(op, params)
+        accept = {"Accept": ", ".join(JSON_TYPES)}
+        hdrs = merge_headers(self._headers, {**accept, **(headers or {})})
+        if body is None:
+            hdrs = merge_headers(hdrs, {"Content-Type": None})
+        resp = await self.client.request(verb, url, deadline=deadline, body=body, headers=hdrs,
+                                         max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False)
+        answer = read_answer(f"{verb} {resp.exchange.url}", resp.exchange, resp.status, resp.content_type, resp.body)
+        answer.challenge = resp.headers.get("WWW-Authenticate")
+        return answer
+
+    @asynccontextmanager
+    async def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
+                          headers: Headers | None = None) -> AsyncIterator[SseStream]:
+        verb, url, body = self._target(op, params)
+        hdrs = merge_headers(self._headers, {"Accept": "text/event-stream", **(headers or {})})
+        verbs = [verb]
+        if op is Op.SUBSCRIBE:
+            verbs = [self.subscribe_verb] if self.subscribe_verb else list(SUBSCRIBE_VERBS)
+        for i, v in enumerate(verbs):
+            async with self.client.stream(v, url, deadline=deadline, headers=hdrs, body=body) as raw:
+                label = f"{v} {raw.exchange.url}"
+                stream = SseStream(label, raw, http_json_event)
+                if stream.is_sse:
+                    if op is Op.SUBSCRIBE:
+                        self.subscribe_verb = v
+                    yield stream
+                    return
+                data = await raw.read_body(MAX_RESPONSE_BYTES)
+                stream.plain = read_answer(label, raw.exchange, raw.status, raw.content_type, data)
+                p = stream.plain.problem
+                # the other documented verb, when this one is not routed at all
+                if i + 1 < len(verbs) and (raw.status == 405 or (p is not None and p.kind is ProblemKind.ROUTE)):
+                    continue
+                yield stream
+                return
+
+
+def http_json_event(ev: SSEEvent) -> StreamEvent:
+    """An HTTP+JSON stream event: the bare StreamResponse, or a google.rpc.Status error."""
+    try:
+        doc = strictjson.loads(ev.data)
+    except strictjson.StrictJSONError as exc:
+        return StreamEvent(ev.event, ev.data, problem=f"not JSON: {exc}")
+    if not isinstance(doc, dict):
+        return StreamEvent(ev.event, ev.data, problem=f"a JSON {type(doc).__name__}, not a StreamResponse object")
+    if "error" in doc and isinstance(doc["error"], dict):
+        return StreamEvent(ev.event, ev.data, error=_status_error(doc["error"], None))
+    return StreamEvent(ev.event, ev.data, result=doc, has_result=True)
+
+
+def _status_error(err: dict[str, Any], http_status: int | None) -> A2AError:
+    """A google.rpc.Status body (`{"error": {code, status, message, details}}`) as an A2A error by name."""
+    details = err.get("details")
+    reason = a2a_errors.a2a_reason(details)
+    spec, mappings = a2a_errors.from_http(http_status, reason) if http_status is not None else (
+        a2a_errors.BY_REASON.get(reason or ""), ())
+    code = http_status if http_status is not None else err.get("code")
+    return A2AError(name=spec.name if spec else None, message=str(err.get("message", ""))[:500], code=code,
+                    binding="http_json", reason=reason, details=details, mappings=mappings)
+
+
+def _base_type(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def read_answer(method: str, exchange: Exchange, status: int | None, content_type: str, body: bytes) -> Answer:
+    """Read one HTTP+JSON answer: a 2xx ProtoJSON body, an A2A error (status + google.rpc.Status), or a problem."""
+    answer = Answer(method, exchange, content_type, snippet=snippet(body))
+    base = _base_type(content_type)
+    doc: Any = None
+    parse_error: str | None = None
+    if body:
+        try:
+            doc = strictjson.loads(body)
+        except strictjson.StrictJSONError as exc:
+            parse_error = str(exc)
+    ok = status is not None and 200 <= status < 300
+    where = f"{method} answered HTTP {status}"
+    if ok:
+        if parse_error is not None or not isinstance(doc, dict | type(None)) or (doc is None and body):
+            answer.problem = Problem(ProblemKind.FRAMING, f"{where} {content_type or 'no content type'}, not a "
+                                     f"ProtoJSON object: {parse_error or type(doc).__name__}"
+                                     + (f" — body starts {answer.snippet[:80]!r}" if answer.snippet else ""))
+            return answer
+        answer.result, answer.has_result = (doc if doc is not None else {}), True
+        if base not in JSON_TYPES:
+            answer.deviations.append(f"Content-Type is {content_type or 'missing'!r}, not application/a2a+json or "
+                                     "application/json")
+            answer.problem = Problem(ProblemKind.FRAMING, "; ".join(answer.deviations))
+        return answer
+    err = doc.get("error") if isinstance(doc, dict) else None
+    if isinstance(err, dict):  # google.rpc.Status: an A2A answer, whatever the status
+        answer.error = _status_error(err, status)
+        if answer.error.name is not None and not answer.error.mappings and status not in (401, 403):
+            expected = " or ".join(str(s) for s in a2a_errors.BY_NAME[answer.error.name].http_statuses())
+            answer.problem = Problem(ProblemKind.STATUS, f"{where} for {answer.error.describe()}; the spec maps "
+                                     f"{answer.error.name} to HTTP {expected}")
+        return answer
+    if base == _PROBLEM_JSON and isinstance(doc, dict):  # pre-1.0 servers: RFC 9457, no A2A name to read
+        answer.error = A2AError(name=None, message=str(doc.get("detail") or doc.get("title") or "")[:500],
+                                code=status, binding="http_json", details=doc)
+    body_note = f" ({content_type or 'no content type'}: {answer.snippet[:120]})" if answer.snippet else ""
+    if status == 404 and answer.error is None:
+        answer.problem = Problem(ProblemKind.ROUTE, f"{where} without an A2A error body: no such route{body_note}")
+    elif status in (401, 403):
+        answer.problem = Problem(ProblemKind.AUTH, where + body_note)
+    elif status == 400 and "version" in answer.snippet.lower() and answer.error is None:
+        answer.problem = Problem(ProblemKind.VERSION, where + body_note + " — the server rejects the A2A-Version sent")
+    elif answer.error is None:
+        answer.problem = Problem(ProblemKind.STATUS, where + body_note)
+    return answer
+
+
+register(HttpJsonBinding.name, HttpJsonBinding.card_name, HttpJsonBinding.build)

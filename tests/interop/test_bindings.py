@@ -1,0 +1,117 @@
+"""HTTP+JSON against the official SDK servers' REST endpoints, and REST fault agents with exact reasons."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from probe.cli import main
+from probe.engine import run_probe
+from probe.reasons import Reason
+from probe.results import Status, StepName
+from probe.suite import SuiteOptions, run_suite
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.agents.cards import valid_card
+from tests.agents.server import serve
+from tests.peers.harness import Peer
+
+PEERS = ["py_peer", "js_peer"]
+NOT_FOUND_INFO = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND",
+                  "domain": "a2a-protocol.org"}
+
+
+@pytest.mark.external
+@pytest.mark.parametrize("peer_name", PEERS)
+def test_quick_check_over_http_json(peer_name: str, request: pytest.FixtureRequest,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    peer: Peer = request.getfixturevalue(peer_name)
+    code = main(["check", peer.base_url, "--binding", "http_json", "--message", "hello rest",
+                 "--expect-text", "echo: hello rest", "--format", "json"])
+    rep = json.loads(capsys.readouterr().out)
+    assert code == 0, rep
+    assert (rep["binding"], rep["interfaceUrl"], rep["protocolVersion"]) == ("HTTP+JSON", peer.rest_url, "1.0")
+    steps = {s["name"]: s for s in rep["steps"]}
+    assert steps["invoke"]["method"] == "POST /message:send"
+    assert steps["stream"]["method"] == "POST /message:stream"
+    results = {r["test"]: r for r in rep["results"]}
+    assert "application/a2a+json" in results["invoke.transport"]["message"]  # the content type seen is reported
+
+
+@pytest.mark.external
+@pytest.mark.parametrize("peer_name", PEERS)
+async def test_full_suite_over_http_json(peer_name: str, request: pytest.FixtureRequest, client: HttpClient) -> None:
+    peer: Peer = request.getfixturevalue(peer_name)
+    r = await run_suite(Target(name=peer_name, url=peer.base_url, binding="HTTP+JSON"), client,
+                        SuiteOptions(timeout=60, slow_prompt="slow", input_prompt="input please"))
+    failed = {c.id: c.message for c in r.checks if c.status is Status.FAIL and c.id != "card.cache_headers"}
+    assert not failed, failed
+    checks = {c.id: c for c in r.checks}
+    for jsonrpc_only in ("errors.parse_error", "errors.invalid_request", "errors.unknown_method"):
+        assert checks[jsonrpc_only].status is Status.SKIP and "jsonrpc-only" in checks[jsonrpc_only].message
+    for id_ in ("errors.task_not_found", "errors.not_cancelable", "lifecycle.cancel", "streaming.subscribe",
+                "errors.version_not_supported", "lifecycle.get_task"):
+        assert checks[id_].status is Status.PASS, (id_, checks[id_].message)
+    assert "HTTP 404 TaskNotFoundError (TASK_NOT_FOUND)" in checks["errors.task_not_found"].message
+
+
+def _rest_agent(handlers: dict[str, Any], *, also_jsonrpc: bool = True) -> web.Application:
+    """A card with a REST interface at /rest (and a JSON-RPC one at /rpc that works), REST routes as given."""
+    async def card(request: web.Request) -> web.Response:
+        origin = f"http://{request.host}"
+        ifaces: list[tuple[str, str, str] | str] = [(f"{origin}/rest", "HTTP+JSON", "1.0")]
+        if also_jsonrpc:
+            ifaces.append(f"{origin}/rpc")
+        return web.json_response(valid_card(*ifaces), headers={"Cache-Control": "max-age=60", "ETag": '"e"'})
+
+    async def rpc(request: web.Request) -> web.Response:
+        body = await request.json()
+        task = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"},
+                "artifacts": [{"artifactId": "a", "parts": [{"text": "ok"}]}]}
+        return web.json_response({"jsonrpc": "2.0", "id": body["id"], "result": {"task": task}})
+
+    app = web.Application()
+    app.router.add_get("/.well-known/agent-card.json", card)
+    app.router.add_post("/rpc", rpc)
+    for route, handler in handlers.items():
+        verb, path = route.split(" ", 1)
+        app.router.add_route(verb, path, handler)
+    return app
+
+
+async def test_a_rest_route_that_404s_while_jsonrpc_works(client: HttpClient) -> None:
+    async with serve(_rest_agent({})) as origin:  # no REST route at all: aiohttp's plain 404
+        rest = await run_probe(Target(name="r", url=origin, binding="HTTP+JSON"), client, steps=(StepName.INVOKE,))
+        rpc = await run_probe(Target(name="r", url=origin), client, steps=(StepName.INVOKE,))
+    assert rpc.success, rpc.reason
+    assert rest.reason is Reason.INVOKE_ROUTE_NOT_FOUND
+    assert rest.binding == "HTTP+JSON"
+    assert "without an A2A error body" in (rest.failed_checks()[0].message + str(rest.steps[-1].detail))
+
+
+async def test_a_rest_a2a_404_is_not_a_route_404(client: HttpClient) -> None:
+    status = {"error": {"code": 404, "status": "NOT_FOUND", "message": "Task not found", "details": [
+        NOT_FOUND_INFO]}}
+
+    async def get_task(_: web.Request) -> web.Response:
+        return web.json_response(status, status=404)
+
+    async with serve(_rest_agent({"GET /rest/tasks/{id}": get_task})) as origin:
+        r = await run_probe(Target(name="r", url=origin, binding="HTTP+JSON"), client, steps=(StepName.PING,))
+    assert r.success, r.steps  # the ping's TaskNotFound proves the route reaches an A2A server
+
+
+async def test_a_rest_error_body_with_the_wrong_status(client: HttpClient) -> None:
+    status = {"error": {"code": 500, "status": "INTERNAL", "message": "no such task", "details": [
+        NOT_FOUND_INFO]}}
+
+    async def get_task(_: web.Request) -> web.Response:
+        return web.json_response(status, status=500)
+
+    async with serve(_rest_agent({"GET /rest/tasks/{id}": get_task})) as origin:
+        r = await run_probe(Target(name="r", url=origin, binding="HTTP+JSON"), client, steps=(StepName.PING,))
+    assert r.reason is Reason.INVOKE_UNEXPECTED_STATUS
+    assert "the spec maps TaskNotFoundError to HTTP 404" in (r.steps[-1].detail or "")

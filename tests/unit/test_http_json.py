@@ -1,0 +1,88 @@
+"""The HTTP+JSON binding's routes and how it reads answers: results, A2A errors by name, route 404s, statuses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from probe.results import Exchange
+from probe.wire.bindings import Answer, Op, ProblemKind
+from probe.wire.bindings.http_json import http_json_event, read_answer, route
+from probe.wire.sse import SSEEvent
+
+INFO = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "domain": "a2a-protocol.org"}
+
+
+@pytest.mark.parametrize(("version", "op", "params", "expected"), [
+    ("1.0", Op.SEND, {"message": {}}, ("POST", "/message:send")),
+    ("1.0", Op.GET, {"id": "a/b", "historyLength": 1}, ("GET", "/tasks/a%2Fb")),
+    ("1.0", Op.CANCEL, {"id": "t"}, ("POST", "/tasks/t:cancel")),
+    ("1.0", Op.SUBSCRIBE, {"id": "t"}, ("POST", "/tasks/t:subscribe")),
+    ("1.0", Op.PUSH_GET, {"taskId": "t", "id": "c"}, ("GET", "/tasks/t/pushNotificationConfigs/c")),
+    ("1.0", Op.PUSH_DELETE, {"taskId": "t", "id": "c"}, ("DELETE", "/tasks/t/pushNotificationConfigs/c")),
+    ("1.0", Op.EXTENDED_CARD, {}, ("GET", "/extendedAgentCard")),
+    ("0.3", Op.SEND, {"message": {}}, ("POST", "/v1/message:send")),
+    ("0.3", Op.EXTENDED_CARD, {}, ("GET", "/v1/card")),
+])
+def test_routes(version: str, op: Op, params: dict[str, object], expected: tuple[str, str]) -> None:
+    verb, path, _, _ = route(version, op, params)
+    assert (verb, path) == expected
+
+
+def test_get_puts_history_length_in_the_query() -> None:
+    assert route("1.0", Op.GET, {"id": "t", "historyLength": 0})[3] == {"historyLength": 0}
+
+
+def _read(status: int, body: object, ctype: str = "application/a2a+json") -> Answer:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return read_answer("GET /tasks/x", Exchange(method="GET", url="http://a/rest/tasks/x", status=status), status,
+                       ctype, raw)
+
+
+def test_a_result_and_its_content_type() -> None:
+    a = _read(200, {"id": "t"})
+    assert a.problem is None and a.has_result and a.result == {"id": "t"}
+    assert _read(200, {"id": "t"}, "application/json").problem is None
+    wrong = _read(200, {"id": "t"}, "text/plain")
+    assert wrong.problem is not None and wrong.problem.kind is ProblemKind.FRAMING
+
+
+@pytest.mark.parametrize(("status", "reason", "name", "mappings"), [
+    (404, "TASK_NOT_FOUND", "TaskNotFoundError", ("1.0.0", "1.0.1")),
+    (409, "TASK_NOT_CANCELABLE", "TaskNotCancelableError", ("1.0.0",)),
+    (400, "TASK_NOT_CANCELABLE", "TaskNotCancelableError", ("1.0.1",)),
+])
+def test_an_a2a_error_by_name_with_the_mapping_it_follows(status: int, reason: str, name: str,
+                                                          mappings: tuple[str, ...]) -> None:
+    a = _read(status, {"error": {"code": status, "message": "m", "details": [{**INFO, "reason": reason}]}},
+              "application/json")
+    assert a.error is not None and (a.error.name, a.error.mappings) == (name, mappings)
+    assert a.problem is None
+
+
+def test_an_error_with_a_status_no_mapping_uses_is_a_status_problem() -> None:
+    a = _read(500, {"error": {"code": 500, "message": "m", "details": [{**INFO, "reason": "TASK_NOT_FOUND"}]}})
+    assert a.error is not None and a.error.name == "TaskNotFoundError"
+    assert a.problem is not None and a.problem.kind is ProblemKind.STATUS
+
+
+@pytest.mark.parametrize(("status", "body", "ctype", "kind"), [
+    (404, b"<html>Cannot GET</html>", "text/html", ProblemKind.ROUTE),
+    (404, b"", "text/plain", ProblemKind.ROUTE),
+    (401, b"", "text/plain", ProblemKind.AUTH),
+    (502, b"bad gateway", "text/plain", ProblemKind.STATUS),
+    (200, b"<html>", "text/html", ProblemKind.FRAMING),
+])
+def test_transport_problems(status: int, body: bytes, ctype: str, kind: ProblemKind) -> None:
+    a = _read(status, body, ctype)
+    assert a.problem is not None and a.problem.kind is kind
+
+
+def test_stream_events_are_bare_stream_responses() -> None:
+    ok = http_json_event(SSEEvent(event="", data='{"statusUpdate": {"taskId": "t"}}', id=None))
+    assert ok.has_result and ok.result == {"statusUpdate": {"taskId": "t"}}
+    err = http_json_event(SSEEvent(event="error", data=json.dumps(
+        {"error": {"code": 400, "message": "no", "details": [{**INFO, "reason": "UNSUPPORTED_OPERATION"}]}}), id=None))
+    assert err.error is not None and err.error.name == "UnsupportedOperationError"
+    assert http_json_event(SSEEvent(event="", data="[1]", id=None)).problem is not None
