@@ -32,7 +32,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from probe import redact
 from probe.shard import Shard, ShardError
 from probe.shard import parse as parse_shard
-from probe.target import DEFAULT_LIMITS, Target, check_url
+from probe.target import DEFAULT_LIMITS, ApiKeySpec, AuthSpec, BasicSpec, OAuth2Spec, Target, TlsSpec, check_url
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -86,6 +86,8 @@ class Module(_Strict):
                                                       "on this module (docs/metrics.md)")
     late_after: Duration | None = Field(None, description="push only: a terminal delivery later than this after the "
                                                           "send counts as late (measured; not a failure)")
+    fresh_connection: bool | None = Field(None, description="a new connection (DNS, TCP, TLS) for every request, "
+                                                            "so those timings are real; default: on for ping only")
 
     max_stream_events: int | None = Field(None, ge=1, description="events read from one stream before the probe "
                                                                  "stops (work_limit_exceeded); default 10000")
@@ -108,6 +110,10 @@ class Module(_Strict):
             raise ValueError(f"jitter ({self.jitter:g}s) must not exceed a quarter of the interval "
                              f"({self.interval / 4:g}s): runs stay near their phase slot")
         return self
+
+    @property
+    def fresh(self) -> bool:
+        return self.fresh_connection if self.fresh_connection is not None else self.prober is Prober.PING
 
     @property
     def effective_jitter(self) -> float:
@@ -164,9 +170,68 @@ class SecretRef(_Strict):
         return SecretStr(value)
 
 
+class ApiKeyAuth(_Strict):
+    value: SecretRef
+    name: str | None = Field(None, description="default: the name the card's apiKey scheme declares")
+    location: Literal["header", "query", "cookie"] | None = Field(None, description="default: as the card declares")
+
+
+class BasicAuth(_Strict):
+    username: str
+    password: SecretRef
+
+
+class OAuth2Auth(_Strict):
+    """OAuth2 client credentials; `oidc: true` (or `discovery_url`) finds the token endpoint by OIDC discovery."""
+
+    client_id: str
+    client_secret: SecretRef
+    token_url: str | None = Field(None, description="default: the card's clientCredentials tokenUrl (own or allowed "
+                                                    "origin only)")
+    discovery_url: str | None = Field(None, description="an OpenID Connect discovery document URL")
+    oidc: bool = False
+    scopes: list[str] = Field(default_factory=list)
+    audience: str | None = None
+    client_auth: Literal["basic", "post"] = "basic"
+
+    @field_validator("token_url", "discovery_url")
+    @classmethod
+    def _urls(cls, v: str | None) -> str | None:
+        return None if v is None else check_url(v)
+
+
 class Auth(_Strict):
     bearer_token: SecretRef | None = None
     headers: dict[str, SecretRef] = Field(default_factory=dict, description="e.g. X-API-Key from a file")
+    api_key: ApiKeyAuth | None = None
+    basic: BasicAuth | None = None
+    oauth2: OAuth2Auth | None = None
+    allowed_origins: list[str] = Field(default_factory=list,
+                                       description="other origins that may receive these credentials (an "
+                                                   "advertised interface or token URL elsewhere); the agent's own "
+                                                   "origin always may")
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, v: list[str]) -> list[str]:
+        for item in v:
+            check_url(item)
+        return v
+
+
+class TlsConfig(_Strict):
+    ca_bundle: Path | None = Field(None, description="PEM CA bundle trusted for this agent (besides the system's)")
+    client_cert: Path | None = Field(None, description="PEM client certificate (mTLS); the key in it or client_key")
+    client_key: Path | None = None
+    insecure_skip_verify: bool = Field(False, description="never verify the agent's certificate: logged at start, "
+                                                          "shown on the status page, a failed check every run")
+    expiry_window: Duration = Field(14 * 86400.0, description="flag certificates that expire within this window")
+
+    @model_validator(mode="after")
+    def _key_needs_cert(self) -> TlsConfig:
+        if self.client_key is not None and self.client_cert is None:
+            raise ValueError("client_key needs client_cert")
+        return self
 
 
 class CardSignatures(_Strict):
@@ -243,6 +308,7 @@ class Agent(_Strict):
     allow_cross_origin_redirect: bool = False
     card_signatures: CardSignatures = Field(default_factory=CardSignatures)
     detailed_metrics: bool = Field(False, description="export the per-step and per-phase series for this agent")
+    tls: TlsConfig = Field(default_factory=TlsConfig)
 
     @field_validator("name")
     @classmethod
@@ -269,31 +335,54 @@ class Agent(_Strict):
         refs = {f"auth.headers.{k}": ref for k, ref in self.auth.headers.items()}
         if self.auth.bearer_token is not None:
             refs["auth.bearer_token"] = self.auth.bearer_token
+        if self.auth.api_key is not None:
+            refs["auth.api_key.value"] = self.auth.api_key.value
+        if self.auth.basic is not None:
+            refs["auth.basic.password"] = self.auth.basic.password
+        if self.auth.oauth2 is not None:
+            refs["auth.oauth2.client_secret"] = self.auth.oauth2.client_secret
         return refs
 
     def credential_problems(self) -> list[str]:
         """Credentials that cannot be resolved in this environment, by name only."""
         return [f"{where}: {problem}" for where, ref in self.secret_refs().items() if (problem := ref.problem())]
 
-    def target(self, timeout: float) -> Target:
+    def target(self, timeout: float, *, fresh_connection: bool = False) -> Target:
         """Resolve credentials now (they may rotate) into a Target for one probe run."""
         headers = {k: SecretStr(v) for k, v in self.headers.items()}
+        resolved: dict[str, SecretStr] = {}
         for where, ref in self.secret_refs().items():
             try:
-                value = ref.resolve()
+                resolved[where] = ref.resolve()
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
-            if where == "auth.bearer_token":
-                headers["Authorization"] = SecretStr("Bearer " + value.get_secret_value())
-            else:
-                headers[where.removeprefix("auth.headers.")] = value
-            redact.register(value.get_secret_value())  # masked in every output from now on
+            redact.register(resolved[where].get_secret_value())  # masked in every output from now on
+        a, tls = self.auth, self.tls
+        auth = AuthSpec(
+            bearer=resolved.get("auth.bearer_token"),
+            bearer_file=str(a.bearer_token.file) if a.bearer_token and a.bearer_token.file else None,
+            headers={k: resolved[f"auth.headers.{k}"] for k in a.headers},
+            api_key=ApiKeySpec(value=resolved["auth.api_key.value"], name=a.api_key.name,
+                               location=a.api_key.location) if a.api_key else None,
+            basic=BasicSpec(username=a.basic.username, password=resolved["auth.basic.password"]) if a.basic else None,
+            oauth2=OAuth2Spec(client_id=a.oauth2.client_id, client_secret=resolved["auth.oauth2.client_secret"],
+                              token_url=a.oauth2.token_url, discovery_url=a.oauth2.discovery_url,
+                              scopes=tuple(a.oauth2.scopes), audience=a.oauth2.audience,
+                              client_auth=a.oauth2.client_auth,
+                              oidc=a.oauth2.oidc or a.oauth2.discovery_url is not None)
+            if a.oauth2 else None,
+            client_cert=tls.client_cert is not None, allowed_origins=tuple(a.allowed_origins))
+        tls_spec = TlsSpec(ca_bundle=str(tls.ca_bundle) if tls.ca_bundle else None,
+                           client_cert=str(tls.client_cert) if tls.client_cert else None,
+                           client_key=str(tls.client_key) if tls.client_key else None,
+                           insecure_skip_verify=tls.insecure_skip_verify, expiry_window=tls.expiry_window)
         return Target(name=self.name, url=self.url, card_url=self.card_url, headers=headers,
                       a2a_version=self.a2a_version, binding=self.binding, message=self.message,
                       expect_text=self.expect_text, timeout=timeout,
                       allow_cross_origin_redirect=self.allow_cross_origin_redirect,
                       trusted_jwks=self.card_signatures.resolve(),
-                      signature_policy=self.card_signatures.effective_policy)
+                      signature_policy=self.card_signatures.effective_policy,
+                      auth=auth, tls=tls_spec, fresh_connection=fresh_connection)
 
 
 class MetricsConfig(_Strict):

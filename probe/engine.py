@@ -11,6 +11,8 @@ import time
 import typing
 import uuid
 from collections.abc import Awaitable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -24,7 +26,9 @@ from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
 from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult
 from probe.target import Target
+from probe.trust import auth as authflows
 from probe.trust import signatures
+from probe.trust import tls as tlsmaterial
 from probe.wire import a2a_errors, schema
 from probe.wire import card as cardwire
 from probe.wire.bindings import BY_CARD_NAME, A2AError, Answer, Binding, Context, Factory, Op, ProblemKind
@@ -32,7 +36,10 @@ from probe.wire.card import Card, CardError, Interface
 from probe.wire.client import A2AClient, PollTimeout, Reply
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version
 from probe.wire.http import (
+    AuthTokenFailed,
     BodyTooLarge,
+    ClientCertRefused,
+    ClientConfig,
     ConnectFailed,
     ConnectionReset,
     Deadline,
@@ -41,6 +48,7 @@ from probe.wire.http import (
     ProtocolError,
     RedirectRefused,
     TargetRefused,
+    TlsFailed,
 )
 
 log = structlog.get_logger("a2a_probe.engine")
@@ -98,6 +106,8 @@ class ProbeRun:
         self.card: Card | None = None
         self.binding: Binding | None = None
         self.a2a: A2AClient | None = None  # the one A2A client, on the selected binding
+        self.flow: authflows.AuthFlow | None = None
+        self.transport = ClientConfig(fresh=target.fresh_connection)  # TLS and fresh connections, no credentials
         self.url_findings: tuple[urls.Finding, ...] = ()
         # a MUST broken while the call still works (e.g. SendMessage did not block): the step fails with its
         # reason, but the run goes on so the rest of the agent is judged too
@@ -106,13 +116,25 @@ class ProbeRun:
     # ---- orchestration
 
     async def walk(self, steps: Sequence[StepName]) -> None:
-        """Discover (unless a card was given), validate and select, then the steps."""
-        if self.card is None and not await self._step(StepName.DISCOVER, self.discover):
-            return
-        validated = await self._step(StepName.VALIDATE, self.validate)
-        if self.binding is None:
-            return
-        card_invalid = not validated
+        try:
+            if self.card is None and not await self._step(StepName.DISCOVER, self.discover):
+                return
+            validated = await self._step(StepName.VALIDATE, self.validate)
+            if self.binding is None:
+                return
+            if self.flow is not None and self.flow.needs_token and not await self._step(StepName.AUTH,
+                                                                                         self.authenticate):
+                return
+            await self._remote(steps, card_invalid=not validated)
+        finally:
+            self._tls_findings()
+
+    async def _remote(self, steps: Sequence[StepName], *, card_invalid: bool) -> None:
+        if self.card is not None and _declares_extended(self.card) and steps:
+            await self._step(StepName.EXTENDED_CARD, self.extended_card)
+        else:
+            self.check("card.extended", Status.SKIP, "the card declares no extended card" if steps else
+                       "no remote step ran", step=StepName.VALIDATE)
         for name in steps:
             fn = {StepName.PING: self.ping, StepName.INVOKE: self.invoke, StepName.STREAM: self.stream}[name]
             ok = await self._step(name, fn)
@@ -168,8 +190,19 @@ class ProbeRun:
         headers = {"A2A-Version": "1.0"} if self.t.a2a_version != "0.3" else {}
         d = StepName.DISCOVER
         try:
+            tls = self.t.tls
+            ctx = tlsmaterial.context(tlsmaterial.TlsSettings(
+                ca_bundle=Path(tls.ca_bundle) if tls.ca_bundle else None,
+                client_cert=Path(tls.client_cert) if tls.client_cert else None,
+                client_key=Path(tls.client_key) if tls.client_key else None,
+                insecure_skip_verify=tls.insecure_skip_verify))
+        except tlsmaterial.TlsConfigError as exc:
+            raise StepFailed(Reason.PROBE_CONFIG_ERROR, f"tls: {exc}") from None
+        self.transport = ClientConfig(ssl=ctx, fresh=self.t.fresh_connection, client_cert=self.t.auth.client_cert)
+        self.r.tls_insecure = self.t.tls.insecure_skip_verify
+        try:
             card = await cardwire.discover(self.client, self.t.url, self.t.card_url, deadline=self.deadline,
-                                           headers=headers, record=record,
+                                           headers=headers, record=record, config=self.transport,
                                            allow_cross_origin_redirect=self.t.allow_cross_origin_redirect)
         except RedirectRefused as exc:
             self._attempts(step, record, exc.exchange)
@@ -181,7 +214,8 @@ class ProbeRun:
             raise StepFailed(Reason.CARD_INVALID, f"the card is too large: {exc}") from None
         except (ConnectFailed, DeadlineExceeded) as exc:
             self._attempts(step, record, exc.exchange)
-            reason = Reason.TARGET_NOT_ALLOWED if isinstance(exc, TargetRefused) else Reason.CARD_UNREACHABLE
+            reason = (Reason.TARGET_NOT_ALLOWED if isinstance(exc, TargetRefused)
+                      else _TLS_REASONS.get(type(exc), Reason.CARD_UNREACHABLE))
             raise StepFailed(reason, str(exc)) from None
         except CardError as exc:
             self._attempts(step, record, None)
@@ -251,11 +285,112 @@ class ProbeRun:
             f = flagged.get(cid)
             self.check(cid, Status.FAIL if f else Status.PASS, f.message if f else "", step=v,
                        recommendation=f.recommendation if f else None)
+        headers = self.t.invoke_headers()
+        self.flow = authflows.build(self.t.auth, card.doc, [self.t.url, self.t.card_url or self.t.url, card.url],
+                                    self.transport)
+        self._credentials_match(card, call_url)
+        config = ClientConfig(ssl=self.transport.ssl, fresh=self.transport.fresh, auth=self.flow,
+                              client_cert=self.transport.client_cert)
+        # secret headers (auth.headers, --header Authorization=...) travel with the flow, origin-bound
+        public = {k: v for k, v in headers.items() if not redact.is_secret_header(k) and k not in self.t.auth.headers}
+        self.flow.spec = self.flow.spec.model_copy(update={"headers": {
+            **self.flow.spec.headers, **{k: self.t.headers[k] for k in headers if k not in public}}})
         factory = self.bindings[iface.binding.upper()]
-        self.binding = factory(Context(self.client, call_url, dialect, self.t.invoke_headers()))
+        self.binding = factory(Context(self.client, call_url, dialect, public, config))
         self.a2a = A2AClient(self.binding, self.deadline)
         if bad:
             raise StepFailed(Reason.CARD_INVALID, invalid)
+
+    def _credentials_match(self, card: Card, call_url: str) -> None:
+        assert self.flow is not None
+        ok, message = authflows.match(card.doc, self.t.auth)
+        problems = list(self.flow.problems)
+        if not self.flow.allows(call_url) and (authflows.configured_kinds(self.t.auth) or self.t.auth.headers):
+            problems.append(f"the advertised interface {call_url} is on another origin than the one the credentials "
+                            "are configured for, so it gets none: add its origin to auth.allowed_origins if it is "
+                            "yours")
+        if problems:
+            ok, message = False, "; ".join([*problems, message])
+        status = Status.SKIP if ok is None else Status.PASS if ok else Status.FAIL
+        self.check("security.credentials_match", status, message, step=StepName.VALIDATE)
+
+    # ---- auth: the probe's own token exchange, timed and blamed on nobody but the identity provider
+
+    async def authenticate(self, step: StepResult) -> None:
+        assert self.flow is not None
+        try:
+            await self.flow.prepare(self.client, self.deadline)
+            step.detail = "token obtained"
+        except AuthTokenFailed as exc:
+            raise StepFailed(Reason.AUTH_TOKEN_FAILED, str(exc)) from None
+        finally:
+            step.exchanges = self.flow.exchanges  # later refreshes (after a 401) land here too
+            statuses = [e.status for e in step.exchanges if e.status is not None]
+            step.http_status = statuses[-1] if statuses else None
+
+    # ---- the extended card: what an authenticated client sees beyond the public card
+
+    async def extended_card(self, step: StepResult) -> bool:
+        a2a, card = self._client(), self.card
+        assert card is not None
+        x = StepName.EXTENDED_CARD
+        if self.flow is None or not (authflows.configured_kinds(self.t.auth) or self.t.auth.headers):
+            self.check("card.extended", Status.SKIP, "the card declares an extended card; no credentials configured "
+                       "to fetch it", step=x)
+            return True
+        step.a2a_method = a2a.method(Op.EXTENDED_CARD)
+        try:
+            answer = await a2a.extended_card()
+        except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge, AuthTokenFailed) as exc:
+            self.check("card.extended", Status.FAIL, f"no extended card: {exc}", step=x)
+            return False
+        step.exchanges.append(answer.exchange)
+        step.http_status = answer.status
+        if answer.problem is not None or answer.error is not None or not isinstance(answer.result, dict):
+            why = answer.describe() if answer.error is not None or answer.problem is not None else (
+                f"{answer.exchange.outcome}: {answer.snippet[:120]}")
+            self.check("card.extended", Status.FAIL, f"{step.a2a_method} failed: {why}", step=x)
+            return False
+        self.r.extended_card = card_diff(card.doc, answer.result)
+        added = self.r.extended_card
+        summary = "; ".join(f"{k}: {', '.join(v[:10])}" for k, v in added.items() if v) or (
+            "nothing beyond the public card")
+        self.check("card.extended", Status.PASS, f"the extended card adds {summary}", step=x)
+        return False
+
+    def _tls_findings(self) -> None:
+        """Certificate expiry and verification, from every TLS exchange of the run (card and interface)."""
+        for step in self.r.steps:
+            channel = "card" if step.name is StepName.DISCOVER else (self.r.binding or "card")
+            if step.name is StepName.AUTH:
+                continue  # the identity provider's certificate is not the agent's
+            for e in step.exchanges:
+                if e.tls is None:
+                    continue
+                seen = self.r.tls.get(channel)
+                if seen is None or (e.tls.earliest_expiry or float("inf")) < (seen.earliest_expiry or float("inf")):
+                    self.r.tls[channel] = e.tls
+        v = StepName.VALIDATE
+        if self.t.tls.insecure_skip_verify:
+            self.check("tls.verified", Status.FAIL, "certificate verification is off for this agent "
+                       "(tls.insecure_skip_verify): the probe cannot tell the agent from an impostor", step=v)
+        elif self.r.tls:
+            self.check("tls.verified", Status.PASS, "verified against the trust store", step=v)
+        expiries = [(ch, i.earliest_expiry) for ch, i in self.r.tls.items() if i.earliest_expiry is not None]
+        if not expiries:
+            if not any(c.id == "tls.verified" for c in self.r.checks):
+                self.check("tls.verified", Status.SKIP, "no TLS connection was made", step=v)
+            self.check("tls.cert_expiry", Status.SKIP, "no TLS connection was made (or it was reused)", step=v)
+            return
+        channel, earliest = min(expiries, key=lambda pair: pair[1])
+        left = earliest - time.time()
+        when = datetime.fromtimestamp(earliest, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        if left <= self.t.tls.expiry_window:
+            state = "expired" if left <= 0 else f"expires in {left / 86400:.1f} days"
+            self.check("tls.cert_expiry", Status.FAIL, f"a certificate of the {channel} connection {state} ({when}); "
+                       f"the window is {self.t.tls.expiry_window / 86400:g} days", step=v)
+        else:
+            self.check("tls.cert_expiry", Status.PASS, f"earliest expiry {when} ({left / 86400:.0f} days)", step=v)
 
     def _signatures(self, card: Card) -> None:
         """Verify the card's signatures under the agent's policy; `require` stops before any call to it."""
@@ -445,7 +580,7 @@ class ProbeRun:
                     self._not_a_stream(es.plain, c)
                 judge.opened(es.content_type)
                 await judge.consume(es, self.deadline)
-        except (ConnectFailed, DeadlineExceeded) as exc:
+        except (ConnectFailed, DeadlineExceeded, AuthTokenFailed) as exc:
             if isinstance(exc, DeadlineExceeded) and judge.started:
                 judge.timed_out(str(exc))
             elif isinstance(exc, ConnectionReset) and judge.started and judge.terminal_at is None:
@@ -486,14 +621,14 @@ class ProbeRun:
         well-framed A2A answer."""
         try:
             got = await pending
-        except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge) as exc:
+        except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge, AuthTokenFailed) as exc:
             self._wire_failed(step, exc)
         answer: Answer = got[0] if isinstance(got, tuple) else got
         self._judge(step, name, answer, op)
         return answer
 
-    def _wire_failed(self, step: StepResult, exc: ConnectFailed | DeadlineExceeded | RedirectRefused | BodyTooLarge,
-                     ) -> typing.NoReturn:
+    def _wire_failed(self, step: StepResult, exc: ConnectFailed | DeadlineExceeded | RedirectRefused | BodyTooLarge
+                     | AuthTokenFailed) -> typing.NoReturn:
         if exc.exchange is not None:
             step.exchanges.append(exc.exchange)
         raise StepFailed(*_transport_reason(exc)) from None
@@ -544,7 +679,31 @@ def select_interface(card: Card, target: Target,
     return None, None, f"no {wanted} interface; the card offers: {offered}"
 
 
+_TLS_REASONS: dict[type[Exception], Reason] = {TlsFailed: Reason.TLS_CERTIFICATE_INVALID,
+                                               ClientCertRefused: Reason.TLS_CLIENT_CERT_REFUSED,
+                                               AuthTokenFailed: Reason.AUTH_TOKEN_FAILED}
+
+
+def _declares_extended(card: Card) -> bool:
+    caps = card.doc.get("capabilities")
+    return (isinstance(caps, dict) and caps.get("extendedAgentCard") is True) or (
+        card.family != "1.0" and card.doc.get("supportsAuthenticatedExtendedCard") is True)
+
+
+def card_diff(public: dict[str, Any], extended: dict[str, Any]) -> dict[str, list[str]]:
+    """What the extended card adds to the public one: top-level fields, skills (by id), changed fields."""
+    def skill_ids(doc: dict[str, Any]) -> set[str]:
+        return {str(s.get("id")) for s in doc.get("skills") or [] if isinstance(s, dict)}
+
+    return {"fields": sorted(k for k in extended if k not in public),
+            "skills": sorted(skill_ids(extended) - skill_ids(public)),
+            "changed": sorted(k for k in extended if k in public and k not in ("skills", "signatures")
+                              and extended[k] != public[k])}
+
+
 def _transport_reason(exc: Exception) -> tuple[Reason, str]:
+    if type(exc) in _TLS_REASONS:
+        return _TLS_REASONS[type(exc)], str(exc)
     if isinstance(exc, DeadlineExceeded):
         return Reason.INVOKE_TIMEOUT, str(exc)
     if isinstance(exc, RedirectRefused):

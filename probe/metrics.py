@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import platform
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,7 +41,8 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 PREFIX = "a2a_probe_"
 STANDARD_PREFIXES = ("process_", "python_")  # prometheus_client's own collectors, documented as such
 PHASES = tuple(HttpPhases.model_fields)
-HTTP_STEPS = (StepName.DISCOVER, StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH)
+HTTP_STEPS = (StepName.DISCOVER, StepName.AUTH, StepName.EXTENDED_CARD, StepName.PING, StepName.INVOKE,
+              StepName.STREAM, StepName.PUSH)
 REMOTE_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH)
 LEAN_STEPS = frozenset((StepName.DISCOVER, *REMOTE_STEPS, StepName.SUITE))  # step_success by default
 NO_REASON = "none"
@@ -99,6 +101,13 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("agent_card_info", "gauge", ("agent", "protocol_version", "binding", "card_version"),
          "Always 1: the protocol version and binding the probe selected and the card's own version"),
     Spec("agent_info", "gauge", ("agent",), "Always 1: the agent's allow-listed config labels (join in PromQL)"),
+    Spec("tls_earliest_cert_expiry_timestamp_seconds", "gauge", ("agent", "binding"),
+         "Unix time the earliest-expiring certificate the agent presented expires (blackbox's "
+         "probe_ssl_earliest_cert_expiry); binding=\"card\" for discovery, else the invoked binding"),
+    Spec("tls_info", "gauge", ("agent", "binding", "version", "cipher"),
+         "Always 1: the TLS version and cipher last negotiated (the probe offers a fixed list, so both are bounded)"),
+    Spec("tls_verification_disabled", "gauge", ("agent",),
+         "1 if the agent is configured with tls.insecure_skip_verify (its certificate is not checked)"),
     # ---- the daemon itself
     Spec("build_info", "gauge", ("version", "python_version", "shard"),
          "Always 1: the probe's build, and the shard (i/n) of the agents this replica probes"),
@@ -168,6 +177,7 @@ class Metrics:
         for cause in Refused:
             self.counter("push_receiver_refused").labels(cause.value)
         self._card: dict[str, tuple[str, ...]] = {}
+        self._tls: dict[str, tuple[str, ...]] = {}  # "agent\0binding" -> (binding, version, cipher)
         self._info: dict[str, tuple[str, ...]] = {}
         self._reason: dict[tuple[str, str], str] = {}
         self._detailed: set[tuple[str, str]] = set()
@@ -256,13 +266,15 @@ class Metrics:
                 metric.remove(*labelvalues)
 
     def remove_agent(self, agent: str) -> None:
-        for name in ("agent_info", "agent_card_info"):
+        for name in ("agent_info", "agent_card_info", *TLS_METRICS):
             metric = self._m[name]
             for labelvalues in list(_children(metric)):
                 if labelvalues[0] == agent:
                     metric.remove(*labelvalues)
         self._card.pop(agent, None)
         self._info.pop(agent, None)
+        for key in [k for k in self._tls if k.startswith(agent + "\0")]:
+            del self._tls[key]
 
     def config_loaded(self, ok: bool, agents: int | None = None) -> None:
         self.gauge("config_last_reload_successful").set(1 if ok else 0)
@@ -293,6 +305,7 @@ class Metrics:
             self._replace_info("agent_card_info", self._card, a, card)
         if r.push is not None:
             self.observe_push(a, module, r.push)
+        self._observe_tls(r)
         if (a, module) not in self._detailed:
             step_ok = self.gauge("step_success")
             for step in r.steps:
@@ -342,6 +355,17 @@ class Metrics:
     def close(self) -> None:
         self._render_pool.shutdown(wait=False, cancel_futures=True)
 
+    def _observe_tls(self, r: ProbeResult) -> None:
+        """Per agent and binding; a run that made no TLS connection leaves the last values standing."""
+        a = r.agent
+        self.gauge("tls_verification_disabled").labels(a).set(1 if r.tls_insecure else 0)
+        for channel, info in r.tls.items():
+            binding = channel if channel in TLS_CHANNELS else "other"
+            if info.earliest_expiry is not None:
+                self.gauge("tls_earliest_cert_expiry_timestamp_seconds").labels(a, binding).set(info.earliest_expiry)
+            values = (binding, tls_version_label(info.version), tls_cipher_label(info.cipher))
+            self._replace_info("tls_info", self._tls, f"{a}\0{binding}", values, agent=a)
+
     def _set_reason(self, agent: str, module: str, reason: str) -> None:
         g = self.gauge("failure_reason_info")
         prev = self._reason.get((agent, module))
@@ -350,14 +374,32 @@ class Metrics:
         g.labels(agent, module, reason).set(1)
         self._reason[(agent, module)] = reason
 
-    def _replace_info(self, name: str, seen: dict[str, tuple[str, ...]], agent: str, values: tuple[str, ...]) -> None:
-        """Info metrics keep one series per agent: drop the old label set when the values change."""
+    def _replace_info(self, name: str, seen: dict[str, tuple[str, ...]], key: str, values: tuple[str, ...],
+                      agent: str | None = None) -> None:
+        """Info metrics keep one series per key (the agent, or agent and binding): drop the old label set when
+        the values change."""
         g = self.gauge(name)
-        prev = seen.get(agent)
+        agent = key if agent is None else agent
+        prev = seen.get(key)
         if prev is not None and prev != values:
             g.remove(agent, *prev)
         g.labels(agent, *values).set(1)
-        seen[agent] = values
+        seen[key] = values
+
+
+TLS_METRICS = ("tls_earliest_cert_expiry_timestamp_seconds", "tls_info", "tls_verification_disabled")
+TLS_CHANNELS = frozenset({"card", "JSONRPC", "HTTP+JSON", "GRPC", "jsonrpc", "http_json", "grpc"})
+_TLS_VERSIONS = frozenset({"SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"})
+_CIPHER = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+
+
+def tls_version_label(version: str) -> str:
+    return version if version in _TLS_VERSIONS else "other"
+
+
+def tls_cipher_label(cipher: str) -> str:
+    # the server picks one of the ciphers the probe's own OpenSSL offered: a bounded, known set of names
+    return cipher if _CIPHER.match(cipher) else "other"
 
 
 def _children(metric: MetricWrapperBase) -> list[tuple[str, ...]]:
@@ -413,6 +455,15 @@ def probe_registry(r: ProbeResult, timeout: float) -> CollectorRegistry:
             status.labels(s).set(step.http_status or 0)
             for phase, value in phase_totals(step).items():
                 phases.labels(s, phase).set(value)
+    expiries = [i.earliest_expiry for i in r.tls.values() if i.earliest_expiry is not None]
+    if expiries:
+        Gauge("probe_ssl_earliest_cert_expiry", "Unix time the earliest-expiring certificate presented expires",
+              registry=reg).set(min(expiries))
+        version = Gauge("probe_tls_version_info", "The TLS version negotiated", ["version"], registry=reg)
+        cipher = Gauge("probe_tls_cipher_info", "The TLS cipher negotiated", ["cipher"], registry=reg)
+        for info in r.tls.values():
+            version.labels(tls_version_label(info.version)).set(1)
+            cipher.labels(tls_cipher_label(info.cipher)).set(1)
     failed = Gauge("probe_failed_due_to_reason", "1 for the reason the probe failed", ["reason"], registry=reg)
     for reason in Reason:
         failed.labels(reason.value).set(1 if r.reason is reason else 0)

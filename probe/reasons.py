@@ -54,6 +54,10 @@ class Reason(StrEnum):
     STREAM_RESET = "stream_reset"
     # a bound on the probe's work (events, bytes, artifacts): the agent sent more than any client should read
     WORK_LIMIT_EXCEEDED = "work_limit_exceeded"
+    # trust: the probe's own token exchange, and TLS
+    AUTH_TOKEN_FAILED = "auth_token_failed"
+    TLS_CERTIFICATE_INVALID = "tls_certificate_invalid"
+    TLS_CLIENT_CERT_REFUSED = "tls_client_cert_refused"
     # the probe itself: its own config (e.g. a credential it cannot read) or a bug; never blamed on the agent
     PROBE_CONFIG_ERROR = "probe_config_error"
     PROBE_ERROR = "probe_error"
@@ -242,6 +246,23 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "The probe's target policy refused a URL of this caller-chosen probe (the target, a redirect or the "
         "advertised interface): its pattern or resolved address is not allowed.",
         "Probe configured agents (agent=NAME), or allow the URL in probe_target_pattern/probe_target_networks.",
+    ),
+    Reason.AUTH_TOKEN_FAILED: (
+        "The probe could not get a token from the identity provider (OAuth2 client credentials, or OpenID "
+        "Connect discovery): its own exchange failed before the agent was called; not a verdict on the agent.",
+        "Check the token URL, client id and secret, scopes and the identity provider's availability; the "
+        "report names the endpoint and the HTTP status or OAuth2 error.",
+    ),
+    Reason.TLS_CERTIFICATE_INVALID: (
+        "The agent's TLS certificate did not verify: expired, issued for another host, or by a CA the probe "
+        "does not trust.",
+        "Renew or fix the certificate (its names must cover the host clients use); for a private CA set "
+        "tls.ca_bundle for this agent.",
+    ),
+    Reason.TLS_CLIENT_CERT_REFUSED: (
+        "The agent asked for a TLS client certificate (mTLS) and closed the connection: none is configured, "
+        "or the one configured was refused.",
+        "Configure tls.client_cert (and client_key) for this agent with a certificate its CA accepts.",
     ),
     Reason.PROBE_CONFIG_ERROR: (
         "The probe could not prepare the request: a credential reference (env or file) could not be resolved.",

@@ -40,6 +40,8 @@ class Status(StrEnum):
 class StepName(StrEnum):
     DISCOVER = "discover"
     VALIDATE = "validate"
+    AUTH = "auth"  # the probe's own token exchange (OAuth2 / OIDC), when configured
+    EXTENDED_CARD = "extended_card"  # the authenticated extended card, when the card declares one
     PING = "ping"
     INVOKE = "invoke"
     STREAM = "stream"
@@ -57,8 +59,19 @@ class HttpPhases(BaseModel):
 
     resolve: float = 0.0
     connect: float = 0.0
+    tls: float = 0.0  # the TLS handshake (0 on plain http and on a reused connection)
     processing: float = 0.0  # request sent -> response headers (time to first byte)
     transfer: float = 0.0  # response headers -> body read (or stream end)
+
+
+class TlsInfo(BaseModel):
+    """What the TLS connection of one exchange negotiated; expiry times are Unix seconds."""
+
+    version: str  # e.g. TLSv1.3 (the probe offers a fixed list, so the values are bounded)
+    cipher: str
+    earliest_expiry: float | None = None  # across the chain the server presented
+    leaf_expiry: float | None = None
+    verified: bool = True  # False only when the agent is configured with insecure_skip_verify
 
 
 class Exchange(BaseModel):
@@ -72,6 +85,7 @@ class Exchange(BaseModel):
     content_type: str | None = None
     phases: HttpPhases = Field(default_factory=HttpPhases)
     duration_s: float = 0.0
+    tls: TlsInfo | None = None
     retried: str | None = None  # why the request was sent again on a fresh connection (see probe.wire.http)
 
     @property
@@ -126,6 +140,9 @@ class ProbeResult(BaseModel):
     protocol_version: str | None = None
     card_name: str | None = None
     card_version: str | None = None
+    tls: dict[str, TlsInfo] = Field(default_factory=dict)  # "card" (discovery) or the binding -> TLS seen
+    tls_insecure: bool = False  # certificate verification is off for this agent (insecure_skip_verify)
+    extended_card: dict[str, list[str]] | None = None  # what the extended card adds: fields, skills, changed
     card_signature: str | None = None  # probe.trust.signatures.Outcome, when a trusted JWKS is configured
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     duration_s: float = 0.0

@@ -173,7 +173,7 @@ class Runner:
         try:
             async with asyncio.timeout(remaining + _GRACE):
                 try:
-                    target = agent.target(remaining)
+                    target = agent.target(remaining, fresh_connection=module.fresh)
                     if limits := module.limits():
                         target = target.model_copy(update=limits)
                 except ConfigError as exc:

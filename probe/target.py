@@ -62,6 +62,67 @@ def check_url(url: str) -> str:
     return url
 
 
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ApiKeySpec(_Frozen):
+    value: SecretStr
+    name: str | None = None  # default: the name the card's apiKey scheme declares
+    location: Literal["header", "query", "cookie"] | None = None  # default: as the card declares
+
+
+class BasicSpec(_Frozen):
+    username: str
+    password: SecretStr
+
+
+class OAuth2Spec(_Frozen):
+    """Client credentials (RFC 6749 §4.4); with `discovery_url` (or a declared OIDC scheme) the token endpoint
+    comes from the OpenID Connect discovery document."""
+
+    client_id: str
+    client_secret: SecretStr
+    token_url: str | None = None  # default: the card's clientCredentials tokenUrl, on an allowed origin only
+    discovery_url: str | None = None  # OIDC: .../.well-known/openid-configuration
+    scopes: tuple[str, ...] = ()
+    audience: str | None = None
+    client_auth: Literal["basic", "post"] = "basic"  # client_secret_basic (RFC 6749 §2.3.1) or _post
+    oidc: bool = False
+
+
+class AuthSpec(_Frozen):
+    """Resolved credentials for one run; every value is a SecretStr, registered for redaction."""
+
+    bearer: SecretStr | None = None
+    bearer_file: str | None = None  # re-read when its modification time changes
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    api_key: ApiKeySpec | None = None
+    basic: BasicSpec | None = None
+    oauth2: OAuth2Spec | None = None
+    client_cert: bool = False  # a TLS client certificate is configured (mTLS)
+    allowed_origins: tuple[str, ...] = ()  # besides the agent's own origin
+
+    def secret_values(self) -> list[str]:
+        values = [v.get_secret_value() for v in self.headers.values()]
+        values += [s.get_secret_value() for s in (self.bearer, self.api_key.value if self.api_key else None,
+                                                  self.basic.password if self.basic else None,
+                                                  self.oauth2.client_secret if self.oauth2 else None) if s]
+        return values
+
+    @property
+    def empty(self) -> bool:
+        return self == AuthSpec()
+
+
+class TlsSpec(_Frozen):
+    ca_bundle: str | None = None
+    client_cert: str | None = None
+    client_key: str | None = None
+    insecure_skip_verify: bool = False
+    expiry_window: float = Field(14 * 86400.0, gt=0, description="seconds before expiry a certificate is flagged")
+
+
 class Target(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -87,6 +148,9 @@ class Target(BaseModel):
     trusted_jwks: dict[str, Any] | None = Field(None, description="a JWK Set of public keys the card may be "
                                                                   "signed with (already validated)")
     signature_policy: Literal["require", "verify", "off"] = "off"
+    auth: AuthSpec = Field(default_factory=AuthSpec)
+    tls: TlsSpec = Field(default_factory=TlsSpec)
+    fresh_connection: bool = Field(False, description="a new connection (DNS, TCP, TLS) for every request")
 
     @field_validator("url", "card_url")
     @classmethod

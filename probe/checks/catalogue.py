@@ -89,6 +89,10 @@ CHECKS: tuple[Check, ...] = (
           "A card signature verifies under a trusted key (JWS over the RFC 8785 canonical card)",
           "Sign the card as served (1.0 §8.4: the proto's fields, required empties kept, signatures excluded, "
           "RFC 8785) with a key in the probe's trusted JWKS.", "§8.4"),
+    Check("card.extended", _CARD, _S,
+          "The extended Agent Card the card declares is served to an authenticated client",
+          "Serve GetExtendedAgentCard (0.3: agent/getAuthenticatedExtendedCard) to authenticated callers when "
+          "the card declares capabilities.extendedAgentCard (0.3: supportsAuthenticatedExtendedCard).", "XCARD-01"),
     Check("card.public", _CARD, _S, "The card is readable without credentials",
           "Serve the public Agent Card without authentication; put sensitive details in the extended card.",
           "DISC-01"),
@@ -272,6 +276,15 @@ SUITE_CHECKS: tuple[Check, ...] = (
     Check("errors.no_server_errors", _ERR, _M, "No request of the suite got a 5xx or a dropped connection",
           "Never crash on a bad request: answer with the JSON-RPC error, HTTP 200.", "ERR-01"),
     # --- security
+    Check("security.credentials_match", _SEC, _S,
+          "The configured credentials fit the security schemes and requirements the card declares",
+          "Configure credentials for one of the card's security requirements (the message names the auth "
+          "settings to add), or declare in the card the scheme the agent actually enforces."),
+    Check("tls.cert_expiry", _SEC, _S, "No TLS certificate the agent presents expires within the warning window",
+          "Renew the certificate before it expires (and automate renewal); the window is tls.expiry_window."),
+    Check("tls.verified", _SEC, _S, "The agent's TLS certificate is verified (insecure_skip_verify is off)",
+          "Give the agent a certificate that verifies, or trust its CA with tls.ca_bundle, and turn "
+          "insecure_skip_verify off."),
     Check("security.unauthenticated_rejected", _SEC, _M,
           "With security declared, a call without credentials is rejected",
           "Authenticate every request to the interface; answer a request without credentials with 401 (or 403).",

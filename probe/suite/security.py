@@ -8,6 +8,7 @@ from probe import redact
 from probe.results import Status
 from probe.suite.context import Skip, Suite
 from probe.wire import a2a_errors as E
+from probe.wire.http import without_credentials
 
 # answers that show the request was processed as if authenticated
 _PROCESSED = {E.TASK_NOT_FOUND, E.METHOD_NOT_FOUND, E.INVALID_PARAMS}
@@ -22,7 +23,8 @@ async def unauthenticated_rejected(s: Suite) -> None:
         raise Skip("the card declares no security requirements")
     strip: dict[str, str | None] = {k: None for k in s.run.t.invoke_headers() if redact.is_secret_header(k)}
     strip["Authorization"] = None
-    call, _ = await s.client.get(f"a2a-probe-auth-{uuid.uuid4()}", headers=strip)
+    with without_credentials():  # none of the auth flow's credentials either (headers, query, cookie)
+        call, _ = await s.client.get(f"a2a-probe-auth-{uuid.uuid4()}", headers=strip)
     err = call.error
     if call.status == 401:
         s.record("security.challenge", Status.PASS if call.challenge else Status.FAIL,

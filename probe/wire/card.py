@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from probe.wire import strictjson
-from probe.wire.http import Deadline, HttpClient, Response
+from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, Response
 
 WELL_KNOWN = "/.well-known/agent-card.json"
 LEGACY_WELL_KNOWN = "/.well-known/agent.json"
@@ -88,7 +88,8 @@ def _looks_like_card(doc: Any) -> bool:
 
 
 async def discover(client: HttpClient, base_url: str, card_url: str | None, *, deadline: Deadline,
-                   headers: dict[str, str], allow_cross_origin_redirect: bool, record: Discovery) -> Card:
+                   headers: dict[str, str], allow_cross_origin_redirect: bool, record: Discovery,
+                   config: ClientConfig = DEFAULT_CONFIG) -> Card:
     """Fetch and parse the card, trying the candidates in order while they answer 404 (or, for the bare URL
     tried last, something that is not a card); a failure lists every URL tried with its answer."""
     urls = candidate_urls(base_url, card_url)
@@ -97,7 +98,7 @@ async def discover(client: HttpClient, base_url: str, card_url: str | None, *, d
     first: Response | None = None
     for i, url in enumerate(urls):
         resp = await client.request("GET", url, deadline=deadline, headers=headers, max_bytes=MAX_CARD_BYTES,
-                                    allow_cross_origin_redirect=allow_cross_origin_redirect)
+                                    allow_cross_origin_redirect=allow_cross_origin_redirect, config=config)
         record.attempts.append(resp)
         first = first or resp
         last = i + 1 == len(urls)

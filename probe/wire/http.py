@@ -8,13 +8,18 @@ cross-origin ones refused unless allowed, and then never with credentials.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC
 from types import SimpleNamespace
-from typing import Any
-from urllib.parse import urljoin, urlsplit
+from typing import Any, Protocol
+from urllib.parse import urlencode, urljoin, urlsplit
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
@@ -22,7 +27,7 @@ from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDictProxy
 
 from probe import __version__, redact
-from probe.results import HttpExchange, HttpPhases
+from probe.results import HttpExchange, HttpPhases, TlsInfo
 from probe.target import InvalidUrl, check_url
 from probe.wire import egress
 from probe.wire.egress import Egress, EgressResolver
@@ -69,6 +74,26 @@ class ConnectionReset(ConnectFailed):
     kind = "reset"
 
 
+class TlsFailed(ConnectFailed):
+    """The TLS handshake failed: the certificate did not verify (expired, wrong host, unknown CA) or the
+    server refused the connection's TLS parameters."""
+
+    kind = "tls"
+
+
+class ClientCertRefused(ConnectFailed):
+    """The server rejected (or required and did not get) a TLS client certificate."""
+
+    kind = "client_cert"
+
+
+class AuthTokenFailed(WireError):
+    """Getting a credential from a token endpoint (or its discovery document) failed: the probe's
+    own exchange with an identity provider, never the agent's fault."""
+
+    kind = "auth_token"
+
+
 class DeadlineExceeded(WireError):
     kind = "timeout"
 
@@ -110,15 +135,190 @@ class _Timer:
     sent: float = 0.0
     headers: float = 0.0
     reused: float = 0.0  # set when the request went out on a pooled (kept-alive) connection
+    tcp_end: float = 0.0  # TCP connected, TLS handshake not yet started (https only; see _TimedConnector)
+    tls: TlsInfo | None = None  # what a new TLS connection negotiated (a reused one was measured before)
+    cert_requested: bool = False  # the server asked for a TLS client certificate (see _watch_handshake)
 
     def phases(self, done: float) -> HttpPhases:
         resolve = max(0.0, self.dns_end - self.dns_start)
-        # aiohttp resolves inside connection creation; report the connect phase without DNS
-        connect = max(0.0, self.conn_end - self.conn_start - resolve)
+        # aiohttp resolves inside connection creation; report the connect phase without DNS or TLS
+        tcp_end = self.tcp_end if self.tcp_end and self.conn_end else self.conn_end
+        connect = max(0.0, tcp_end - self.conn_start - resolve)
+        tls = max(0.0, self.conn_end - self.tcp_end) if self.tcp_end and self.conn_end else 0.0
         sent = self.sent or self.conn_end or self.start
         processing = max(0.0, self.headers - sent) if self.headers else 0.0
         transfer = max(0.0, done - self.headers) if self.headers else 0.0
-        return HttpPhases(resolve=resolve, connect=connect, processing=processing, transfer=transfer)
+        return HttpPhases(resolve=resolve, connect=connect, tls=tls, processing=processing, transfer=transfer)
+
+
+_TIMER: contextvars.ContextVar[_Timer | None] = contextvars.ContextVar("a2a_probe_timer", default=None)
+
+
+class _TimedConnector(aiohttp.TCPConnector):
+    """Splits the TLS handshake out of connection setup. asyncio builds the protocol once the socket is
+    connected and before the handshake starts, so wrapping the protocol factory marks the end of TCP connect."""
+
+    async def _wrap_create_connection(self, *args: Any, **kwargs: Any) -> Any:
+        timer = _TIMER.get()
+        if timer is None or not kwargs.get("ssl") or not args:
+            return await super()._wrap_create_connection(*args, **kwargs)
+        factory: Callable[[], Any] = args[0]
+
+        def timed_factory() -> Any:
+            timer.tcp_end = time.monotonic()
+            return factory()
+
+        transport, protocol = await super()._wrap_create_connection(timed_factory, *args[1:], **kwargs)
+        context = kwargs.get("ssl")
+        timer.tls = tls_info(transport, verified=not (isinstance(context, ssl.SSLContext)
+                                                      and context.verify_mode == ssl.CERT_NONE))
+        if timer.tls is not None:
+            _CONNECTION_TLS[protocol] = timer.tls  # a request that reuses this connection reports it too
+        return transport, protocol
+
+
+_CONNECTION_TLS: weakref.WeakKeyDictionary[Any, TlsInfo] = weakref.WeakKeyDictionary()
+
+
+_CERTIFICATE_REQUEST = getattr(getattr(ssl, "_TLSMessageType", None), "CERTIFICATE_REQUEST", None)
+
+
+def _on_handshake_message(_conn: object, direction: str, _version: object, _content_type: object,
+                          msg_type: object, _data: object) -> None:
+    # runs inside the handshake, in the requesting task's context: note that the server asked for a client
+    # certificate, so a connection it then drops is explained as an mTLS refusal, not a broken agent
+    if direction == "read" and msg_type == _CERTIFICATE_REQUEST:
+        timer = _TIMER.get()
+        if timer is not None:
+            timer.cert_requested = True
+
+
+def _watch_handshake(context: ssl.SSLContext) -> ssl.SSLContext:
+    """Install the handshake observer (CPython's `_msg_callback`, there since 3.8; absent elsewhere)."""
+    if _CERTIFICATE_REQUEST is not None and getattr(context, "_msg_callback", None) is None:
+        with contextlib.suppress(AttributeError, TypeError):
+            context._msg_callback = _on_handshake_message  # type: ignore[attr-defined]
+    return context
+
+
+_DEFAULT_SSL: ssl.SSLContext | None = None
+
+
+def _default_ssl() -> ssl.SSLContext:
+    global _DEFAULT_SSL
+    if _DEFAULT_SSL is None:
+        _DEFAULT_SSL = _watch_handshake(ssl.create_default_context())
+    return _DEFAULT_SSL
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """What an auth flow adds to one request: headers, query parameters, cookies."""
+
+    headers: Mapping[str, str] = field(default_factory=dict)
+    query: Mapping[str, str] = field(default_factory=dict)
+    cookies: Mapping[str, str] = field(default_factory=dict)
+
+
+NO_CREDENTIALS = Credentials()
+
+
+class RequestAuth(Protocol):
+    """An auth flow, as every binding applies it (implemented in probe.trust.auth)."""
+
+    def credentials(self, url: str) -> Credentials:
+        """What to add to a request to `url`; nothing for an origin the credentials are not for."""
+        ...
+
+    async def on_unauthorized(self, client: HttpClient, deadline: Deadline) -> bool:
+        """After a 401: refresh once (e.g. fetch a new token); True when the request is worth retrying."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """How to reach one agent, for every request to it (blackbox_exporter's client config): TLS, a fresh
+    connection per request or the pool, and the auth flow."""
+
+    ssl: ssl.SSLContext | None = None  # None: the system trust store, full verification
+    fresh: bool = False
+    auth: RequestAuth | None = None
+    client_cert: bool = False  # the ssl context carries a client certificate (for explaining mTLS refusals)
+
+
+DEFAULT_CONFIG = ClientConfig()
+
+
+_ANONYMOUS: contextvars.ContextVar[bool] = contextvars.ContextVar("a2a_probe_anonymous", default=False)
+
+
+@contextlib.contextmanager
+def without_credentials() -> Iterator[None]:
+    """Requests made inside carry none of the auth flow's credentials (the 'rejected without credentials' check)."""
+    token = _ANONYMOUS.set(True)
+    try:
+        yield
+    finally:
+        _ANONYMOUS.reset(token)
+
+
+def with_credentials(url: str, headers: Mapping[str, str], auth: RequestAuth | None) -> tuple[str, dict[str, str]]:
+    """The URL and headers of one request with the flow's credentials for that URL's origin applied."""
+    out = dict(headers)
+    creds = auth.credentials(url) if auth is not None and not _ANONYMOUS.get() else NO_CREDENTIALS
+    for key, value in creds.headers.items():
+        for existing in [k for k in out if k.lower() == key.lower()]:
+            del out[existing]
+        out[key] = value
+    if creds.cookies:
+        jar = "; ".join(f"{k}={v}" for k, v in creds.cookies.items())
+        prior = next((k for k in out if k.lower() == "cookie"), None)
+        out["Cookie"] = f"{out.pop(prior)}; {jar}" if prior else jar
+    if creds.query:
+        url = url + ("&" if urlsplit(url).query else "?") + urlencode(dict(creds.query))
+    return url, out
+
+
+def tls_info(transport: asyncio.BaseTransport, verified: bool) -> TlsInfo | None:
+    """Version, cipher and certificate expiry of a TLS connection (None on plain http)."""
+    obj = transport.get_extra_info("ssl_object")
+    if not isinstance(obj, ssl.SSLObject):
+        return None
+    cipher = obj.cipher()
+    expiries = _chain_expiries(obj)
+    return TlsInfo(version=obj.version() or "unknown", cipher=cipher[0] if cipher else "unknown",
+                   earliest_expiry=min(expiries) if expiries else None,
+                   leaf_expiry=expiries[0] if expiries else None, verified=verified)
+
+
+def _chain_expiries(obj: ssl.SSLObject) -> list[float]:
+    """notAfter of each certificate the server presented, leaf first."""
+    from cryptography import x509
+
+    chain: list[bytes] = []
+    inner = getattr(obj, "_sslobj", None)
+    for name in ("get_verified_chain", "get_unverified_chain"):
+        getter = getattr(obj, name, None) or getattr(inner, name, None)
+        if getter is None:
+            continue
+        try:
+            certs = getter() or []
+        except (ssl.SSLError, ValueError):
+            continue
+        chain = [c if isinstance(c, bytes) else c.public_bytes(ssl._ssl.ENCODING_DER)  # type: ignore[attr-defined]
+                 for c in certs]
+        if chain:
+            break
+    if not chain:
+        leaf = obj.getpeercert(binary_form=True)
+        chain = [leaf] if leaf else []
+    out: list[float] = []
+    for der in chain:
+        try:
+            out.append(x509.load_der_x509_certificate(der).not_valid_after_utc.astimezone(UTC).timestamp())
+        except ValueError:
+            continue
+    return out
 
 
 def _hook(attr: str) -> Any:
@@ -179,7 +379,7 @@ class HttpClient:
         self._limit = limit
         self._limit_per_host = limit_per_host
 
-    def _new_session(self, connector: aiohttp.TCPConnector) -> aiohttp.ClientSession:
+    def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(
             connector=connector, trace_configs=[_trace_config()], auto_decompress=True,
             headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(total=None),
@@ -190,17 +390,18 @@ class HttpClient:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             # a response with `Connection: close` is never pooled: aiohttp closes that connection after it
-            self._session = self._new_session(aiohttp.TCPConnector(
+            self._session = self._new_session(_TimedConnector(
                 limit=self._limit, limit_per_host=self._limit_per_host, keepalive_timeout=30, ttl_dns_cache=60,
                 resolver=self._resolver()))
         return self._session
 
     @property
     def fresh(self) -> aiohttp.ClientSession:
-        """A session that opens a new connection for every request and never pools it: the one retry's."""
+        """A session that opens a new connection for every request and never pools it: the one retry's, and
+        every request of a module with fresh connections (DNS is resolved anew too, so its timing is real)."""
         if self._fresh is None or self._fresh.closed:
-            self._fresh = self._new_session(aiohttp.TCPConnector(limit=self._limit, force_close=True,
-                                                                 ttl_dns_cache=60, resolver=self._resolver()))
+            self._fresh = self._new_session(_TimedConnector(limit=self._limit, force_close=True,
+                                                            use_dns_cache=False, resolver=self._resolver()))
         return self._fresh
 
     def _resolver(self) -> AbstractResolver | None:
@@ -230,15 +431,22 @@ class HttpClient:
 
     async def request(self, method: str, url: str, *, deadline: Deadline, headers: Mapping[str, str] | None = None,
                       body: bytes | None = None, max_bytes: int = 1 << 20,
-                      allow_cross_origin_redirect: bool = False, follow_redirects: bool = True) -> Response:
-        """One exchange, redirects followed by hand; the body is read up to `max_bytes` and no further."""
+                      allow_cross_origin_redirect: bool = False, follow_redirects: bool = True,
+                      config: ClientConfig = DEFAULT_CONFIG) -> Response:
+        """One exchange, redirects followed by hand; the body is read up to `max_bytes` and no further.
+        The auth flow's credentials are applied per hop, for that hop's origin; one 401 may refresh them."""
         hdrs = dict(headers or {})
         redirects: list[str] = []
         hops: list[HttpExchange] = []
-        crossed = False
+        crossed = refreshed = False
         current = url
         while True:
-            resp = await self._once(method, current, hdrs, body, deadline, max_bytes)
+            resp = await self._once(method, current, hdrs, body, deadline, max_bytes, config)
+            if (resp.status == 401 and config.auth is not None and not refreshed and not _ANONYMOUS.get()
+                    and await config.auth.on_unauthorized(self, deadline)):
+                refreshed = True
+                hops.append(resp.exchange)
+                continue
             location = resp.headers.get("Location")
             if not (follow_redirects and resp.status in (301, 302, 303, 307, 308) and location):
                 resp.redirects, resp.cross_origin_redirect, resp.hops = redirects, crossed, hops
@@ -260,8 +468,8 @@ class HttpClient:
             current = target
 
     async def _once(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
-                    deadline: Deadline, max_bytes: int) -> Response:
-        resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline)
+                    deadline: Deadline, max_bytes: int, config: ClientConfig) -> Response:
+        resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
         try:
             async with _guard(deadline, exchange, f"{method} {redact.url(url)}: body"):
                 data = await read_bounded(resp, max_bytes, exchange)
@@ -271,10 +479,12 @@ class HttpClient:
         return Response(str(resp.url), resp.status, resp.headers, data, exchange)
 
     async def _open(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
-                    deadline: Deadline) -> tuple[aiohttp.ClientResponse, HttpExchange, _Timer, float]:
+                    deadline: Deadline, config: ClientConfig = DEFAULT_CONFIG,
+                    ) -> tuple[aiohttp.ClientResponse, HttpExchange, _Timer, float]:
         """Send the request and wait for the response headers, within the deadline."""
         url = redact.strip_userinfo(url)  # userinfo (from a card or a redirect) is never sent as credentials
         timer = _Timer()
+        _TIMER.set(timer)
         t0 = time.monotonic()
         try:
             check_url(url)  # an advertised or redirected-to URL aiohttp cannot send to is the agent's problem
@@ -283,11 +493,14 @@ class HttpClient:
         if (refused := self._refused(method, url)) is not None:
             raise refused
         exchange = HttpExchange(method=method, url=redact.url(url))
+        url, headers = with_credentials(url, headers, config.auth)
+        tls = _watch_handshake(config.ssl) if config.ssl is not None else _default_ssl()
+        session = self.fresh if config.fresh else self.session
         try:
             async with _guard(deadline, exchange, f"{method} {redact.url(url)}: response headers"):
                 try:
-                    resp = await self.session.request(method, url, headers=headers, data=body,
-                                                      allow_redirects=False, trace_request_ctx=timer)
+                    resp = await session.request(method, url, headers=headers, data=body, ssl=tls,
+                                                 allow_redirects=False, trace_request_ctx=timer)
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
                     if not timer.reused:
                         raise  # a fresh connection failed: that is the agent's (or the network's) doing
@@ -296,20 +509,38 @@ class HttpClient:
                     exchange.retried = (f"the reused connection failed before any response byte "
                                         f"({_describe(exc)}); retried once on a fresh connection")
                     timer = _Timer()
-                    resp = await self.fresh.request(method, url, headers=headers, data=body,
+                    _TIMER.set(timer)
+                    resp = await self.fresh.request(method, url, headers=headers, data=body, ssl=tls,
                                                     allow_redirects=False, trace_request_ctx=timer)
+        except ConnectFailed as exc:
+            _finish(exchange, timer, t0)
+            if timer.cert_requested and not isinstance(exc, TlsFailed | ClientCertRefused):
+                what = "refused the TLS client certificate" if config.client_cert else (
+                    "asked for a TLS client certificate (mTLS) and none is configured")
+                raise ClientCertRefused(f"{method} {redact.url(url)}: the server {what}, then closed the "
+                                        "connection", exchange) from None
+            raise
         except WireError:
             _finish(exchange, timer, t0)
             raise
+        finally:
+            _TIMER.set(None)
         exchange.status = resp.status
         exchange.content_type = resp.headers.get("Content-Type")
+        # aiohttp keeps the connection's protocol on the response; a pooled connection was measured when made
+        exchange.tls = timer.tls or _CONNECTION_TLS.get(getattr(resp, "_protocol", None))
         return resp, exchange, timer, t0
 
     @asynccontextmanager
     async def stream(self, method: str, url: str, *, deadline: Deadline, headers: Mapping[str, str],
-                     body: bytes | None) -> AsyncIterator[StreamResponse]:
-        """Open a response whose body the caller consumes incrementally (SSE)."""
-        resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline)
+                     body: bytes | None, config: ClientConfig = DEFAULT_CONFIG) -> AsyncIterator[StreamResponse]:
+        """Open a response whose body the caller consumes incrementally (SSE); one 401 may refresh the auth."""
+        resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
+        if (resp.status == 401 and config.auth is not None and not _ANONYMOUS.get()
+                and await config.auth.on_unauthorized(self, deadline)):
+            _finish(exchange, timer, t0)
+            resp.close()
+            resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
         handle = StreamResponse(resp, exchange, timer, t0, deadline)
         try:
             yield handle
@@ -361,7 +592,18 @@ async def _guard(deadline: Deadline, exchange: HttpExchange, what: str) -> Async
             yield
     except TimeoutError:
         raise DeadlineExceeded(f"{what}: not complete before the deadline", exchange) from None
+    except aiohttp.ClientConnectorCertificateError as exc:
+        raise TlsFailed(f"{what}: the TLS certificate did not verify: {exc.certificate_error}", exchange) from None
+    except aiohttp.ClientSSLError as exc:
+        cause = _describe_ssl(exc)
+        if "certificate required" in cause or "bad certificate" in cause or "unknown ca" in cause:
+            raise ClientCertRefused(f"{what}: the server refused the TLS client certificate ({cause})",
+                                    exchange) from None
+        raise TlsFailed(f"{what}: TLS handshake failed: {cause}", exchange) from None
     except aiohttp.ClientError as exc:
+        if isinstance(exc, aiohttp.ClientOSError) and _refused_client_cert(exc):
+            raise ClientCertRefused(f"{what}: the server refused the TLS client certificate ({_describe(exc)})",
+                                    exchange) from None
         raise _wire_error(exc, what, exchange) from None
 
 
@@ -402,6 +644,24 @@ def _seen(exc: BaseException) -> str:
         text = str(exc)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and set(ln.strip()) != {"^"}]
     return " ".join(lines)[:300] or type(exc).__name__
+
+
+def _describe_ssl(exc: aiohttp.ClientSSLError) -> str:
+    inner = getattr(exc, "os_error", None) or exc
+    return str(getattr(inner, "reason", None) or inner).lower().replace("_", " ")
+
+
+def _refused_client_cert(exc: aiohttp.ClientOSError) -> bool:
+    # TLS 1.3: the client's handshake ends before the server checks the client certificate, so the refusal
+    # (alert 116 certificate_required, or 42 bad_certificate) arrives as an SSLError on the first read
+    inner: BaseException | None = exc
+    while inner is not None:
+        if isinstance(inner, ssl.SSLError):
+            text = f"{inner.reason} {inner}".lower()
+            return any(w in text for w in ("certificate required", "certificate_required", "bad certificate",
+                                           "bad_certificate", "unknown ca", "unknown_ca"))
+        inner = inner.__cause__ or inner.__context__
+    return "certificate" in str(exc).lower() and "alert" in str(exc).lower()
 
 
 async def read_bounded(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange) -> bytes:

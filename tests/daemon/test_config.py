@@ -77,9 +77,12 @@ def test_secret_refs_resolve_at_probe_time(tmp_path: Path, monkeypatch: pytest.M
       headers: {{X-API-Key: {{env: A2A_TEST_KEY}}}}
 """.encode(), "t.yaml")
     target = cfg.agents[0].target(5.0)
-    assert target.invoke_headers() == {"Authorization": "Bearer file-secret", "X-API-Key": "env-secret"}
+    # credentials travel in the auth flow (bound to the agent's origin), never as plain invocation headers
+    assert target.invoke_headers() == {}
+    assert isinstance(target.auth.bearer, SecretStr) and target.auth.bearer.get_secret_value() == "file-secret"
+    assert {k: v.get_secret_value() for k, v in target.auth.headers.items()} == {"X-API-Key": "env-secret"}
+    assert target.auth.bearer_file == str(token)  # re-read when it changes
     assert "file-secret" not in repr(target) and "env-secret" not in repr(target)
-    assert isinstance(target.headers["Authorization"], SecretStr)
     monkeypatch.delenv("A2A_TEST_KEY")
     with pytest.raises(ConfigError, match="A2A_TEST_KEY is not set"):
         cfg.agents[0].target(5.0)

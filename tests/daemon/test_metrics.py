@@ -12,6 +12,7 @@ from probe.inbox import Delivery, Refused
 from probe.metrics import (
     CATALOGUE,
     MISSED_CAUSES,
+    PHASES,
     PREFIX,
     STANDARD_PREFIXES,
     Metrics,
@@ -20,7 +21,7 @@ from probe.metrics import (
     series_per_job,
 )
 from probe.reasons import Reason
-from probe.results import HttpExchange, HttpPhases, ProbeResult, Status, StepName, StepResult
+from probe.results import HttpExchange, HttpPhases, ProbeResult, Status, StepName, StepResult, TlsInfo
 from probe.wire.dialects import V1
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,9 +34,13 @@ def _result(agent: str = "a", success: bool = True, reason: Reason | None = None
              StepResult(name=StepName.VALIDATE, status=Status.PASS),
              StepResult(name=StepName.INVOKE, status=Status.PASS if success else Status.FAIL, duration_s=0.02,
                         http_status=ex.status, exchanges=[ex, ex])]
+    tls = {"JSONRPC": TlsInfo(version="TLSv1.3", cipher=CIPHER, earliest_expiry=1.9e9, leaf_expiry=1.9e9)}
     return ProbeResult(agent=agent, target_url="http://secret-host.example", success=success, reason=reason,
                        steps=steps, protocol_version="1.0", binding="JSONRPC", card_version="2.3.4",
-                       interface_url="http://secret-host.example/a2a", duration_s=0.03)
+                       interface_url="http://secret-host.example/a2a", duration_s=0.03, tls=tls)
+
+
+CIPHER = "TLS_AES_128_GCM_SHA256"
 
 
 def _samples(m: Metrics) -> list[tuple[str, dict[str, str], float]]:
@@ -129,7 +134,7 @@ def test_labels_never_carry_urls_or_free_text() -> None:
     allowed_label_values = {"a", "ping", "sre", "1.0", "JSONRPC", "2.3.4", "none", *MISSED_CAUSES, "0", "1", "2"}
     allowed_label_values |= {"0/1"}  # build_info's shard, from --shard
     allowed_label_values |= {r.value for r in Reason} | {s.value for s in StepName}
-    allowed_label_values |= {"resolve", "connect", "processing", "transfer"}
+    allowed_label_values |= set(PHASES) | {CIPHER}
     allowed_label_values |= {c.value for c in Refused}  # the push receiver's fixed refusal causes
     for name, labels, _ in _samples(m):
         if name.startswith(STANDARD_PREFIXES):
@@ -206,3 +211,24 @@ def test_lean_default_set_is_small_and_detail_is_opt_in_and_reversible() -> None
     m.add_job("a", "ping", 30, 5, detailed=False)
     back = _job_series(m)
     assert len(back) == len(lean) + 1 and any("invoke_route_not_found" in s for s in back)
+
+
+def test_tls_series_per_agent_and_binding_bounded_and_replaced() -> None:
+    m = Metrics([1], [])
+    m.add_job("a", "ping", 30, 5)
+    m.observe("ping", _result())
+    r = _result()
+    r.tls = {"card": TlsInfo(version="TLSv9 <script>", cipher="weird cipher!", earliest_expiry=1.8e9)}
+    r.tls_insecure = True
+    m.observe("ping", r)
+    infos = sorted((s[1]["binding"], s[1]["version"], s[1]["cipher"]) for s in _samples(m)
+                   if s[0] == PREFIX + "tls_info")
+    assert infos == [("JSONRPC", "TLSv1.3", CIPHER), ("card", "other", "other")]
+    name = PREFIX + "tls_earliest_cert_expiry_timestamp_seconds"
+    expiry = {s[1]["binding"]: s[2] for s in _samples(m) if s[0] == name}
+    assert expiry == {"JSONRPC": 1.9e9, "card": 1.8e9}
+    assert [s[2] for s in _samples(m) if s[0] == PREFIX + "tls_verification_disabled"] == [1.0]
+    m.observe("ping", _result())  # a new cipher on the same binding replaces the series, never adds one
+    assert len([s for s in _samples(m) if s[0] == PREFIX + "tls_info"]) == 2
+    m.remove_agent("a")
+    assert not [s for s in _samples(m) if s[0].startswith(PREFIX + "tls_")]

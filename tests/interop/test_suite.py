@@ -205,6 +205,9 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
 
         unsigned = Target(name="t", url=base, trusted_jwks=jwks(ec_key("k")), signature_policy="verify")
         failed.update(await _failing(await run_probe(unsigned, client, steps=())))  # card.signature
+    from tests.trust.scenarios import trust_failures
+
+    failed |= await trust_failures(client)  # tls.cert_expiry, tls.verified, card.extended
     from tests.agents.fault_agent import DemoAgent, Faults
 
     async with run_agent("healthy") as other, DemoAgent("r", Faults(

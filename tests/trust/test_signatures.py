@@ -223,6 +223,7 @@ def test_canonical_bytes_are_rfc8785() -> None:
     assert canonical.payload(card) == rfc8785.dumps(canonical.project(copy.deepcopy(card)))
 
 
+@pytest.mark.external
 async def test_official_sdk_signer_verifies(tmp_path: Path, client: HttpClient) -> None:
     """The official Python SDK server, its card signed by the SDK's own signer (a2a-sdk[signing]), served
     as the SDK serves it (hybrid 0.3 fields merged in): the probe must verify it, and reject it under

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol
 from probe.results import Exchange
 from probe.wire import a2a_errors
 from probe.wire.dialects import Dialect
-from probe.wire.http import Deadline, HttpClient
+from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient
 
 MAX_RESPONSE_BYTES = 4 << 20
 
@@ -187,7 +187,10 @@ class Context:
     http: HttpClient
     url: str
     dialect: Dialect
-    headers: Mapping[str, str]  # credentials and extra headers for every call (HTTP headers / gRPC metadata)
+    headers: Mapping[str, str]  # extra (non-secret) headers for every call (HTTP headers / gRPC metadata)
+    # TLS, fresh connections and the auth flow (probe.trust.auth): every binding applies `config.auth`'s
+    # credentials for the URL it calls (HTTP: HttpClient does it per request; gRPC: as metadata) and its TLS
+    config: ClientConfig = DEFAULT_CONFIG
 
 
 Factory = Callable[[Context], Binding]

@@ -30,7 +30,7 @@ from probe.wire.bindings.base import (
     snippet,
 )
 from probe.wire.dialects import Dialect
-from probe.wire.http import Deadline, HttpClient, StreamResponse
+from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, StreamResponse
 from probe.wire.sse import SSEEvent, SSEParser, StreamLimit
 
 # method names per protocol version (the dialects hold shapes, the bindings hold names)
@@ -59,8 +59,10 @@ class JsonRpcBinding:
     name: ClassVar[str] = "jsonrpc"
     card_name: ClassVar[str] = "JSONRPC"
 
-    def __init__(self, client: HttpClient, url: str, dialect: Dialect, headers: Mapping[str, str]) -> None:
+    def __init__(self, client: HttpClient, url: str, dialect: Dialect, headers: Mapping[str, str],
+                 config: ClientConfig = DEFAULT_CONFIG) -> None:
         self.client = client
+        self.config = config  # TLS, fresh connections and the auth flow, for every call
         self.url = url
         self.dialect = dialect
         self._headers = {"Content-Type": "application/json", **headers}
@@ -69,7 +71,7 @@ class JsonRpcBinding:
 
     @classmethod
     def build(cls, ctx: Context) -> JsonRpcBinding:
-        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers)
+        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers, ctx.config)
 
     def method(self, op: Op) -> str:
         return method_name(self.dialect.version, op)
@@ -88,7 +90,7 @@ class JsonRpcBinding:
         """POST bytes as given: the raw hatch for JSON-RPC-only checks, and the path of every unary call."""
         hdrs = merge_headers(self._headers, {"Accept": "application/json", **(headers or {})})
         resp = await self.client.request("POST", self.url, deadline=deadline, body=body, headers=hdrs,
-                                         max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False)
+                                         max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False, config=self.config)
         answer = read_answer(method, rid, resp.exchange, resp.status, resp.content_type, resp.body)
         answer.challenge = resp.headers.get("WWW-Authenticate")
         return answer
@@ -100,7 +102,7 @@ class JsonRpcBinding:
         rid = jsonrpc.new_id()
         hdrs = merge_headers(self._headers, {"Accept": "text/event-stream", **(headers or {})})
         async with self.client.stream("POST", self.url, deadline=deadline, headers=hdrs,
-                                      body=jsonrpc.request(method, params, rid)) as raw:
+                                      body=jsonrpc.request(method, params, rid), config=self.config) as raw:
             stream = SseStream(method, raw, lambda ev: jsonrpc_event(ev, rid))
             if not stream.is_sse:
                 body = await raw.read_body(MAX_RESPONSE_BYTES)

@@ -1,0 +1,117 @@
+"""TLS against loopback https agents with certificates the tests issue: valid, expired, soon to expire, wrong
+host, unknown CA, mTLS; the tls phase; insecure_skip_verify; fresh connections."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probe.engine import run_probe
+from probe.reasons import Reason
+from probe.results import ProbeResult, Status, StepName
+from probe.target import AuthSpec, Target, TlsSpec
+from probe.wire.http import HttpClient
+from tests.trust.agent import base_card, trust_agent
+from tests.trust.material import CA, server_context
+
+
+@pytest.fixture(scope="module")
+def ca(tmp_path_factory: pytest.TempPathFactory) -> CA:
+    return CA.create(tmp_path_factory.mktemp("ca"))
+
+
+def _target(origin: str, ca: CA | None, **kw: Any) -> Target:
+    tls = {"ca_bundle": str(ca.path) if ca else None, **kw.pop("tls", {})}
+    return Target(name="tls-agent", url=origin, timeout=10, tls=TlsSpec(**tls), **kw)
+
+
+async def _probe(client: HttpClient, target: Target) -> ProbeResult:
+    return await run_probe(target, client, steps=(StepName.INVOKE,))
+
+
+async def test_valid_certificate_tls_phase_and_info(client: HttpClient, ca: CA) -> None:
+    async with trust_agent(tls=server_context(ca.issue("valid"))) as agent:
+        result = await _probe(client, _target(agent.origin, ca, fresh_connection=True))
+    assert result.success, result.steps
+    discover = result.step(StepName.DISCOVER)
+    assert discover is not None
+    phases = discover.exchanges[0].phases
+    assert phases.tls > 0 and phases.connect > 0  # the handshake is its own phase, not folded into connect
+    assert set(result.tls) == {"card", "JSONRPC"}
+    info = result.tls["JSONRPC"]
+    assert info.version in ("TLSv1.2", "TLSv1.3") and info.cipher and info.verified
+    assert result.check("tls.cert_expiry").status is Status.PASS  # type: ignore[union-attr]
+    assert result.check("tls.verified").status is Status.PASS  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("name", "issue", "use_ca"), [
+    ("expired", {"days": -1, "not_before_days": 30}, True),
+    ("wrong-host", {"hosts": ("other.example",)}, True),
+    ("unknown-ca", {}, False),
+])
+async def test_certificate_that_does_not_verify(client: HttpClient, ca: CA, name: str, issue: dict[str, Any],
+                                                use_ca: bool) -> None:
+    async with trust_agent(tls=server_context(ca.issue(name, **issue))) as agent:
+        result = await _probe(client, _target(agent.origin, ca if use_ca else None))
+    assert result.reason is Reason.TLS_CERTIFICATE_INVALID
+    assert "did not verify" in result.steps[0].detail
+    assert agent.seen == []  # nothing was sent over a connection that did not verify
+
+
+async def test_soon_to_expire_is_a_finding_not_a_failure(client: HttpClient, ca: CA) -> None:
+    async with trust_agent(tls=server_context(ca.issue("soon", days=5))) as agent:
+        result = await _probe(client, _target(agent.origin, ca))
+        wide = await _probe(client, _target(agent.origin, ca, tls={"expiry_window": 86400.0}))
+    assert result.success
+    check = result.check("tls.cert_expiry")
+    assert check is not None and check.status is Status.FAIL
+    assert re.search(r"expires in (4\.9|5\.0) days .* the window is 14 days", check.message), check.message
+    assert wide.check("tls.cert_expiry").status is Status.PASS  # type: ignore[union-attr]
+
+
+async def test_insecure_skip_verify_is_never_silent(client: HttpClient, ca: CA) -> None:
+    async with trust_agent(tls=server_context(ca.issue("expired2", days=-1, not_before_days=30))) as agent:
+        result = await _probe(client, _target(agent.origin, None, tls={"insecure_skip_verify": True}))
+    assert result.success and result.tls_insecure
+    assert result.tls["card"].verified is False
+    assert result.check("tls.verified").status is Status.FAIL  # type: ignore[union-attr]
+    assert result.check("tls.cert_expiry").status is Status.FAIL  # type: ignore[union-attr]
+
+
+async def test_mtls(client: HttpClient, ca: CA, tmp_path: Path) -> None:
+    card = lambda o: base_card(o, securitySchemes={"mtls": {"mtlsSecurityScheme": {}}},  # noqa: E731
+                               securityRequirements=[{"schemes": {"mtls": {"list": []}}}])
+    cert = ca.issue("client", client=True)
+    async with trust_agent(card, tls=server_context(ca.issue("mtls-server"), client_ca=ca.path)) as agent:
+        without = await _probe(client, _target(agent.origin, ca))
+        with_cert = await _probe(client, _target(agent.origin, ca, auth=AuthSpec(client_cert=True),
+                                                 tls={"client_cert": str(cert.cert), "client_key": str(cert.key)}))
+    assert without.reason is Reason.TLS_CLIENT_CERT_REFUSED
+    assert "asked for a TLS client certificate" in without.steps[0].detail
+    assert with_cert.success, with_cert.steps
+    assert with_cert.check("security.credentials_match").status is Status.PASS  # type: ignore[union-attr]
+
+
+async def test_unreadable_tls_material_is_the_probes_config(client: HttpClient, tmp_path: Path) -> None:
+    result = await _probe(client, _target("https://127.0.0.1:9", None, tls={"ca_bundle": str(tmp_path / "none")}))
+    assert result.reason is Reason.PROBE_CONFIG_ERROR
+
+
+async def test_fresh_connections_measure_connect_every_time(client: HttpClient, ca: CA) -> None:
+    async with trust_agent(tls=server_context(ca.issue("fresh"))) as agent:
+        pooled = [await run_probe(_target(agent.origin, ca), client, steps=(StepName.PING,)) for _ in range(2)]
+        fresh = [await run_probe(_target(agent.origin, ca, fresh_connection=True), client, steps=(StepName.PING,))
+                 for _ in range(2)]
+
+    def ping_phases(r: ProbeResult) -> tuple[float, float]:
+        step = r.step(StepName.PING)
+        assert step is not None and step.status is Status.PASS
+        return step.exchanges[0].phases.connect, step.exchanges[0].phases.tls
+
+    assert ping_phases(pooled[1]) == (0.0, 0.0)  # reused: the pool hides connect and TLS
+    for r in fresh:
+        connect, tls = ping_phases(r)
+        assert connect > 0 and tls > 0
