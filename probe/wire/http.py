@@ -205,7 +205,11 @@ _DEFAULT_SSL: ssl.SSLContext | None = None
 
 
 def _default_ssl() -> ssl.SSLContext:
+    """aiohttp's own verifying context (the system trust store), watched; looked up each time, not copied."""
     global _DEFAULT_SSL
+    shared = getattr(aiohttp.connector, "_SSL_CONTEXT_VERIFIED", None)
+    if isinstance(shared, ssl.SSLContext):
+        return _watch_handshake(shared)
     if _DEFAULT_SSL is None:
         _DEFAULT_SSL = _watch_handshake(ssl.create_default_context())
     return _DEFAULT_SSL

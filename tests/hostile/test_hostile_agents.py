@@ -266,14 +266,14 @@ def tls_certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, certs.Pem]:
 @pytest.mark.parametrize(("kind", "fragment"), [("self-signed", "self-signed certificate"),
                                                 ("expired", "certificate has expired"),
                                                 ("wrong host", "mismatch")])
-async def test_bad_tls_is_card_unreachable_with_the_certificate_problem(
+async def test_bad_tls_is_a_certificate_failure_with_the_certificate_problem(
         tls_certs: dict[str, certs.Pem], kind: str, fragment: str, monkeypatch: pytest.MonkeyPatch) -> None:
     _trust(monkeypatch, tls_certs["ca"])
     server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server.load_cert_chain(tls_certs[kind].cert, tls_certs[kind].key)
     async with hostile_agent(Hostile(), tls=server) as agent:
         r, elapsed, _ = await _measured(Target(name="tls", url=agent.origin, timeout=TIMEOUT), (StepName.PING,))
-    assert r.reason is Reason.CARD_UNREACHABLE and fragment in r.steps[0].detail, r.steps[0].detail
+    assert r.reason is Reason.TLS_CERTIFICATE_INVALID and fragment in r.steps[0].detail, r.steps[0].detail
     assert elapsed < TIMEOUT
 
 
