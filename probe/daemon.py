@@ -93,6 +93,15 @@ class Daemon:
         tune_gc()
         log.info("daemon_started", listen=self.bound, agents=len(self.config.agents), shard=str(self.shard),
                  jobs=len(self.scheduler.jobs), config=str(self.config_path or "(embedded)"))
+        self._warn_insecure(self.config)
+
+    @staticmethod
+    def _warn_insecure(config: cfg.ProbeConfig) -> None:
+        """Certificate verification is never silently off: every agent that turns it off is named at start."""
+        for agent in config.agents:
+            if agent.tls.insecure_skip_verify:
+                log.warning("tls_verification_disabled", agent=agent.name,
+                            detail="tls.insecure_skip_verify: the agent's certificate is not verified")
 
     def _apply(self, full: cfg.ProbeConfig) -> None:
         # /probe and /report still find every agent in the file; only this shard's agents are scheduled
@@ -150,6 +159,7 @@ class Daemon:
             self.config_sha = sha
             self.metrics.config_loaded(True, len(self.mine))
             log.info("config_reloaded", agents=len(new.agents), jobs=len(self.scheduler.jobs))
+            self._warn_insecure(new)
             return True, f"config reloaded: {len(new.agents)} agent(s), {len(self.scheduler.jobs)} job(s)"
 
     def request_stop(self) -> None:

@@ -78,9 +78,23 @@ def _agent_block(v: AgentView, now: datetime) -> str:
     calls = f'<span class="muted url">calls {_breakable(iface)}</span>' if iface else ""
     full = f'<a href="{esc(report_href(v.name, "html"))}">full report</a>'
     head = (f'<header><h2 id="agent-{name}">{name}</h2><span class="badge {verdict}">{verdict.upper()}</span>'
-            f"{calls}<span class=\"links\">{full}</span></header>")
+            f"{calls}{_tls(v, now)}<span class=\"links\">{full}</span></header>")
     return (f'<section class="agent {verdict}" data-agent="{name}" aria-labelledby="agent-{name}">{head}'
             f"{_diagnoses(v)}{_modules_table(v, now)}</section>")
+
+
+def _tls(v: AgentView, now: datetime) -> str:
+    """insecure_skip_verify (from the config, so it shows before the first result) and the earliest expiry."""
+    if any(r.get("tlsInsecure") for r in v.rows):
+        return ('<span class="badge fail" data-tls="insecure" title="tls.insecure_skip_verify is on for this agent">'
+                "TLS NOT VERIFIED</span>")
+    expiries = [i.earliest_expiry for r in v.latest.values() for i in r.tls.values() if i.earliest_expiry]
+    if not expiries:
+        return ""
+    days = (min(expiries) - now.timestamp()) / 86400
+    cls = "bad" if days < 14 else "muted"
+    text = "TLS certificate expired" if days < 0 else f"TLS certificate expires in {days:.0f} days"
+    return f'<span class="{cls}" data-tls="expiry">{esc(text)}</span>'
 
 
 def _diagnoses(v: AgentView) -> str:

@@ -274,6 +274,7 @@ def fleet_rows(d: Backend) -> list[dict[str, Any]]:
                 "duration_ms": round(last.duration_s * 1000, 1) if last else None,
                 "interfaceUrl": d.history.interface_url(agent.name, module) if last else None,
                 "report": "/report?" + urlencode({"agent": agent.name, "module": module}),
+                "tlsInsecure": agent.tls.insecure_skip_verify,  # never silent: shown on the status page
             })
     return rows
 

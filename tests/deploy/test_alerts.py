@@ -24,6 +24,7 @@ EXPORTED = frozenset(name for spec in CATALOGUE for name in exported_names(spec)
 REQUIRED_ALERTS = {
     "A2AInvocationPathBroken", "A2AAgentCardUnavailable", "A2AAdvertisedURLSuspicious", "A2AProbeFailureRatioHigh",
     "A2AProbeSlow", "A2AProbeStale", "A2AProbeConfigReloadFailed", "A2AProbeDaemonDown", "A2AProbeOverloaded",
+    "A2AAgentCertificateExpiringSoon",
 }
 #: Alerts about the daemon itself: they have no agent label.
 DAEMON_ALERTS = {"A2AProbeConfigReloadFailed", "A2AProbeDaemonDown", "A2AProbeOverloaded"}

@@ -115,3 +115,39 @@ async def test_fresh_connections_measure_connect_every_time(client: HttpClient, 
     for r in fresh:
         connect, tls = ping_phases(r)
         assert connect > 0 and tls > 0
+
+
+def test_status_page_shows_insecure_and_expiry() -> None:
+    import time as _time
+
+    from probe import statuspage
+    from probe.results import TlsInfo
+
+    soon = ProbeResult(agent="a", target_url="https://a", success=True,
+                       tls={"card": TlsInfo(version="TLSv1.3", cipher="X", earliest_expiry=_time.time() + 3 * 86400)})
+
+    class History:
+        def latest(self, agent: str, module: str | None = None) -> tuple[str, ProbeResult] | None:
+            return ("ping", soon) if agent == "a" else None
+
+    rows = [{"agent": "a", "module": "ping", "verdict": "pass", "reason": None, "lastRun": None, "lastSuccess": None,
+             "duration_ms": 1.0, "tlsInsecure": False},
+            {"agent": "b", "module": "ping", "verdict": None, "reason": None, "lastRun": None, "lastSuccess": None,
+             "duration_ms": None, "tlsInsecure": True}]
+    page = statuspage.render(rows, History(), 2)
+    assert 'data-tls="insecure"' in page and "TLS NOT VERIFIED" in page  # before any result: from the config
+    assert "TLS certificate expires in 3 days" in page
+
+
+def test_insecure_skip_verify_is_logged_at_start(capsys: pytest.CaptureFixture[str]) -> None:
+    from probe import logs
+    from probe.config import parse
+    from probe.daemon import Daemon
+
+    logs.configure("info", "json")
+    config = parse(b"agents:\n  - name: lax\n    url: https://127.0.0.1:9\n    tls: {insecure_skip_verify: true}\n"
+                   b"  - name: strict\n    url: https://127.0.0.1:9\n", "c.yaml")
+    Daemon._warn_insecure(config)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert '"tls_verification_disabled"' in text and '"lax"' in text and '"strict"' not in text
