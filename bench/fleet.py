@@ -136,6 +136,8 @@ class Event:
 class DaemonProc:
     """`a2a-probe run` in its own process; its probe_finished events are read from its JSON log (stderr)."""
 
+    root = ROOT  # the checkout whose daemon is measured (--daemon-root: e.g. a branch before or after a change)
+
     def __init__(self, config: dict[str, Any], workdir: Path, event_loop: str, max_concurrency: int | None) -> None:
         path = workdir / f"fleet-{uuid.uuid4().hex[:8]}.yaml"
         path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -149,9 +151,9 @@ class DaemonProc:
                 "--log-level", "info"]
         if max_concurrency:
             args += ["--max-concurrency", str(max_concurrency)]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(self.root)}
         self.proc = subprocess.Popen([sys.executable, "-c", boot, *args], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+                                     stderr=subprocess.PIPE, text=True, env=env, cwd=self.root)
         self.pid = self.proc.pid
         self.events: list[Event] = []
         self.other_errors: list[str] = []
@@ -616,7 +618,9 @@ def machine() -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    DaemonProc.root = args.daemon_root.resolve()
     meta = machine()
+    meta["daemon_root"] = str(DaemonProc.root)
     meta.update({k: getattr(args, k) for k in ("interval", "warmup", "window", "delay", "module_agents",
                                                "module_interval", "module_warmup", "module_window", "loop_probes",
                                                "max_concurrency")})
@@ -757,6 +761,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--scrapes", type=int, default=3, help="/metrics scrapes after each fleet window")
     ap.add_argument("--profile", type=float, default=0.0, metavar="SECONDS",
                     help="after the largest fleet's window, sample the daemon with py-spy this long")
+    ap.add_argument("--daemon-root", type=Path, default=ROOT,
+                    help="measure the daemon of this checkout (default: this one), e.g. `git archive BRANCH` unpacked")
     ap.add_argument("--small", action="store_true", help="the CI configuration: a few seconds in all")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON here ('-' for stdout only)")
     args = ap.parse_args(argv)
