@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from probe.checks.catalogue import ALL_CHECKS, Category, Severity
+from probe.checks.registry import REQUIREMENTS, UNCOVERED, VERSIONS
 from probe.config import MetricsConfig
 from probe.levels import LEVEL_TEXT, Level
 from probe.metrics import CATALOGUE, PHASES, PREFIX, exported_names, series_per_job
@@ -54,12 +55,29 @@ def metrics_md() -> str:
     return HEADER + "\n".join(rows) + "\n"
 
 
+def _rule_cell(check_id: str, version: str) -> str:
+    rule = REQUIREMENTS[check_id].rules.get(version)
+    return f"{rule.level.value} {rule.section}" if rule else "—"
+
+
 def checks_md() -> str:
     rows = ["# Check catalogue", "",
-            "| id | category | severity | spec | what it asserts | recommendation on failure |",
-            "|---|---|---|---|---|---|"]
-    rows += [f"| `{c.id}` | {c.category.value} | {c.severity.value} | {c.spec_ref} | {c.title} | "
-             f"{c.recommendation} |" for c in ALL_CHECKS]
+            "Generated from the requirement registry (`probe/checks/registry.py`): per check, its level and section in "
+            "each version's specification (v1.0.1 — numbered as v1.0.0 —, v0.3.0, v0.2.5). A version shown as — "
+            "has no such requirement: the check is not graded for an agent that speaks it.", "",
+            "| id | category | 1.0 | 0.3 | 0.2 | TCK | what it asserts | recommendation on failure |",
+            "|---|---|---|---|---|---|---|---|"]
+    rows += [f"| `{c.id}` | {c.category.value} | {_rule_cell(c.id, '1.0')} | {_rule_cell(c.id, '0.3')} | "
+             f"{_rule_cell(c.id, '0.2')} | {', '.join(REQUIREMENTS[c.id].tck)} | {c.title} | {c.recommendation} |"
+             for c in ALL_CHECKS]
+    notes = [(c.id, REQUIREMENTS[c.id].note) for c in ALL_CHECKS if REQUIREMENTS[c.id].note]
+    rows += ["", "## Notes on reading the texts", ""] + [f"- `{cid}`: {note}" for cid, note in notes]
+    rows += ["", "## Not tested yet", "", "Requirements of the texts no check tests; reports list them under "
+             "`notTested` for the version probed.", "", "| id | 1.0 | 0.3 | 0.2 | TCK | requirement | why |",
+             "|---|---|---|---|---|---|---|"]
+    for gap in UNCOVERED:
+        cells = " | ".join(f"{r.level.value} {r.section}" if (r := gap.rules.get(v)) else "—" for v in VERSIONS)
+        rows.append(f"| `{gap.id}` | {cells} | {', '.join(gap.tck)} | {gap.title} | {gap.why} |")
     rows += ["", "## Conformance levels", "", "| level | meaning |", "|---|---|"]
     rows += [f"| `{lvl.value}` | {text} |" for lvl, text in LEVEL_TEXT.items()]
     return HEADER + "\n".join(rows) + "\n"
@@ -107,6 +125,13 @@ def report_schema() -> str:
                              "message": {"type": "string"}, "duration_ms": {"type": "number", "minimum": 0},
                              "recommendation": {"type": "string", "description": "empty unless the check failed"},
                              "step": {"type": ["string", "null"]},
+                             "requirement": {"type": ["object", "null"],
+                                             "description": "the requirement in the probed version's text",
+                                             "properties": {"version": {"type": "string"},
+                                                            "level": {"enum": [s.value for s in Severity]},
+                                                            "section": {"type": "string"},
+                                                            "words": {"type": "string"},
+                                                            "tck": {"type": "array", "items": {"type": "string"}}}},
                              "reason": {**_nullable(reasons),
                                         "description": "on the failed check that carries the verdict's reason"}}}
     nullable_str = {"type": ["string", "null"]}
@@ -145,6 +170,14 @@ def report_schema() -> str:
                         "properties": {k: {"type": "integer", "minimum": 0}
                                        for k in ("total", "passed", "failed", "skipped")}},
             "steps": {"type": "array", "items": step},
+            "levels": {"type": "object", "description": "per level: graded checks passed, failed, pass percentage",
+                       "additionalProperties": {"type": "object", "properties": {
+                           "passed": {"type": "number"}, "failed": {"type": "number"},
+                           "percent": {"type": "number"}}}},
+            "notTested": {"type": "array", "description": "requirements of the probed version no check ran, "
+                          "with why", "items": {"type": "object", "required": ["id", "level", "section", "why"],
+                                                "properties": {k: {"type": "string"} for k in
+                                                               ("id", "title", "level", "section", "why")}}},
             "results": {"type": "array", "items": result},
         },
     }

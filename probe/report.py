@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from probe import __version__, templates
+from probe.checks.catalogue import Severity
+from probe.checks.grading import family, rule_for
+from probe.checks.registry import REQUIREMENTS, not_tested
 from probe.checks.urls import doubled_prefix
 from probe.levels import level
 from probe.reasons import Reason, describe, recommend
-from probe.results import ProbeResult, Status, StepName
+from probe.results import CheckResult, ProbeResult, Status, StepName
 
 _CALL_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM)
 
@@ -64,10 +67,35 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
         "results": [
             {"test": c.id, "category": c.category.value, "severity": c.severity.value, "status": c.status.value,
              "message": c.message, "duration_ms": c.duration_ms, "recommendation": c.recommendation,
-             "step": c.step.value if c.step else None, "reason": c.reason.value if c.reason else None}
+             "step": c.step.value if c.step else None, "reason": c.reason.value if c.reason else None,
+             "requirement": _requirement(c.id, result.protocol_version)}
             for c in checks
         ],
+        "levels": _level_totals(checks),
+        "notTested": [{"id": n.id, "title": n.title, "level": n.level.value, "section": n.section, "why": n.why}
+                      for n in not_tested(result.protocol_version, {c.id: (c.status.value, c.message) for c in checks},
+                                          suite=any(s.name is StepName.SUITE for s in result.steps))],
     }
+
+
+def _requirement(check_id: str, version: str | None) -> dict[str, Any] | None:
+    """The requirement the check tests in the probed version's own text, or None where it has none."""
+    rule = rule_for(check_id, version)
+    if rule is None:
+        return None
+    return {"version": family(version), "level": rule.level.value, "section": rule.section, "words": rule.words,
+            "tck": list(REQUIREMENTS[check_id].tck) if check_id in REQUIREMENTS else []}
+
+
+def _level_totals(checks: list[CheckResult]) -> dict[str, dict[str, float]]:
+    """Per level, the checks that were graded (passed or failed) and the pass percentage."""
+    out: dict[str, dict[str, float]] = {}
+    for sev in Severity:
+        graded = [c for c in checks if c.severity is sev and c.status in (Status.PASS, Status.FAIL)]
+        passed = sum(c.status is Status.PASS for c in graded)
+        out[sev.value] = {"passed": passed, "failed": len(graded) - passed,
+                          "percent": round(100.0 * passed / len(graded), 1) if graded else 100.0}
+    return out
 
 
 def advice(result: ProbeResult) -> str | None:
@@ -109,12 +137,21 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
     if shown:
         lines.append("  checks:" if verbose else "  failed checks:")
     for c in shown:
-        lines.append(f"    {_MARK[c.status]} [{c.severity.value}] {c.id}: {c.message}")
+        rule = rule_for(c.id, result.protocol_version)
+        where = f" ({family(result.protocol_version)} {rule.section})" if rule else ""
+        lines.append(f"    {_MARK[c.status]} [{c.severity.value}] {c.id}{where}: {c.message}")
         if c.status is Status.FAIL and c.recommendation:
             lines.append(f"        → {c.recommendation}")
     s = d["summary"]
     lines.append(f"  {s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped — "
                  f"conformance: {d['conformanceLevel']}")
+    lines.append("  by level:  " + ", ".join(f"{lvl} {t['percent']:g}%" for lvl, t in d["levels"].items()
+                                            if t["passed"] + t["failed"]))
+    if d["notTested"] and verbose:
+        lines.append(f"  not tested ({len(d['notTested'])} {d['protocolVersion']} requirements):")
+        lines += [f"    - [{n['level']}] {n['id']} ({n['section']}): {n['why']}" for n in d["notTested"]]
+    elif d["notTested"]:
+        lines.append(f"  not tested: {len(d['notTested'])} requirements of {d['protocolVersion']} (see --verbose)")
     return "\n".join(lines)
 
 
@@ -213,16 +250,29 @@ def _document(result: ProbeResult, module: str | None) -> _Doc:
         doc.tables.append(("Steps", ["step", "status", "ms", "HTTP", "detail"],
                            [[st["name"], st["status"], f"{st['duration_ms']:.1f}", str(st["httpStatus"] or ""),
                              st["detail"]] for st in d["steps"]]))
+    doc.facts.append(("Pass rate by level", [("; ".join(
+        f"{lvl} {t['percent']:g}% ({t['passed']:g}/{t['passed'] + t['failed']:g})" for lvl, t in d["levels"].items()),
+        False)]))
     failed = [r for r in d["results"] if r["status"] == "fail"]
     if failed:
-        doc.tables.append(("Failed tests", ["test", "category", "severity", "message", "recommendation"],
-                           [[r["test"], r["category"], r["severity"], r["message"], r["recommendation"]]
+        doc.tables.append(("Failed tests", ["test", "category", "severity", "requirement", "message",
+                                            "recommendation"],
+                           [[r["test"], r["category"], r["severity"], _section(r), r["message"], r["recommendation"]]
                             for r in failed]))
     for cat in sorted({r["category"] for r in d["results"]}):
-        doc.tables.append((cat, ["test", "severity", "status", "message"],
-                           [[r["test"], r["severity"], r["status"], r["message"]]
+        doc.tables.append((cat, ["test", "severity", "status", "requirement", "message"],
+                           [[r["test"], r["severity"], r["status"], _section(r), r["message"]]
                             for r in d["results"] if r["category"] == cat]))
+    if d["notTested"]:
+        doc.tables.append((f"Not tested ({d['protocolVersion']} requirements no check ran)",
+                           ["requirement", "level", "section", "why"],
+                           [[n["id"], n["level"], n["section"], n["why"]] for n in d["notTested"]]))
     return doc
+
+
+def _section(row: dict[str, Any]) -> str:
+    req = row.get("requirement")
+    return f"{req['version']} {req['section']}" if req else "not a rule of this version"
 
 
 def to_markdown(result: ProbeResult, module: str | None = None) -> str:

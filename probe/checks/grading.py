@@ -6,7 +6,10 @@ does not have is not graded (skipped, saying so and what was observed), so a 1.0
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from probe.checks.catalogue import Category, Rule, Severity, get, make_check
+from probe.checks.registry import REQUIREMENTS
 from probe.reasons import Reason
 from probe.results import CheckResult, ProbeResult, Status, StepName
 
@@ -19,20 +22,23 @@ def family(version: str | None) -> str | None:
     return ".".join(parts[:2]) if len(parts) >= 2 else version.strip()
 
 
+def _rules(check_id: str) -> Mapping[str, Rule]:
+    req = REQUIREMENTS.get(check_id)
+    return req.rules if req is not None else get(check_id).rules
+
+
 def rule_for(check_id: str, version: str | None) -> Rule | None:
     fam = family(version)
-    return get(check_id).rules.get(fam) if fam else None
+    return _rules(check_id).get(fam) if fam else None
 
 
 def level_of(check_id: str, version: str | None) -> Severity | None:
-    """The check's level in `version`; None when that version has no such requirement."""
-    check = get(check_id)
-    if not check.rules:
-        return check.severity
+    """The check's level in `version` (the registry's); None when that version has no such requirement."""
+    rules = _rules(check_id)
     fam = family(version)
-    if fam is None:
-        return check.severity
-    rule = check.rules.get(fam)
+    if not rules or fam is None:
+        return get(check_id).severity
+    rule = rules.get(fam)
     return rule.level if rule else None
 
 
@@ -54,13 +60,13 @@ def grade(result: ProbeResult) -> None:
 
 
 def _graded(c: CheckResult, version: str | None) -> CheckResult:
-    check = get(c.id)
-    if not check.rules or (c.status is Status.SKIP and c.message.startswith("not graded")):
+    rules = _rules(c.id)
+    if not rules or (c.status is Status.SKIP and c.message.startswith("not graded")):
         return c
     level = level_of(c.id, version)
     if level is None:
-        others = ", ".join(f"{v} {r.section}" for v, r in check.rules.items())
-        observed = f"; observed: {c.message}" if c.message and c.message != check.title else ""
+        others = ", ".join(f"{v} {r.section}" for v, r in rules.items())
+        observed = f"; observed: {c.message}" if c.message and c.message != get(c.id).title else ""
         return c.model_copy(update={
             "status": Status.SKIP, "recommendation": "",
             "message": f"not graded: A2A {family(version)} has no such requirement ({others}){observed}"})

@@ -1,0 +1,436 @@
+"""The requirement registry: what each check tests, in each protocol version's own words, sections and levels.
+
+For every check id: the versions whose specification has the requirement ("1.0", "0.3", "0.2"), the section of
+that version's `docs/specification.md` (tags v1.0.1 — numbered as v1.0.0 up to §5.7 —, v0.3.0, v0.2.5), the
+level the text gives it (MUST / SHOULD / MAY), and the official TCK requirement ids it matches. A version that
+is not listed does not have the requirement: the check is not graded for an agent probed in it.
+
+`UNCOVERED` lists requirements of the texts that no check tests yet, with why; reports show them as
+"not tested" for the probed version. Where 1.0.0 and 1.0.1 differ (the HTTP and gRPC error mappings, §5.4),
+both are accepted: `probe.wire.a2a_errors` says which one an answer follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from probe.checks.catalogue import Rule, Severity
+
+VERSIONS = ("1.0", "0.3", "0.2")
+_M, _S, _MAY = Severity.MUST, Severity.SHOULD, Severity.MAY
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    rules: Mapping[str, Rule]  # version family -> the rule; absent: that version has no such requirement
+    tck: tuple[str, ...] = ()  # the official TCK's requirement ids this matches
+    note: str = ""  # why a version is not listed, or how the check reads the text
+
+
+@dataclass(frozen=True, slots=True)
+class Uncovered:
+    """A requirement of the texts that no check tests yet."""
+
+    id: str
+    title: str
+    rules: Mapping[str, Rule]
+    why: str
+    tck: tuple[str, ...] = field(default=())
+
+
+def _r(level: Severity, section: str, words: str = "") -> Rule:
+    return Rule(level, section, words)
+
+
+def _all(level: Severity, v10: str, v03: str, v02: str | None = None, words: str = "") -> dict[str, Rule]:
+    """The same requirement and level in 1.0, 0.3 and 0.2 (0.2.5 numbers its sections like 0.3 unless given)."""
+    return {"1.0": _r(level, v10, words), "0.3": _r(level, v03, words), "0.2": _r(level, v02 or v03, words)}
+
+
+_CARD_10, _CARD_03 = "§4.4.1 AgentCard", "§5.5 AgentCard Object Structure"
+_JSONRPC_10, _JSONRPC_03, _JSONRPC_02 = "§9.1 JSON-RPC Protocol Requirements", "§3.2.1 JSON-RPC 2.0 Transport", \
+    "§3.1 Transport Protocol"
+_ERR_10 = "§3.3.2 Error Handling, §5.4 Error Code Mappings"
+_ERR_03 = "§8.2 A2A-Specific Errors (servers SHOULD use these codes)"
+_STD_ERR_03 = "§8.1 Standard JSON-RPC Errors, §11.1.5 Data Format Compliance"
+
+REQUIREMENTS: dict[str, Requirement] = {
+    # --- discovery and the card
+    "card.discovered": Requirement(
+        _all(_M, "§8.2 Discovery Mechanisms, §14.3 Well-Known URI", "§5.2 Discovery Mechanisms, §5.3",
+             "§5.2 Discovery Mechanisms, §5.3", "servers MUST make an Agent Card available"),
+        ("CARD-DISC-001",)),
+    "card.well_known_path": Requirement(
+        {"1.0": _r(_S, "§14.3 Well-Known URI Registration", "/.well-known/agent-card.json"),
+         "0.3": _r(_S, "§5.3 Recommended Location", "recommended: /.well-known/agent-card.json")},
+        ("CARD-DISC-001",), "0.2 recommends /.well-known/agent.json itself (0.2.5 §5.3): not graded there"),
+    "card.no_cross_origin_redirect": Requirement(
+        _all(_S, "§8.2 Discovery Mechanisms", "§5.4 Security of Agent Cards", words="clients refuse to follow a "
+             "card to another origin (RFC 8615 well-known URIs are per origin)"),
+        note="no sentence of the texts names redirects; graded SHOULD as the origin rule of RFC 8615"),
+    "card.size": Requirement(_all(_M, _CARD_10, _CARD_03, words="a card a client can fetch and parse"),
+                             note="the 1 MiB bound is the probe's (as the official clients bound bodies)"),
+    "card.strict_json": Requirement(
+        _all(_M, "§5.5 JSON Field Naming, §5.6", "§11.1.5 Data Format Compliance", "§3.2 Data Format",
+             "the card is JSON (RFC 8259: unique names, finite numbers)"), ("CARD-STRUCT-001",)),
+    "card.content_type": Requirement(
+        _all(_S, "§14.1 Media Type Registration", "§5.2 Discovery Mechanisms", words="served as application/json"),
+        note="the texts show application/json for the card; no RFC 2119 keyword: graded SHOULD"),
+    "card.cache_headers": Requirement(
+        {"1.0": _r(_S, "§8.6.1 Caching, Server Requirements",
+                   "Agent Card endpoints SHOULD include Cache-Control with max-age and an ETag")},
+        ("CARD-CACHE-001", "CARD-CACHE-002"), "0.3 and 0.2 say nothing about caching the card"),
+    "card.protocol_version": Requirement(
+        _all(_S, "§8.3 Protocol Declaration Requirements", "§5.5 AgentCard (protocolVersion)",
+             "§5.5 AgentCard (protocolVersion)", "the card declares the protocol version it speaks"),
+        note="an obsolete version is a finding, not a violation of that version's own text"),
+    "card.required_fields": Requirement(
+        _all(_M, _CARD_10, _CARD_03, words="required fields present and typed"), ("CARD-STRUCT-001",)),
+    "card.interfaces": Requirement(
+        {"1.0": _r(_M, "§8.3.1 Supported Interfaces Declaration",
+                   "supportedInterfaces: each with url, protocolBinding and protocolVersion"),
+         "0.3": _r(_M, "§5.6 Transport Declaration and URL Relationships",
+                   "url and preferredTransport MUST be present; additionalInterfaces well formed")},
+        ("CARD-PROTO-001", "CARD-PROTO-002"), "0.2 has a single url and no transport declaration"),
+    "card.skills": Requirement(_all(_M, "§4.4.5 AgentSkill", "§5.5.4 AgentSkill Object"), ("CARD-STRUCT-001",)),
+    "card.capabilities": Requirement(_all(_M, "§4.4.3 AgentCapabilities", "§5.5.2 AgentCapabilities Object"),
+                                     ("CARD-STRUCT-001",)),
+    "card.security": Requirement(
+        _all(_M, "§4.5 Security Objects, §7.3", "§4.3 Client/User Identity & Authentication Process, §5.5",
+             words="security requirements name declared schemes"), ("CARD-STRUCT-001",)),
+    "card.https": Requirement(
+        _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security",
+             words="production deployments MUST use HTTPS (graded SHOULD: the probe cannot tell production)")),
+    "card.security_schemes": Requirement(
+        _all(_M, "§4.5.1 SecurityScheme … §4.5.10", "§5.5.3 SecurityScheme Object", words="complete schemes"),
+        ("CARD-STRUCT-001",)),
+    "card.signature": Requirement(
+        {"1.0": _r(_S, "§8.4 Agent Card Signing", "signatures verify over the JCS-canonical card"),
+         "0.3": _r(_S, "§5.5.6 AgentCardSignature Object", "signatures verify over the JCS-canonical card")},
+        ("CARD-SIGN-001", "CARD-SIGN-002", "CARD-SIGN-003"), "0.2 cards have no signatures"),
+    "card.public": Requirement(
+        _all(_S, "§8.2 Discovery Mechanisms, §13.3", "§5.4 Security of Agent Cards",
+             words="the public card is readable without credentials; sensitive details go to the extended card")),
+    # --- the advertised interface
+    "interface.selected": Requirement(
+        {"1.0": _r(_M, "§8.3.2 Client Protocol Selection", "an interface the client supports"),
+         "0.3": _r(_M, "§5.6.3 Client Transport Selection Rules", "the preferredTransport is available at url"),
+         "0.2": _r(_M, "§3.1 Transport Protocol", "JSON-RPC 2.0 over HTTP(S) at the card's url")},
+        ("BIND-FIELD-001",)),
+    "interface.no_path_repeat": Requirement(
+        _all(_S, "§8.3.1 Supported Interfaces Declaration", "§5.6.4 Validation Requirements", "§5.5 AgentCard (url)",
+             "the advertised URL is the one clients call"), note="a gateway fault; graded SHOULD"),
+    "interface.routable_host": Requirement(
+        _all(_S, "§8.3.1 Supported Interfaces Declaration", "§5.6.4 Validation Requirements", "§5.5 AgentCard (url)",
+             "the advertised URL is reachable by the card's readers"), note="a deployment fault; graded SHOULD"),
+    "interface.scheme": Requirement(_all(_S, "§7.1 Protocol Security", "§4.1 Transport Security")),
+    "interface.no_credentials": Requirement(
+        _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security",
+             words="credentials travel in the schemes the card declares, never in a public URL (RFC 3986 §3.2.1)")),
+    # --- invocation
+    "invoke.http": Requirement(
+        _all(_M, _JSONRPC_10, _JSONRPC_03, _JSONRPC_02, "every JSON-RPC response is an HTTP 200 answer"),
+        ("JSONRPC-FMT-001",)),
+    "invoke.jsonrpc_envelope": Requirement(
+        _all(_M, _JSONRPC_10, "§6.11 JSON-RPC Structures, §3.2.1", "§6.11 JSON-RPC Structures",
+             "jsonrpc \"2.0\", the request's id, exactly one of result and error; application/json"),
+        ("JSONRPC-FMT-001", "JSONRPC-FMT-002")),
+    "invoke.version_accepted": Requirement(
+        {"1.0": _r(_M, "§3.6.2 Server Responsibilities", "servers MUST use the requested version's semantics")},
+        ("VER-SERVER-001",), "0.3 and 0.2 have no A2A-Version header"),
+    "invoke.result_shape": Requirement(
+        _all(_M, "§3.1.1 Send Message, §4.1.1 Task", "§7.1 message/send, §6.1 Task Object",
+             "§7.1 message/send, §6.1 Task Object", "the result is a Task or a Message"), ("CORE-SEND-001",)),
+    "invoke.dialect": Requirement(
+        {"1.0": _r(_M, "§5.5 JSON Field Naming Convention", "enum values are the proto names (TASK_STATE_*)"),
+         "0.3": _r(_M, "§6.3 TaskState Enum, §6.4 Message Object", "lowercase states, kind discriminators"),
+         "0.2": _r(_M, "§6.3 TaskState Enum, §6.4 Message Object", "lowercase states, kind discriminators")},
+        ("DM-SERIAL-002",)),
+    "invoke.schema": Requirement(
+        {"1.0": _r(_M, "§1.4 Normative Content, §5.6 Data Type Conventions",
+                   "the proto is normative; JSON is its ProtoJSON form; timestamps MUST be ISO 8601 in UTC"),
+         "0.3": _r(_M, "§11.1.5 Data Format Compliance", "MUST use the data structures defined in Section 6"),
+         "0.2": _r(_M, "§6 Protocol Data Objects", "objects follow the specification's schema")},
+        ("DM-SERIAL-003", "CORE-SEND-001")),
+    "invoke.camel_case": Requirement(
+        {"1.0": _r(_M, "§5.5 JSON Field Naming Convention",
+                   "all JSON serializations MUST use camelCase naming for field names")},
+        ("DM-SERIAL-001",), "0.3 and 0.2 define camelCase names in their schema, with no rule about others"),
+    "invoke.blocking": Requirement(
+        {"1.0": _r(_M, "§3.2.2 SendMessageConfiguration",
+                   "blocking (returnImmediately false or unset) MUST wait until the task is terminal or interrupted"),
+         "0.3": _r(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.blocking)",
+                   "if true, the client will wait for the task to complete; the server may reject this (no MUST)"),
+         "0.2": _r(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.blocking)",
+                   "if true, the client will wait for the task to complete (no MUST)")},
+        ("CORE-EXECUTION-MODE-001",)),
+    "invoke.no_error": Requirement(
+        _all(_M, "§3.1.1 Send Message", "§7.1 message/send", words="a valid send gets a Task or a Message"),
+        ("CORE-SEND-001",)),
+    "invoke.task_completed": Requirement(
+        _all(_M, "§3.1.1 Send Message, §4.1.3 TaskState", "§7.1 message/send, §6.3 TaskState Enum",
+             words="the task reaches a terminal state (the probe's prompt asks for COMPLETED)")),
+    "invoke.expected_text": Requirement(
+        _all(_M, "§4.1.7 Artifact", "§6.7 Artifact Object", words="the configured answer (the operator's own rule)"),
+        note="not a rule of the texts: the operator's expectation, graded MUST as configured"),
+    # --- streaming
+    "stream.content_type": Requirement(
+        _all(_M, "§9.4.2 SendStreamingMessage, §3.1.2", "§3.3.1 JSON-RPC 2.0 Streaming",
+             "§3.3 Streaming Transport (Server-Sent Events)", "HTTP 200 with Content-Type text/event-stream"),
+        ("JSONRPC-SSE-001",)),
+    "stream.events_parse": Requirement(
+        _all(_M, "§9.4.2 SendStreamingMessage", "§3.3.1 JSON-RPC 2.0 Streaming, §7.2.1",
+             "§3.3 Streaming Transport, §7.2.1", "each event's data is a JSON-RPC response with the request's id"),
+        ("JSONRPC-SSE-001",)),
+    "stream.schema": Requirement(
+        {"1.0": _r(_M, "§3.2.3 Stream Response, §5.6", "each event is a StreamResponse in ProtoJSON"),
+         "0.3": _r(_M, "§7.2.1 SendStreamingMessageResponse, §11.1.5", "events use the data structures of §6"),
+         "0.2": _r(_M, "§7.2.1 SendStreamingMessageResponse", "events follow the schema")},
+        ("JSONRPC-SSE-001", "DM-SERIAL-003")),
+    "stream.first_event": Requirement(
+        {"1.0": _r(_M, "§3.1.2 Send Streaming Message", "the stream MUST begin with the Task object (or one Message)"),
+         "0.3": _r(_S, "§7.2 message/stream, §9.3", "the first event is the Task (shown, no MUST)"),
+         "0.2": _r(_S, "§7.2 message/stream, §9.3", "the first event is the Task (shown, no MUST)")},
+        ("CORE-STREAM-001",)),
+    "stream.consistent_ids": Requirement(
+        _all(_M, "§4.2.1 TaskStatusUpdateEvent, §4.2.2", "§7.2.2 TaskStatusUpdateEvent Object, §7.2.3",
+             words="every event names the stream's task and context")),
+    "stream.no_regression": Requirement(
+        _all(_M, "§3.1.2, §4.1.3 TaskState", "§6.1 Task Object", words="a terminal task can't be restarted"),
+        ("STREAM-ORDER-001",)),
+    "stream.terminal": Requirement(
+        {"1.0": _r(_M, "§3.1.2 Send Streaming Message", "the stream MUST close when the task reaches a terminal state"),
+         "0.3": _r(_M, "§7.2.2 TaskStatusUpdateEvent Object", "final: true ends the stream"),
+         "0.2": _r(_M, "§7.2.2 TaskStatusUpdateEvent Object", "final: true ends the stream")},
+        ("CORE-STREAM-002",)),
+    "stream.closes_after_terminal": Requirement(
+        {"1.0": _r(_M, "§3.1.2 Send Streaming Message", "the stream MUST close when the task reaches a terminal state"),
+         "0.3": _r(_S, "§7.2.2 TaskStatusUpdateEvent Object", "the server closes the stream after final: true"),
+         "0.2": _r(_S, "§7.2.2 TaskStatusUpdateEvent Object", "the server closes the stream after final: true")},
+        ("CORE-STREAM-002",)),
+    "stream.artifact_chunks": Requirement(
+        _all(_M, "§4.2.2 TaskArtifactUpdateEvent", "§7.2.3 TaskArtifactUpdateEvent Object",
+             words="append only to a known artifact; nothing after lastChunk")),
+    "stream.no_error": Requirement(_all(_M, "§3.1.2 Send Streaming Message", "§7.2 message/stream")),
+    "stream.task_completed": Requirement(
+        _all(_M, "§3.1.2, §4.1.3 TaskState", "§7.2 message/stream, §6.3",
+             words="the streamed task ends (the probe's prompt asks for COMPLETED)")),
+    "stream.expected_text": Requirement(
+        _all(_M, "§4.1.7 Artifact", "§6.7 Artifact Object", words="the configured answer (the operator's own rule)"),
+        note="not a rule of the texts: the operator's expectation"),
+    # --- lifecycle (suite)
+    "lifecycle.get_task": Requirement(_all(_M, "§3.1.3 Get Task", "§7.3 tasks/get"), ("CORE-GET-001",)),
+    "lifecycle.return_immediately": Requirement(
+        {"1.0": _r(_M, "§3.2.2 SendMessageConfiguration",
+                   "returnImmediately: true MUST return right after creating the task"),
+         "0.3": _r(_MAY, "§7.1.1 MessageSendParams (blocking)", "blocking false: no behaviour is mandated"),
+         "0.2": _r(_MAY, "§7.1.1 MessageSendParams (blocking)", "blocking false: no behaviour is mandated")},
+        ("CORE-EXECUTION-MODE-002",)),
+    "lifecycle.history_length": Requirement(
+        {"1.0": _r(_M, "§3.2.4 History Length Semantics", "0: no history; n: at most n recent messages"),
+         "0.3": _r(_S, "§7.3.1 TaskQueryParams Object", "historyLength: the number of recent messages to return"),
+         "0.2": _r(_S, "§7.3.1 TaskQueryParams Object", "historyLength: the number of recent messages to return")},
+        ("CORE-HIST-001", "CORE-HIST-002")),
+    "lifecycle.cancel": Requirement(_all(_M, "§3.1.5 Cancel Task", "§7.4 tasks/cancel"), ("CORE-CANCEL-001",)),
+    "lifecycle.input_required": Requirement(
+        _all(_M, "§3.4.2 Task Identifier Semantics, §3.4.3", "§9.4 Multi-Turn Interaction",
+             words="a follow-up with the interrupted task's id continues that task"), ("CORE-MULTI-001",)),
+    "lifecycle.message_to_terminal": Requirement(
+        {"1.0": _r(_M, "§3.1.1 Send Message (errors)", "UnsupportedOperationError for a terminal task"),
+         "0.3": _r(_M, "§7.1 message/send", "a terminal task can't be restarted: the send results in an error"),
+         "0.2": _r(_M, "§7.1 message/send", "a terminal task can't be restarted")}, ("CORE-SEND-002",),
+        "0.3/0.2 require an error, not a particular code"),
+    "lifecycle.unknown_task_message": Requirement(
+        {"1.0": _r(_M, "§3.1.1 Send Message (errors)", "TaskNotFoundError for an unknown taskId"),
+         "0.3": _r(_S, "§8.2 A2A-Specific Errors", "TaskNotFoundError where applicable"),
+         "0.2": _r(_S, "§8.2 A2A-Specific Errors", "TaskNotFoundError where applicable")}),
+    "lifecycle.completed_artifact": Requirement(
+        _all(_S, "§3.7 Messages and Artifacts", "§6.1 Task Object",
+             words="tasks in completed state SHOULD use artifacts for the generated output")),
+    "lifecycle.context_continuity": Requirement(
+        {"1.0": _r(_M, "§3.4.1 Context Identifier Semantics", "a client's contextId is kept, or the send rejected"),
+         "0.3": _r(_S, "§6.4 Message Object (contextId)", "messages with a contextId belong to that context"),
+         "0.2": _r(_S, "§6.4 Message Object (contextId)", "messages with a contextId belong to that context")},
+        ("CORE-MULTI-002",)),
+    # --- streaming (suite)
+    "streaming.subscribe": Requirement(
+        {"1.0": _r(_M, "§3.1.6 Subscribe to Task", "first event the Task; the stream terminates at a terminal state"),
+         "0.3": _r(_M, "§7.9 tasks/resubscribe", "resumes the task's SSE stream (first event not mandated)"),
+         "0.2": _r(_M, "§7.9 tasks/resubscribe", "resumes the task's SSE stream (first event not mandated)")},
+        ("STREAM-SUB-001", "STREAM-SUB-002")),
+    "streaming.subscribe_terminal": Requirement(
+        {"1.0": _r(_M, "§3.1.6 Subscribe to Task (errors)", "UnsupportedOperationError for a terminal task")},
+        ("STREAM-SUB-003",), "0.3/0.2 define resubscribe for ongoing tasks only, with no error for others"),
+    "streaming.not_declared": Requirement(
+        {"1.0": _r(_M, "§3.3.4 Capability Validation", "streaming false: UnsupportedOperationError"),
+         "0.3": _r(_S, "§7.2 message/stream, §8.2", "requires capabilities.streaming; A2A codes SHOULD be used"),
+         "0.2": _r(_S, "§7.2 message/stream, §8.2", "requires capabilities.streaming; A2A codes SHOULD be used")},
+        ("CORE-CAP-002",)),
+    # --- errors (suite)
+    "errors.parse_error": Requirement(_all(_M, "§9.5 Error Handling", _STD_ERR_03, "§8.1 Standard JSON-RPC Errors"),
+                                      ("JSONRPC-ERR-001",)),
+    "errors.invalid_request": Requirement(_all(_M, "§9.5 Error Handling", _STD_ERR_03,
+                                               "§8.1 Standard JSON-RPC Errors"), ("CORE-ERR-002",)),
+    "errors.unknown_method": Requirement(_all(_M, "§9.5 Error Handling", _STD_ERR_03,
+                                              "§8.1 Standard JSON-RPC Errors"), ("JSONRPC-ERR-001",)),
+    "errors.invalid_params": Requirement(_all(_M, "§3.3.2 Error Handling (validation)", _STD_ERR_03,
+                                              "§8.1 Standard JSON-RPC Errors"), ("CORE-ERR-002",)),
+    "errors.task_not_found": Requirement(
+        {"1.0": _r(_M, _ERR_10, "TaskNotFoundError"), "0.3": _r(_S, _ERR_03), "0.2": _r(_S, _ERR_03)},
+        ("CORE-GET-002",)),
+    "errors.not_cancelable": Requirement(
+        {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotCancelableError"), "0.3": _r(_S, _ERR_03),
+         "0.2": _r(_S, _ERR_03)}, ("CORE-CANCEL-002",)),
+    "errors.version_not_supported": Requirement(
+        {"1.0": _r(_M, "§3.6.2 Server Responsibilities", "an unsupported version MUST get VersionNotSupportedError")},
+        ("VER-SERVER-002",), "0.3 and 0.2 have no A2A-Version"),
+    "errors.push_not_supported": Requirement(
+        {"1.0": _r(_M, "§3.3.4 Capability Validation", "push false: PushNotificationNotSupportedError"),
+         "0.3": _r(_S, _ERR_03, "-32003 where applicable"), "0.2": _r(_S, _ERR_03, "-32003 where applicable")},
+        ("CORE-CAP-001",)),
+    "errors.extended_card_not_declared": Requirement(
+        {"1.0": _r(_M, "§3.3.4 Capability Validation", "extendedAgentCard false: UnsupportedOperationError"),
+         "0.3": _r(_MAY, "§7.10 agent/getAuthenticatedExtendedCard",
+                   "available only if supportsAuthenticatedExtendedCard; no error code is mandated")},
+        ("CORE-CAP-003",), "0.2 serves the extended card by HTTP GET, not a JSON-RPC method (0.2.5 §7.10)"),
+    "errors.error_info": Requirement(
+        {"1.0": _r(_S, "§9.5 Error Handling, §3.3.2", "an ErrorInfo with reason and domain a2a-protocol.org")},
+        ("JSONRPC-ERR-003",), "0.3 error data is free-form"),
+    "errors.no_server_errors": Requirement(
+        _all(_M, "§3.3.2 Error Handling", "§8 Error Handling",
+             words="bad requests get errors, not crashes (a 5xx or a dropped connection)")),
+    # --- security (suite)
+    "security.unauthenticated_rejected": Requirement(
+        _all(_M, "§7.4 Server Authentication Responsibilities", "§4.4 Server Responsibilities for Authentication",
+             words="servers MUST authenticate every request")),
+    "security.challenge": Requirement(
+        _all(_S, "§3.3.2 Error Handling (authentication)", "§4.4 Server Responsibilities for Authentication",
+             words="a 401 SHOULD carry a WWW-Authenticate challenge")),
+    # --- interop between two agents
+    "interop.common_interface": Requirement(
+        _all(_M, "§5.2 Protocol Selection and Negotiation", "§3.4.2 Transport Selection and Negotiation",
+             "§3.1 Transport Protocol", "two agents can talk only over a binding and version both speak")),
+    "interop.both_callable": Requirement(_all(_M, "§3.1.1 Send Message", "§7.1 message/send")),
+    "interop.no_cross_talk": Requirement(
+        _all(_M, "§3.4.2 Task Identifier Semantics", "§6.1 Task Object", words="tasks are separate units of work")),
+    "interop.delegation": Requirement(
+        _all(_S, "§1.1 Key Goals of A2A", "§1.1 Key Goals of A2A", words="agents delegate to one another"),
+        note="the operator's scenario, graded SHOULD"),
+    # --- push notifications (issue 10); 0.2.5 numbers these sections as 0.3 does
+    "push.config_create": Requirement(
+        _all(_M, "§3.1.7 Create Push Notification Config", "§7.5 tasks/pushNotificationConfig/set"),
+        ("PUSH-CREATE-001",)),
+    "push.config_get": Requirement(
+        _all(_M, "§3.1.8 Get Push Notification Config", "§7.6 tasks/pushNotificationConfig/get"), ("PUSH-GET-001",)),
+    "push.config_list": Requirement(
+        {"1.0": _r(_M, "§3.1.9 List Push Notification Configs"),
+         "0.3": _r(_M, "§7.7 tasks/pushNotificationConfig/list")}, ("PUSH-LIST-001",), "0.2 has no list method"),
+    "push.config_delete": Requirement(
+        {"1.0": _r(_M, "§3.1.10 Delete Push Notification Config"),
+         "0.3": _r(_M, "§7.8 tasks/pushNotificationConfig/delete")}, ("PUSH-DEL-001",), "0.2 has no delete method"),
+    "push.unknown_task": Requirement(
+        {"1.0": _r(_M, "§3.1.7 (errors)", "TaskNotFoundError"), "0.3": _r(_S, _ERR_03), "0.2": _r(_S, _ERR_03)}),
+    "push.delivered": Requirement(
+        _all(_M, "§3.5.3 Push Notification Delivery, §4.3.3", "§6.8 PushNotificationConfig, §9.5"),
+        ("PUSH-DELIVER-002",)),
+    "push.in_order": Requirement(
+        {"1.0": _r(_M, "§3.5.3 Push Notification Delivery, §4.3.3"),
+         "0.3": _r(_S, "§9.5 Push Notification Setup and Usage", "updates as the task changes (no MUST)"),
+         "0.2": _r(_S, "§9.5 Push Notification Setup and Usage", "updates as the task changes (no MUST)")}),
+    "push.names_task": Requirement(
+        _all(_M, "§4.3.3 Push Notification Payload", "§9.5 Push Notification Setup (the Task is the body)")),
+    "push.authenticated": Requirement(
+        _all(_M, "§4.3.2 AuthenticationInfo, §13.2", "§6.9 PushNotificationAuthenticationInfo Object"),
+        ("PUSH-DELIVER-001",)),
+    "push.payload": Requirement(
+        _all(_M, "§4.3.3 Push Notification Payload", "§9.5 Push Notification Setup (the Task is the body)"),
+        ("PUSH-DELIVER-003",)),
+    # --- the probe itself
+    "probe.completed": Requirement(
+        _all(_M, "—", "—", words="not a rule of the texts: the probe ran (a failure here is never the agent's)"),
+        note="carries probe_error / probe_config_error so JUnit and the exit code agree"),
+}
+
+# requirements of the texts that no check tests yet (the TCK's 89 JSON-RPC and card requirements include them)
+UNCOVERED: tuple[Uncovered, ...] = (
+    Uncovered("list_tasks", "ListTasks returns the caller's tasks, newest first, paginated, artifacts only on request",
+              {"1.0": _r(_M, "§3.1.4 List Tasks")}, "not implemented yet (issue 9 item 7)",
+              ("CORE-LIST-001", "CORE-LIST-002", "CORE-LIST-003", "CORE-LIST-004", "CORE-LIST-005")),
+    Uncovered("multi_stream", "Two concurrent streams of one task get the same events; closing one keeps the other",
+              {"1.0": _r(_M, "§3.5.2 Streaming Event Delivery")}, "not implemented yet (issue 9 item 7)",
+              ("STREAM-ORDER-002", "STREAM-ORDER-003", "STREAM-ORDER-004")),
+    Uncovered("subscribe_unknown", "SubscribeToTask for an unknown task id gets TaskNotFoundError",
+              {"1.0": _r(_M, "§3.1.6 Subscribe to Task (errors)")}, "not implemented yet (issue 9 item 7)",
+              ("STREAM-SUB-004",)),
+    Uncovered("history_order", "History is chronological and holds the messages sent",
+              {"1.0": _r(_M, "§3.2.4 History Length Semantics, §4.1.1 Task")},
+              "not implemented yet (issue 9 item 7)", ("CORE-HIST-004", "CORE-HIST-005", "CORE-HIST-006")),
+    Uncovered("multi_turn_context", "Only taskId given: contextId inferred; mismatching contextId rejected; "
+              "new tasks get unique ids", {"1.0": _r(_M, "§3.4.1 Context Identifier Semantics, §3.4.2")},
+              "not implemented yet (issue 9 item 7)", ("CORE-MULTI-005", "CORE-MULTI-006")),
+    Uncovered("unknown_fields_ignored", "Unknown fields in a request are ignored",
+              {"1.0": _r(_M, "§5.7 Field Presence and Optionality")}, "not implemented yet (issue 9 item 7)",
+              ("DM-SERIAL-005",)),
+    Uncovered("cancel_unknown", "CancelTask for an unknown task id gets TaskNotFoundError",
+              _all(_M, "§3.1.5 Cancel Task (errors)", _ERR_03), "not implemented yet (issue 9 item 7)"),
+    Uncovered("content_type_not_supported", "A part of a media type the agent does not accept gets "
+              "ContentTypeNotSupportedError", {"1.0": _r(_M, "§3.3.2 Error Handling, §5.4")},
+              "not implemented yet (issue 9 item 7)"),
+    Uncovered("extension_required", "A required extension the client did not activate (A2A-Extensions) gets "
+              "ExtensionSupportRequiredError", {"1.0": _r(_M, "§3.3.4 Capability Validation, §14.2.2")},
+              "not implemented yet (issue 9 item 7)", ("CORE-CAP-004",)),
+    Uncovered("no_version_is_0_3", "A request without A2A-Version is read as 0.3",
+              {"1.0": _r(_M, "§3.6.2 Server Responsibilities")}, "not implemented yet (issue 9 item 7)",
+              ("VER-SERVER-003",)),
+    Uncovered("extended_card_auth", "The extended card needs the card's credentials",
+              {"1.0": _r(_M, "§3.1.11 Get Extended Agent Card, §13.3"),
+               "0.3": _r(_M, "§7.10 agent/getAuthenticatedExtendedCard")}, "needs credentials for the agent",
+              ("CARD-EXT-001",)),
+    Uncovered("last_modified", "The card response carries Last-Modified",
+              {"1.0": _r(_MAY, "§8.6.1 Caching, Server Requirements")}, "not implemented yet (issue 9 item 7)",
+              ("CARD-CACHE-003",)),
+)
+
+
+def requirement(check_id: str) -> Requirement:
+    return REQUIREMENTS[check_id]
+
+
+@dataclass(frozen=True, slots=True)
+class NotTested:
+    id: str
+    title: str
+    level: Severity
+    section: str
+    why: str
+
+
+def not_tested(version: str | None, ran: Mapping[str, tuple[str, str]], *, suite: bool) -> list[NotTested]:
+    """Every requirement of `version` that no check ran, with why: `ran` is check id -> (status, message)."""
+    from probe.checks.catalogue import BY_ID, SUITE_CHECKS
+
+    fam = ".".join((version or "").split(".")[:2])
+    if fam not in VERSIONS:
+        return []
+    suite_ids = {c.id for c in SUITE_CHECKS}
+    out: list[NotTested] = []
+    for check_id, req in REQUIREMENTS.items():
+        rule = req.rules.get(fam)
+        if rule is None or check_id == "probe.completed":
+            continue
+        status, message = ran.get(check_id, ("", ""))
+        if status in ("pass", "fail"):
+            continue
+        if status == "skip":
+            why = message
+        elif check_id in suite_ids and not suite:
+            why = "runs with --suite full"
+        else:
+            why = "not reached: an earlier step stopped the run"
+        out.append(NotTested(check_id, BY_ID[check_id].title, rule.level, rule.section, why))
+    for gap in UNCOVERED:
+        rule = gap.rules.get(fam)
+        if rule is not None:
+            out.append(NotTested(gap.id, gap.title, rule.level, rule.section, f"no check yet: {gap.why}"))
+    return out

@@ -1,0 +1,80 @@
+"""The requirement registry covers every check, and grading follows the probed version's text."""
+
+from __future__ import annotations
+
+import pytest
+
+from probe.checks import grading
+from probe.checks.catalogue import ALL_CHECKS, Severity
+from probe.checks.registry import REQUIREMENTS, UNCOVERED, VERSIONS, not_tested
+from probe.docs import checks_md
+from probe.results import ProbeResult, Status, make_check
+
+
+def test_the_registry_covers_every_check_and_nothing_else() -> None:
+    assert set(REQUIREMENTS) == {c.id for c in ALL_CHECKS}
+
+
+@pytest.mark.parametrize("check_id", sorted(REQUIREMENTS))
+def test_every_rule_names_a_version_a_level_and_a_section(check_id: str) -> None:
+    req = REQUIREMENTS[check_id]
+    assert req.rules, f"{check_id} applies to no version"
+    for version, rule in req.rules.items():
+        assert version in VERSIONS
+        assert isinstance(rule.level, Severity)
+        assert rule.section.startswith("§") or check_id == "probe.completed", (check_id, version, rule.section)
+
+
+def test_uncovered_requirements_are_not_also_checks() -> None:
+    ids = [u.id for u in UNCOVERED]
+    assert len(ids) == len(set(ids)) and not set(ids) & set(REQUIREMENTS)
+    assert all(u.rules and u.why for u in UNCOVERED)
+
+
+def test_the_generated_catalogue_shows_every_check_with_its_sections() -> None:
+    doc = checks_md()
+    for check_id, req in REQUIREMENTS.items():
+        row = next(line for line in doc.splitlines() if line.startswith(f"| `{check_id}` |"))
+        for rule in req.rules.values():
+            assert f"{rule.level.value} {rule.section}" in row
+    assert all(f"| `{u.id}` |" in doc for u in UNCOVERED)
+
+
+def _result(version: str, *checks: tuple[str, Status, str]) -> ProbeResult:
+    result = ProbeResult(agent="a", target_url="http://x", protocol_version=version)
+    result.checks = [make_check(cid, status, msg) for cid, status, msg in checks]
+    return result
+
+
+def test_a_1_0_rule_is_not_graded_for_a_0_3_agent_and_says_what_was_seen() -> None:
+    result = _result("0.3", ("card.cache_headers", Status.FAIL, "missing ETag"))
+    grading.grade(result)
+    (c,) = result.checks
+    assert c.status is Status.SKIP and c.recommendation == ""
+    assert c.message.startswith("not graded: A2A 0.3 has no such requirement (1.0 §8.6.1")
+    assert c.message.endswith("observed: missing ETag")
+    grading.grade(result)
+    assert result.checks[0].message == c.message  # grading twice changes nothing
+
+
+@pytest.mark.parametrize(("version", "level"), [("1.0", Severity.MUST), ("0.3", Severity.SHOULD),
+                                                ("0.2.5", Severity.SHOULD)])
+def test_levels_come_from_the_probed_version(version: str, level: Severity) -> None:
+    result = _result(version, ("invoke.blocking", Status.FAIL, "returned WORKING"))
+    grading.grade(result)
+    assert result.checks[0].severity is level and result.checks[0].status is Status.FAIL
+
+
+def test_the_0_2_extended_card_is_not_a_json_rpc_method() -> None:
+    assert grading.level_of("errors.extended_card_not_declared", "0.2") is None
+    assert grading.level_of("errors.extended_card_not_declared", "0.3") is Severity.MAY
+
+
+def test_not_tested_lists_what_no_check_ran_with_why() -> None:
+    listed = {n.id: n for n in not_tested("1.0", {"card.discovered": ("pass", ""),
+                                                  "card.signature": ("skip", "no trusted JWKS")}, suite=False)}
+    assert "card.discovered" not in listed
+    assert listed["card.signature"].why == "no trusted JWKS"
+    assert listed["lifecycle.cancel"].why == "runs with --suite full"
+    assert listed["list_tasks"].level is Severity.MUST and listed["list_tasks"].why.startswith("no check yet")
+    assert "list_tasks" not in {n.id for n in not_tested("0.3", {}, suite=True)}  # a 1.0-only operation
