@@ -6,8 +6,7 @@ The CLI, the daemon, the reports and the docs all read this table. A check that 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from probe.results import Category, CheckResult, Severity, Status, StepName
 
@@ -35,8 +34,6 @@ class Check:
     recommendation: str
     spec_ref: str = ""
     side_effects: bool = False  # starts real agent work (excluded by --safe-only)
-    # protocol version family ("1.0", "0.3", "0.2") -> the rule; a version not named has no such rule
-    rules: Mapping[str, Rule] = field(default_factory=dict)
     bindings: tuple[str, ...] = ()  # the bindings (registry names) it applies to; () = every binding
 
 
@@ -61,9 +58,7 @@ CHECKS: tuple[Check, ...] = (
     Check("card.content_type", _CARD, _S, "The card is served as application/json",
           "Serve the card with Content-Type: application/json."),
     Check("card.cache_headers", _CARD, _S, "The card response carries Cache-Control max-age and an ETag",
-          "Send Cache-Control: max-age=<seconds> and an ETag with the card.", "DISC-02",
-          rules={"1.0": Rule(_S, "§8.6.1 Caching, Server Requirements",
-                             "Agent Card endpoints SHOULD include Cache-Control with max-age and an ETag")}),
+          "Send Cache-Control: max-age=<seconds> and an ETag with the card.", "DISC-02"),
     Check("card.protocol_version", _CARD, _S, "The card declares a current protocol version (1.0 or 0.3)",
           "Upgrade the agent to A2A 1.0 (or at least 0.3); 0.1/0.2 cards are obsolete."),
     Check("card.required_fields", _CARD, _M, "Required card fields are present, typed and non-empty",
@@ -134,29 +129,14 @@ CHECKS: tuple[Check, ...] = (
           "The SendMessage result (and every GetTask answer) is valid against the version's official definitions",
           "Emit results the official clients can parse: field names and JSON types of the proto (1.0) or the 0.3 "
           "schema, enum names the version defines, RFC 3339 timestamps with a zone, valid base64.", "FMT-01",
-          side_effects=_W,
-          rules={"1.0": Rule(_M, "§5.6 Data Type Conventions, §5.5 JSON Field Naming",
-                             "JSON is the ProtoJSON form of the proto; timestamps MUST be RFC 3339 UTC"),
-                 "0.3": Rule(_M, "§6 Protocol Data Objects, §11.1.5 Data Format Compliance",
-                             "agents MUST use the data structures of the specification's schema"),
-                 "0.2": Rule(_M, "§6 Protocol Data Objects", "objects follow the specification's schema")}),
+          side_effects=_W),
     Check("invoke.camel_case", _LIFE, _M, "JSON field names are camelCase, not the proto's snake_case",
-          "Serialise with ProtoJSON (lowerCamelCase names: contextId, not context_id).", "FMT-01", side_effects=_W,
-          rules={"1.0": Rule(_M, "§5.5 JSON Field Naming Convention",
-                             "all JSON serializations MUST use camelCase naming for field names")}),
+          "Serialise with ProtoJSON (lowerCamelCase names: contextId, not context_id).", "FMT-01", side_effects=_W),
     Check("invoke.blocking", _LIFE, _M,
           "A blocking SendMessage returns the task only in a terminal or interrupted state",
           "Without returnImmediately (1.0) / with blocking true (0.3), wait until the task is terminal or "
           "interrupted before answering SendMessage; clients that do not poll see an unfinished task.", "SEND-03",
-          side_effects=_W,
-          rules={"1.0": Rule(_M, "§3.2.2 SendMessageConfiguration",
-                             "blocking (returnImmediately false or unset) MUST wait until the task reaches a "
-                             "terminal or interrupted state"),
-                 "0.3": Rule(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.blocking)",
-                             "if true, the client will wait for the task to complete; the server may reject this "
-                             "(no MUST)"),
-                 "0.2": Rule(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.blocking)",
-                             "if true, the client will wait for the task to complete (no MUST)")}),
+          side_effects=_W),
     Check("invoke.no_error", _LIFE, _M, "SendMessage (and the GetTask polls) get a result, not a JSON-RPC error",
           "Answer a valid SendMessage with a Task or a Message; the JSON-RPC error in the report says what the "
           "agent refused.", "SEND-01", side_effects=_W),
@@ -177,12 +157,7 @@ CHECKS: tuple[Check, ...] = (
           "STRM-01", side_effects=_W),
     Check("stream.schema", _STREAM, _M, "Every event is valid against the version's official definitions",
           "Emit StreamResponse events (1.0) / Task, Message and update events (0.3) the official clients can parse.",
-          "FMT-01", side_effects=_W,
-          rules={"1.0": Rule(_M, "§3.2.3 Stream Response, §5.6 Data Type Conventions",
-                             "each event is a StreamResponse in ProtoJSON"),
-                 "0.3": Rule(_M, "§7.2.1 SendStreamingMessageResponse, §11.1.5 Data Format Compliance",
-                             "events MUST use the data structures of §6"),
-                 "0.2": Rule(_M, "§7.2.1 SendStreamingMessageResponse", "events follow the schema")}),
+          "FMT-01", side_effects=_W),
     Check("stream.first_event", _STREAM, _M, "The first event is the Task (or a single Message)",
           "Start a task stream with the Task object, then send updates.", "STRM-02", side_effects=_W),
     Check("stream.consistent_ids", _STREAM, _M, "One taskId and contextId throughout the stream",

@@ -129,12 +129,20 @@ REQUIREMENTS: dict[str, Requirement] = {
         _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security",
              words="credentials travel in the schemes the card declares, never in a public URL (RFC 3986 §3.2.1)")),
     # --- invocation
-    "invoke.http": Requirement(
-        _all(_M, _JSONRPC_10, _JSONRPC_03, _JSONRPC_02, "every JSON-RPC response is an HTTP 200 answer"),
+    "invoke.transport": Requirement(
+        {"1.0": _r(_M, "§9.1 JSON-RPC, §11.6 HTTP+JSON Error Handling, §10.6 gRPC Error Handling",
+                   "JSON-RPC answers HTTP 200; HTTP+JSON 2xx or the error's status; gRPC OK or the error's status"),
+         "0.3": _r(_M, "§3.2.1 JSON-RPC 2.0 Transport, §3.2.3 HTTP+JSON/REST Transport",
+                   "JSON-RPC answers HTTP 200 for every JSON-RPC response"),
+         "0.2": _r(_M, _JSONRPC_02, "every JSON-RPC response is an HTTP 200 answer")},
         ("JSONRPC-FMT-001",)),
-    "invoke.jsonrpc_envelope": Requirement(
-        _all(_M, _JSONRPC_10, "§6.11 JSON-RPC Structures, §3.2.1", "§6.11 JSON-RPC Structures",
-             "jsonrpc \"2.0\", the request's id, exactly one of result and error; application/json"),
+    "invoke.framing": Requirement(
+        {"1.0": _r(_M, "§9.1 JSON-RPC Protocol Requirements, §11.4 Request/Response Format",
+                   "a JSON-RPC 2.0 envelope (jsonrpc \"2.0\", the request's id, one of result and error), or the "
+                   "bare ProtoJSON object over HTTP+JSON"),
+         "0.3": _r(_M, "§6.11 JSON-RPC Structures, §3.2.1", "jsonrpc \"2.0\", the request's id, one of result and "
+                   "error; application/json"),
+         "0.2": _r(_M, "§6.11 JSON-RPC Structures", "jsonrpc \"2.0\", the request's id, one of result and error")},
         ("JSONRPC-FMT-001", "JSONRPC-FMT-002")),
     "invoke.version_accepted": Requirement(
         {"1.0": _r(_M, "§3.6.2 Server Responsibilities", "servers MUST use the requested version's semantics")},

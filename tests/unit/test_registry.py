@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from probe.checks import grading
-from probe.checks.catalogue import ALL_CHECKS, Severity
+from probe.checks.catalogue import ALL_CHECKS, Severity, make_check
 from probe.checks.registry import REQUIREMENTS, UNCOVERED, VERSIONS, not_tested
 from probe.docs import checks_md
-from probe.results import ProbeResult, Status, make_check
+from probe.results import ProbeResult, Status
 
 
 def test_the_registry_covers_every_check_and_nothing_else() -> None:
