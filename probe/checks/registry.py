@@ -112,6 +112,22 @@ REQUIREMENTS: dict[str, Requirement] = {
     "card.public": Requirement(
         _all(_S, "§8.2 Discovery Mechanisms, §13.3", "§5.4 Security of Agent Cards",
              words="the public card is readable without credentials; sensitive details go to the extended card")),
+    "card.extended": Requirement(
+        {"1.0": _r(_S, "§3.1.11 Get Extended Agent Card, §13.3", "served to authenticated clients when declared"),
+         "0.3": _r(_S, "§7.10 agent/getAuthenticatedExtendedCard", "available when supportsAuthenticatedExtendedCard"),
+         "0.2": _r(_S, "§7.10 agent/authenticatedExtendedCard (HTTP GET)",
+                   "available when supportsAuthenticatedExtendedCard")},
+        ("CARD-EXT-001", "CARD-EXT-002")),
+    "security.credentials_match": Requirement(
+        _all(_S, "§7.3 Client Authentication Process", "§4.3 Client/User Identity & Authentication Process",
+             words="clients authenticate with a scheme the card declares (the probe's own configuration)"),
+        note="about the probe's configuration against the card, graded SHOULD"),
+    "tls.cert_expiry": Requirement(
+        _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security", words="modern TLS; a certificate in date"),
+        note="an operations rule on top of the texts' TLS requirement"),
+    "tls.verified": Requirement(
+        _all(_S, "§7.2 Server Identity Verification", "§4.2 Server Identity Verification",
+             words="clients SHOULD verify the server's identity by validating its TLS certificate")),
     # --- the advertised interface
     "interface.selected": Requirement(
         {"1.0": _r(_M, "§8.3.2 Client Protocol Selection", "an interface the client supports"),
