@@ -34,7 +34,7 @@ from probe.wire import card as cardwire
 from probe.wire.bindings import BY_CARD_NAME, A2AError, Answer, Binding, Context, Factory, Op, ProblemKind
 from probe.wire.card import Card, CardError, Interface
 from probe.wire.client import A2AClient, PollTimeout, Reply
-from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version
+from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version, state_name
 from probe.wire.http import (
     AuthTokenFailed,
     BodyTooLarge,
@@ -527,7 +527,7 @@ class ProbeRun:
         try:
             _, polled = await c.poll(item.task_id, observe=observe)
         except PollTimeout:
-            msg = f"task {item.task_id} still {item.state} at the deadline ({self.t.timeout:g}s)"
+            msg = f"task {item.task_id} still {state_name(item.state)} at the deadline ({self.t.timeout:g}s)"
             self.check("invoke.task_completed", Status.FAIL, msg, step=StepName.INVOKE)
             raise StepFailed(Reason.TASK_TIMEOUT, msg) from None
         except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge) as exc:
@@ -542,7 +542,7 @@ class ProbeRun:
             if item.state is TaskState.COMPLETED:
                 self.check(f"{prefix}.task_completed", Status.PASS, f"task {item.task_id} COMPLETED", step=step)
             else:
-                why = f"task {item.task_id} ended {item.state}" + (f": {item.status_text[:200]}"
+                why = f"task {item.task_id} ended {state_name(item.state)}" + (f": {item.status_text[:200]}"
                                                                    if item.status_text else "")
                 self.check(f"{prefix}.task_completed", Status.FAIL, why, step=step)
                 raise StepFailed(Reason.TASK_FAILED, why)

@@ -107,9 +107,26 @@ CARRIERS: dict[Reason, tuple[str, ...]] = {
     Reason.STREAM_PROTOCOL_VIOLATION: ("stream.events_parse", "stream.schema", "stream.first_event",
                                        "stream.consistent_ids", "stream.artifact_chunks",
                                        "stream.closes_after_terminal"),
+    Reason.STREAM_RESET: ("stream.terminal", "stream.events_parse"),
+    Reason.INVOKE_PROTOCOL_ERROR: ("invoke.transport", "stream.content_type"),
+    Reason.WORK_LIMIT_EXCEEDED: ("invoke.framing", "stream.events_parse"),
+    Reason.TLS_CERTIFICATE_INVALID: ("tls.verified",),
+    Reason.TLS_CLIENT_CERT_REFUSED: ("invoke.transport", "card.discovered"),
+    Reason.AUTH_TOKEN_FAILED: ("security.credentials_match",),
+    Reason.PUSH_NOT_SUPPORTED: ("push.config_create",),
+    Reason.PUSH_CONFIG_FAILED: ("push.config_create", "push.config_get", "push.config_list", "push.config_delete"),
+    Reason.PUSH_NOT_DELIVERED: ("push.delivered",),
+    Reason.PUSH_NO_TERMINAL: ("push.delivered",),
+    Reason.PUSH_OUT_OF_ORDER: ("push.in_order",),
+    Reason.PUSH_UNAUTHENTICATED: ("push.authenticated",),
+    Reason.PUSH_BAD_PAYLOAD: ("push.payload", "push.names_task"),
+    # the probe's own doing (its config, its egress policy, its load, a bug): never a verdict on the agent
     Reason.PROBE_CONFIG_ERROR: ("probe.completed",),
     Reason.PROBE_ERROR: ("probe.completed",),
+    Reason.TARGET_NOT_ALLOWED: ("probe.completed",),
+    Reason.PROBE_OVERLOADED: ("probe.completed",),
 }
+assert set(CARRIERS) == set(Reason), f"reasons without a carrying check: {set(Reason) - set(CARRIERS)}"
 _STEP_PREFIX = {StepName.DISCOVER: ("card.",), StepName.VALIDATE: ("card.", "interface."),
                 StepName.PING: ("invoke.",), StepName.INVOKE: ("invoke.",), StepName.STREAM: ("stream.",)}
 
@@ -142,3 +159,24 @@ def agree(result: ProbeResult) -> None:
     carrier.reason = reason
     # the carrier supersedes an earlier pass of the same check (HTTP 200 on send, then a failing poll)
     result.checks = [c for c in result.checks if c.id != cid] + [carrier]
+
+
+# a basic run that failed for one of these never spoke A2A with the interface: every later check would fail
+# the same way, so it is skipped as depending on the check that carries the cause
+ROOT_CAUSES = frozenset({
+    Reason.INTERFACE_PATH_DOUBLED, Reason.INTERFACE_URL_UNROUTABLE, Reason.INVOKE_UNREACHABLE,
+    Reason.INVOKE_PROTOCOL_ERROR, Reason.INVOKE_TIMEOUT, Reason.INVOKE_ROUTE_NOT_FOUND,
+    Reason.INVOKE_UNEXPECTED_STATUS, Reason.INVOKE_AUTH, Reason.INVOKE_NOT_A2A, Reason.INVOKE_VERSION_UNSUPPORTED,
+    Reason.TLS_CERTIFICATE_INVALID, Reason.TLS_CLIENT_CERT_REFUSED, Reason.AUTH_TOKEN_FAILED,
+    Reason.TARGET_NOT_ALLOWED,
+})
+
+
+def root_cause(result: ProbeResult) -> str | None:
+    """"depends on <check>, which failed: <what it saw>" when the run's failure stops everything after it."""
+    if result.reason not in ROOT_CAUSES:
+        return None
+    carrier = next((c for c in result.failed_checks() if c.reason is result.reason), None)
+    if carrier is None:
+        return None
+    return f"depends on {carrier.id}, which failed: {carrier.message[:200]}"

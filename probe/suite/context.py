@@ -20,7 +20,7 @@ from probe.wire import a2a_errors
 from probe.wire.bindings import A2AError, Answer
 from probe.wire.card import Card
 from probe.wire.client import A2AClient, Reply
-from probe.wire.dialects import Dialect, Item, TaskState
+from probe.wire.dialects import Dialect, Item, TaskState, state_name
 from probe.wire.http import Deadline, WireError
 
 
@@ -110,11 +110,13 @@ class Suite:
     async def completed(self) -> Item:
         """A COMPLETED task of our own (created once per suite run)."""
         if self.completed_task is None:
-            _, item = await self.send(f"a2a-probe conformance {uuid.uuid4().hex[:8]}")
-            if item is None or item.kind != "task":
-                raise Skip("the agent answers with Messages, not Tasks, so there is no task to test with")
+            answer, item = await self.send(f"a2a-probe conformance {uuid.uuid4().hex[:8]}")
+            if item is None:
+                raise Skip(f"needs a completed task, but SendMessage answered {describe_answer(answer)}")
+            if item.kind != "task":
+                raise Skip("the agent answers with a Message, not a Task, so there is no task to test with")
             if item.state is not TaskState.COMPLETED:
-                raise Skip(f"the basic task ended {item.state}, not COMPLETED")
+                raise Skip(f"needs a completed task, but the task ended {state_name(item.state)}")
             self.completed_task = item
         return self.completed_task
 

@@ -8,7 +8,7 @@ import uuid
 from probe.engine import ProbeRun, execute
 from probe.results import Status, StepName
 from probe.suite.context import Skip, Suite
-from probe.wire.dialects import TaskState, for_version
+from probe.wire.dialects import TaskState, for_version, state_name
 
 _CONCURRENT = 3  # tasks per agent sent at once
 
@@ -64,7 +64,7 @@ async def _no_cross_talk(s: Suite, peer: ProbeRun) -> None:
         if foreign:
             problems.append(f"the answer to {nonce} mentions other messages: {sorted(foreign)}")
         if item.kind == "task" and item.state not in (TaskState.COMPLETED, None):
-            problems.append(f"{nonce}: task ended {item.state}")
+            problems.append(f"{nonce}: task ended {state_name(item.state)}")
     s.record("interop.no_cross_talk", Status.FAIL if problems else Status.PASS,
              "; ".join(problems[:5]) or f"{len(flat)} concurrent tasks, all separate")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 
 from probe.results import Status
-from probe.suite.context import Skip, Suite, expect_error
+from probe.suite.context import Skip, Suite, describe_answer, expect_error
 from probe.wire import a2a_errors as E
 from probe.wire.client import PollTimeout
-from probe.wire.dialects import TERMINAL, Item, TaskState
+from probe.wire.dialects import TERMINAL, Item, TaskState, state_name
 from probe.wire.http import Deadline
 
 
@@ -20,20 +20,24 @@ async def get_task(s: Suite) -> None:
         s.record("lifecycle.get_task", Status.FAIL, f"GetTask({task.task_id}) did not return the task")
     elif got.task_id != task.task_id or got.state != task.state:
         s.record("lifecycle.get_task", Status.FAIL,
-                 f"GetTask returned id {got.task_id} state {got.state}; expected {task.task_id} {task.state}")
+                 f"GetTask returned id {got.task_id} state {state_name(got.state)}; expected {task.task_id} "
+                 f"{state_name(task.state)}")
     else:
-        s.record("lifecycle.get_task", Status.PASS, f"task {task.task_id} is {got.state}")
+        s.record("lifecycle.get_task", Status.PASS, f"task {task.task_id} is {state_name(got.state)}")
 
 
 async def return_immediately(s: Suite) -> None:
-    _, item = await s.send(f"a2a-probe return-immediately {uuid.uuid4().hex[:8]}", immediate=True)
-    if item is None or item.kind != "task":
-        raise Skip("the agent did not answer with a Task")
+    answer, item = await s.send(f"a2a-probe return-immediately {uuid.uuid4().hex[:8]}", immediate=True)
+    if item is None:
+        raise Skip(f"needs a Task, but SendMessage answered {describe_answer(answer)}")
+    if item.kind != "task":
+        raise Skip("the agent answered with a Message, not a Task: returnImmediately has no effect on it")
     if item.state in TERMINAL:
         s.record("lifecycle.return_immediately", Status.FAIL,
-                 f"the task came back {item.state}: the server waited for completion despite returnImmediately")
+                 f"the task came back {state_name(item.state)}: the server waited for completion despite "
+                 "returnImmediately")
     else:
-        s.record("lifecycle.return_immediately", Status.PASS, f"returned at once in state {item.state}")
+        s.record("lifecycle.return_immediately", Status.PASS, f"returned at once in state {state_name(item.state)}")
     if item.task_id:
         await _wait_terminal(s, item.task_id)
 
@@ -93,9 +97,11 @@ async def context_continuity(s: Suite) -> None:
 async def input_required(s: Suite) -> None:
     if not s.opts.input_prompt:
         raise Skip("no prompt that makes the agent ask for input (--input-prompt / input_prompt)")
-    _, first = await s.send(s.opts.input_prompt)
+    answer, first = await s.send(s.opts.input_prompt)
+    if first is not None and first.kind == "message":
+        raise Skip("the agent answered the input prompt with a Message, not a Task: no task to continue")
     if first is None or first.kind != "task" or first.state is not TaskState.INPUT_REQUIRED:
-        state = first.state if first else "an error"
+        state = state_name(first.state) if first else describe_answer(answer)
         s.record("lifecycle.input_required", Status.FAIL, f"the input prompt gave {state}, not INPUT_REQUIRED")
         return
     _, second = await s.send("a2a-probe: here is the input", task_id=first.task_id, context_id=first.context_id)
@@ -110,7 +116,7 @@ async def input_required(s: Suite) -> None:
             second = got or second
         ok = second.state is TaskState.COMPLETED
         s.record("lifecycle.input_required", Status.PASS if ok else Status.FAIL,
-                 f"task {first.task_id}: INPUT_REQUIRED -> {second.state}")
+                 f"task {first.task_id}: INPUT_REQUIRED -> {state_name(second.state)}")
 
 
 async def cancel_and_subscribe(s: Suite) -> None:
@@ -119,10 +125,12 @@ async def cancel_and_subscribe(s: Suite) -> None:
         raise Skip("no prompt that keeps a task running (--slow-prompt / slow_prompt)")
     from probe.suite.streaming import Subscription
 
-    _, item = await s.send(s.opts.slow_prompt, immediate=True)
+    answer, item = await s.send(s.opts.slow_prompt, immediate=True)
+    if item is not None and item.kind == "message":
+        raise Skip("the agent answered the slow prompt with a Message, not a Task: nothing to cancel or follow")
     if item is None or item.kind != "task" or item.task_id is None or item.state in TERMINAL:
-        s.record("lifecycle.cancel", Status.FAIL,
-                 f"the slow prompt did not leave a running task (got {item.state if item else 'an error'})")
+        got = state_name(item.state) if item else describe_answer(answer)
+        s.record("lifecycle.cancel", Status.FAIL, f"the slow prompt did not leave a running task (got {got})")
         return
     sub = Subscription(s, item.task_id) if s.card.streaming else None
     if sub is not None:
@@ -133,8 +141,8 @@ async def cancel_and_subscribe(s: Suite) -> None:
     if canceled is not None and canceled.state is TaskState.CANCELED:
         s.record("lifecycle.cancel", Status.PASS, f"task {item.task_id} CANCELED")
     else:
-        got = canceled.state if canceled else answer.error and answer.error.describe()
-        s.record("lifecycle.cancel", Status.FAIL, f"CancelTask on a running task gave {got}")
+        gave = state_name(canceled.state) if canceled else describe_answer(answer)
+        s.record("lifecycle.cancel", Status.FAIL, f"CancelTask on a running task gave {gave}")
     if sub is not None:
         await sub.finish(expect=TaskState.CANCELED)
 

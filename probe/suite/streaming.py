@@ -11,7 +11,7 @@ from probe.results import Status
 from probe.suite.context import Skip, Suite, expect_error
 from probe.wire import a2a_errors as E
 from probe.wire.bindings import Answer
-from probe.wire.dialects import TaskState
+from probe.wire.dialects import TaskState, state_name
 from probe.wire.http import WireError
 
 
@@ -69,7 +69,7 @@ class Subscription:
         elif j.first.task_id != self.task_id:
             problems.insert(0, f"the first event is task {j.first.task_id}, not {self.task_id}")
         if j.state is not expect:
-            problems.append(f"ended {j.state}, expected {expect}")
+            problems.append(f"ended {state_name(j.state)}, expected {state_name(expect)}")
         if problems:
             return Status.FAIL, "; ".join(problems)
         return Status.PASS, f"{j.events} event(s), Task first, closed at {expect} ({self.method.split(' ')[0]})"

@@ -30,6 +30,11 @@ INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 _RANK = {TaskState.SUBMITTED: 0, TaskState.WORKING: 1, TaskState.INPUT_REQUIRED: 2, TaskState.AUTH_REQUIRED: 2}
 
 
+def state_name(state: TaskState | None) -> str:
+    """A state for a message: its name, or "no state" (never "None")."""
+    return state.value if state is not None else "no state"
+
+
 def is_regression(prev: TaskState, new: TaskState) -> bool:
     """True when `new` may not follow `prev` (spec §6: terminal never restarts, SUBMITTED never returns)."""
     if prev in TERMINAL:

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from probe.checks.catalogue import SUITE_CHECKS
 from probe.engine import run_probe
 from probe.levels import Level, level
 from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName
+from probe.suite import SuiteOptions, run_suite
 from probe.target import Target
 from probe.wire.http import HttpClient
+from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
 from tests.agents.versioned import rpc, versioned_agent
 
 _ART = [{"artifactId": "a", "parts": [{"text": "done"}]}]
@@ -100,3 +105,31 @@ async def test_unknown_fields_are_ignored(client: HttpClient) -> None:
     assert result.success and _failed(result) == {}
     schema = result.check("invoke.schema")
     assert schema is not None and "unknown fields ignored: result.task.generation" in schema.message
+
+
+@pytest.mark.parametrize(("fault", "carrier", "seen"), [("doubled_prefix", "interface.no_path_repeat", "repeats"),
+                                                        ("html_interface", "invoke.framing", "text/html")])
+async def test_a_route_fault_is_named_once_not_cascaded(client: HttpClient, fault: str, carrier: str,
+                                                        seen: str) -> None:
+    async with run_agent(fault) as agent:
+        base = f"{agent.origin}{GATEWAY_PREFIX}" if fault == "doubled_prefix" else agent.origin or ""
+        result = await run_suite(Target(name=fault, url=base, timeout=3.0), client, SuiteOptions(timeout=10.0))
+    suite_ids = {c.id for c in SUITE_CHECKS}
+    assert not [c.id for c in result.failed_checks() if c.id in suite_ids]  # no second blame for the same fault
+    skipped = [c for c in result.checks if c.id in suite_ids and c.step is None]  # the suite's own checks
+    assert skipped and all(c.status is Status.SKIP for c in skipped)
+    assert all(c.message.startswith(f"depends on {carrier}, which failed: ") for c in skipped), skipped[0].message
+    assert seen in skipped[0].message  # what was observed, said
+
+
+async def test_skips_say_what_was_observed_never_none(client: HttpClient) -> None:
+    error = {"code": -32603, "message": "boom"}
+    replies = {"SendMessage": rpc(error=error), "GetTask": rpc(error={"code": -32001, "message": "nope"})}
+    async with versioned_agent("1.0", replies) as origin:
+        result = await run_suite(Target(name="t", url=origin, timeout=3.0), client, SuiteOptions(timeout=10.0))
+    texts = " ".join(c.message for c in result.checks)
+    assert "None" not in texts
+    get_task = result.check("lifecycle.get_task")
+    assert get_task is not None and get_task.status is Status.SKIP
+    assert "SendMessage answered" in get_task.message and "-32603" in get_task.message
+    assert "answers with a Message" not in texts
