@@ -16,6 +16,7 @@ slow and cost money, and counters/histograms need a schedule of their own.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -123,6 +124,10 @@ class ProbeScheduler:
         self._on_missed = on_missed
         self.first_pass_rate = first_pass_rate
         self.scheduler = AsyncIOScheduler(timezone=UTC)
+        # missed and overlapping runs are counted (a2a_probe_scheduler_missed_runs_total); a warning line per
+        # run on top would make an overloaded daemon spend its time logging. Job errors still log.
+        for name in ("apscheduler.scheduler", "apscheduler.executors.default"):
+            logging.getLogger(name).setLevel(logging.ERROR)
         self.scheduler.add_listener(self._missed, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
         self.scheduler.add_listener(self._submitted, EVENT_JOB_SUBMITTED)
         self.jobs: dict[str, tuple[Agent, str, Module]] = {}
