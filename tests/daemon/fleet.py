@@ -167,5 +167,14 @@ if __name__ == "__main__":
     import tempfile
 
     n, secs, ivl = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+    if "--no-gc-tuning" in sys.argv:  # the A/B of probe.selfmon.tune_gc
+        import probe.daemon
+
+        probe.daemon.tune_gc = lambda collect=True: None  # type: ignore[assignment]
+    for arg in sys.argv:
+        if arg.startswith("--gc="):  # e.g. --gc=20000,20,50: another young-generation threshold
+            import probe.selfmon
+
+            probe.selfmon.GC_THRESHOLD = tuple(int(x) for x in arg[5:].split(","))  # type: ignore[assignment]
     with tempfile.TemporaryDirectory() as tmp:
         print(json.dumps(asyncio.run(measure(n, secs, ivl, Path(tmp)))))

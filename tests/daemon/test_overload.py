@@ -217,3 +217,20 @@ async def test_memory_per_agent_is_bounded_and_flat(tmp_path: Path) -> None:
     # agent: measured ~39 KB at 30 agents; five kept live results alone were ~160 KB an agent
     held = sum(s.size for s in after.filter_traces(harness).statistics("filename"))
     assert held / n < 64 * 1024, held / n
+
+
+def test_connection_limits_default_to_one_gateway_fronting_many_agents(tmp_path: Path) -> None:
+    from probe.config import Settings, load
+    from probe.daemon import Daemon
+
+    cfg = write_config(tmp_path / "c.yaml", [{"name": f"a{i}", "url": "http://127.0.0.1:9"} for i in range(3)])
+    config, sha = load(cfg)
+    d = Daemon(Settings(listen_address="127.0.0.1:0"), config, sha, cfg)
+    # no per-host cap below the overall one: agents behind one gateway share the whole pool
+    assert d.client._limit == 100 and d.client._limit_per_host == 100
+    assert d.runner.slots.limit == MIN_SLOTS
+    d = Daemon(Settings(listen_address="127.0.0.1:0", max_concurrency=40, max_connections_per_origin=12),
+               config, sha, cfg)
+    assert d.runner.slots.limit == 40 and d.client._limit == 100 and d.client._limit_per_host == 12
+    d = Daemon(Settings(listen_address="127.0.0.1:0", max_concurrency=400), config, sha, cfg)
+    assert d.client._limit == 800 == d.client._limit_per_host
