@@ -102,6 +102,11 @@ def _numbers(*names: str) -> dict[str, Any]:
 def report_schema() -> str:
     """The JSON Schema of the report (`probe/schemas/report.schema.json`): enums come from the code."""
     reasons = [r.value for r in Reason]
+    tls = {"type": "object", "description": "what the TLS connection negotiated; expiry times are Unix seconds",
+           "required": ["version", "cipher", "earliest_expiry", "leaf_expiry", "verified"],
+           "properties": {"version": {"type": "string"}, "cipher": {"type": "string"},
+                          "earliest_expiry": {"type": ["number", "null"]}, "leaf_expiry": {"type": ["number", "null"]},
+                          "verified": {"type": "boolean"}}}
     exchange = {"type": "object", "required": ["method", "url", "status", "contentType", "duration_ms", "phases_ms"],
                 "properties": {"method": {"type": "string"}, "url": {"type": "string"},
                                "status": {"type": ["integer", "null"]}, "contentType": {"type": ["string", "null"]},
@@ -110,7 +115,8 @@ def report_schema() -> str:
                                              "required": list(PHASES), "properties": _numbers(*PHASES)},
                                "retried": {"type": ["string", "null"],
                                            "description": "why the request was sent again on a fresh connection "
-                                                          "(a reused connection the server had closed)"}}}
+                                                          "(a reused connection the server had closed)"},
+                               "tls": {"oneOf": [{"type": "null"}, tls]}}}
     step = {"type": "object",
             "required": ["name", "status", "duration_ms", "httpStatus", "reason", "detail", "method", "http"],
             "properties": {"name": {"enum": [s.value for s in StepName]}, "status": {"enum": STATUSES},
@@ -160,6 +166,13 @@ def report_schema() -> str:
                                                   "cause": nullable_str, "repeatedSegment": nullable_str}}},
             "reasonDescription": nullable_str, "reasonRecommendation": nullable_str, "cardUrl": nullable_str,
             "interfaceUrl": nullable_str, "binding": nullable_str, "protocolVersion": nullable_str,
+            "tls": {"type": "object", "additionalProperties": tls,
+                    "description": "per connection kind (card, or the binding): the TLS seen, earliest expiry first"},
+            "tlsInsecure": {"type": "boolean", "description": "tls.insecure_skip_verify is on for this agent"},
+            "extendedCard": {"oneOf": [{"type": "null"}, {
+                "type": "object", "description": "what the extended card adds to the public one",
+                "properties": {k: {"type": "array", "items": {"type": "string"}}
+                               for k in ("fields", "skills", "changed")}}]},
             "cardSignature": {**_nullable([o.value for o in Outcome]),
                               "description": "the card signature's verification outcome, when a trusted JWKS "
                                              "is configured"},

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import structlog
 
@@ -107,6 +108,7 @@ class ProbeRun:
         self.binding: Binding | None = None
         self.a2a: A2AClient | None = None  # the one A2A client, on the selected binding
         self.flow: authflows.AuthFlow | None = None
+        self.call_config = ClientConfig()  # the selected interface's: TLS, fresh connections and the auth flow
         self.transport = ClientConfig(fresh=target.fresh_connection)  # TLS and fresh connections, no credentials
         self.url_findings: tuple[urls.Finding, ...] = ()
         # a MUST broken while the call still works (e.g. SendMessage did not block): the step fails with its
@@ -296,6 +298,7 @@ class ProbeRun:
         self.flow.spec = self.flow.spec.model_copy(update={"headers": {
             **self.flow.spec.headers, **{k: self.t.headers[k] for k in headers if k not in public}}})
         factory = self.bindings[iface.binding.upper()]
+        self.call_config = config
         self.binding = factory(Context(self.client, call_url, dialect, public, config))
         self.a2a = A2AClient(self.binding, self.deadline)
         if bad:
@@ -338,6 +341,8 @@ class ProbeRun:
             self.check("card.extended", Status.SKIP, "the card declares an extended card; no credentials configured "
                        "to fetch it", step=x)
             return True
+        if card.family == "0.2":
+            return await self._extended_card_02(step, card)
         step.a2a_method = a2a.method(Op.EXTENDED_CARD)
         try:
             answer = await a2a.extended_card()
@@ -352,10 +357,28 @@ class ProbeRun:
             self.check("card.extended", Status.FAIL, f"{step.a2a_method} failed: {why}", step=x)
             return False
         self.r.extended_card = card_diff(card.doc, answer.result)
-        added = self.r.extended_card
-        summary = "; ".join(f"{k}: {', '.join(v[:10])}" for k, v in added.items() if v) or (
-            "nothing beyond the public card")
-        self.check("card.extended", Status.PASS, f"the extended card adds {summary}", step=x)
+        self.check("card.extended", Status.PASS, f"the extended card adds {_summary(self.r.extended_card)}", step=x)
+        return False
+
+    async def _extended_card_02(self, step: StepResult, card: Card) -> bool:
+        """0.2.5+: a plain HTTP GET of {url}/../agent/authenticatedExtendedCard, with credentials."""
+        x = StepName.EXTENDED_CARD
+        url = urljoin((self.r.interface_url or card.url).rstrip("/") + "/", "../agent/authenticatedExtendedCard")
+        step.a2a_method = "GET agent/authenticatedExtendedCard"
+        try:
+            resp = await self.client.request("GET", url, deadline=self.deadline, headers={"Accept": "application/json"},
+                                             max_bytes=cardwire.MAX_CARD_BYTES, config=self.call_config)
+            doc = cardwire.parse(resp.body, resp) if resp.status == 200 else None
+        except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge, AuthTokenFailed, CardError) as exc:
+            self.check("card.extended", Status.FAIL, f"no extended card at {redact.url(url)}: {exc}", step=x)
+            return False
+        step.exchanges.append(resp.exchange)
+        step.http_status = resp.status
+        if doc is None:
+            self.check("card.extended", Status.FAIL, f"GET {resp.exchange.url} answered HTTP {resp.status}", step=x)
+            return False
+        self.r.extended_card = card_diff(card.doc, doc)
+        self.check("card.extended", Status.PASS, f"the extended card adds {_summary(self.r.extended_card)}", step=x)
         return False
 
     def _tls_findings(self) -> None:
@@ -688,6 +711,10 @@ def _declares_extended(card: Card) -> bool:
     caps = card.doc.get("capabilities")
     return (isinstance(caps, dict) and caps.get("extendedAgentCard") is True) or (
         card.family != "1.0" and card.doc.get("supportsAuthenticatedExtendedCard") is True)
+
+
+def _summary(added: dict[str, list[str]]) -> str:
+    return "; ".join(f"{k}: {', '.join(v[:10])}" for k, v in added.items() if v) or "nothing beyond the public card"
 
 
 def card_diff(public: dict[str, Any], extended: dict[str, Any]) -> dict[str, list[str]]:

@@ -50,6 +50,9 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
         "binding": result.binding,
         "protocolVersion": result.protocol_version,
         "cardSignature": result.card_signature,
+        "tls": {channel: info.model_dump() for channel, info in result.tls.items()},
+        "tlsInsecure": result.tls_insecure,
+        "extendedCard": result.extended_card,
         "duration_ms": round(result.duration_s * 1000, 3),
         "conformanceLevel": level(result).value,
         "summary": {"total": len(checks), "passed": counts[Status.PASS], "failed": counts[Status.FAIL],
@@ -60,6 +63,7 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
              "method": s.a2a_method,
              "http": [{"method": e.method, "url": e.url, "status": e.status, "contentType": e.content_type,
                        "duration_ms": round(e.duration_s * 1000, 3), "retried": e.retried,
+                       "tls": e.tls.model_dump() if e.tls else None,
                        "phases_ms": {k: round(v * 1000, 3) for k, v in e.phases.model_dump().items()}}
                       for e in s.exchanges]}
             for s in result.steps
@@ -123,6 +127,15 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
         lines.append(f"  card       {result.card_url}  — {result.card_name} {result.card_version or ''}".rstrip())
     if result.interface_url:
         lines.append(f"  interface  {result.binding} {result.protocol_version} at {result.interface_url}")
+    if result.card_signature:
+        lines.append(f"  signature  {result.card_signature}")
+    if result.tls or result.tls_insecure:
+        tls = "; ".join(f"{ch}: {i.version} {i.cipher}" for ch, i in result.tls.items())
+        off = "  (verification OFF: insecure_skip_verify)" if result.tls_insecure else ""
+        lines.append(f"  tls        {tls}{off}")
+    if result.extended_card is not None:
+        adds = "; ".join(f"{k}: {', '.join(v)}" for k, v in result.extended_card.items() if v) or "nothing"
+        lines.append(f"  extended   card adds {adds}")
     if result.problem:
         lines.append(f"  problem    {result.problem} (no step ran)")
     for s in result.steps:

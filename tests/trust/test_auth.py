@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 from pydantic import SecretStr
 
+from probe import report
 from probe.engine import run_probe
 from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName
@@ -45,8 +46,8 @@ def oauth(idp_: Idp, **kw: Any) -> AuthSpec:
 
 
 async def _probe(client: HttpClient, origin: str, auth: AuthSpec, **kw: Any) -> ProbeResult:
-    return await run_probe(Target(name="a", url=origin, timeout=10, auth=auth, **kw), client,
-                           steps=kw.pop("steps", (StepName.INVOKE,)))
+    steps = kw.pop("steps", (StepName.INVOKE,))
+    return await run_probe(Target(name="a", url=origin, timeout=10, auth=auth, **kw), client, steps=steps)
 
 
 @pytest.fixture(autouse=True)
@@ -215,5 +216,26 @@ async def test_extended_card_with_credentials(client: HttpClient) -> None:
         anonymous = await _probe(client, agent.origin, AuthSpec())
     assert result.success
     assert result.extended_card == {"fields": ["documentationUrl"], "skills": ["admin"], "changed": []}
+    assert "extended   card adds fields: documentationUrl; skills: admin" in report.to_text(result)
     assert result.check("card.extended").status is Status.PASS  # type: ignore[union-attr]
     assert anonymous.check("card.extended").status is Status.SKIP  # type: ignore[union-attr]
+
+
+async def test_extended_card_02_is_an_http_get(client: HttpClient) -> None:
+    def card(origin: str) -> dict[str, Any]:
+        return {"name": "old", "description": "0.2 agent", "url": f"{origin}/rpc", "version": "1",
+                "protocolVersion": "0.2.5", "capabilities": {}, "defaultInputModes": ["text/plain"],
+                "defaultOutputModes": ["text/plain"], "supportsAuthenticatedExtendedCard": True,
+                "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}, "security": [{"bearer": []}],
+                "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]}
+
+    async def extended(request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != "Bearer ZqEtok-02":
+            return web.Response(status=401)
+        return web.json_response({**card("x"), "skills": [{"id": "s"}, {"id": "hidden"}]})
+
+    async with trust_agent(card, extra_routes=[web.get("/agent/authenticatedExtendedCard", extended)]) as agent:
+        result = await _probe(client, agent.origin, AuthSpec(bearer=SecretStr("ZqEtok-02")), steps=(StepName.PING,))
+    step = result.step(StepName.EXTENDED_CARD)
+    assert step is not None and step.http_status == 200, result.steps
+    assert result.extended_card is not None and result.extended_card["skills"] == ["hidden"]

@@ -3,12 +3,16 @@ host, unknown CA, mTLS; the tls phase; insecure_skip_verify; fresh connections."
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from probe import report
+from probe.docs import SCHEMA_PATH
 from probe.engine import run_probe
 from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName
@@ -45,6 +49,11 @@ async def test_valid_certificate_tls_phase_and_info(client: HttpClient, ca: CA) 
     assert info.version in ("TLSv1.2", "TLSv1.3") and info.cipher and info.verified
     assert result.check("tls.cert_expiry").status is Status.PASS  # type: ignore[union-attr]
     assert result.check("tls.verified").status is Status.PASS  # type: ignore[union-attr]
+    doc = json.loads(report.render(result, "json"))
+    jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
+    assert doc["tls"]["JSONRPC"]["version"] == info.version and doc["tlsInsecure"] is False
+    assert doc["steps"][0]["http"][0]["tls"]["verified"] is True
+    assert "tls        card: TLSv1" in report.to_text(result)
 
 
 @pytest.mark.parametrize(("name", "issue", "use_ca"), [
