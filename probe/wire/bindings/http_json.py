@@ -33,7 +33,7 @@ from probe.wire.bindings.base import (
 )
 from probe.wire.bindings.jsonrpc import SseStream
 from probe.wire.dialects import Dialect
-from probe.wire.http import Deadline, HttpClient
+from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient
 from probe.wire.sse import SSEEvent
 
 JSON_TYPES = ("application/a2a+json", "application/json")  # 1.0.1 SHOULD, and what 1.0.0 and 0.3 used
@@ -80,8 +80,10 @@ class HttpJsonBinding:
     name: ClassVar[str] = "http_json"
     card_name: ClassVar[str] = "HTTP+JSON"
 
-    def __init__(self, client: HttpClient, url: str, dialect: Dialect, headers: Mapping[str, str]) -> None:
+    def __init__(self, client: HttpClient, url: str, dialect: Dialect, headers: Mapping[str, str],
+                 config: ClientConfig = DEFAULT_CONFIG) -> None:
         self.client = client
+        self.config = config  # TLS, fresh connections and the auth flow, for every call
         self.url = url.rstrip("/")
         self.dialect = dialect
         self._headers = {"Content-Type": "application/json", **headers}
@@ -91,7 +93,7 @@ class HttpJsonBinding:
 
     @classmethod
     def build(cls, ctx: Context) -> HttpJsonBinding:
-        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers)
+        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers, ctx.config)
 
     def method(self, op: Op) -> str:
         verb, path, _, _ = route(self.dialect.version, op, {"id": "{id}", "taskId": "{id}"})
@@ -113,7 +115,7 @@ class HttpJsonBinding:
         if body is None:
             hdrs = merge_headers(hdrs, {"Content-Type": None})
         resp = await self.client.request(verb, url, deadline=deadline, body=body, headers=hdrs,
-                                         max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False)
+                                         max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False, config=self.config)
         answer = read_answer(f"{verb} {resp.exchange.url}", resp.exchange, resp.status, resp.content_type, resp.body)
         answer.challenge = resp.headers.get("WWW-Authenticate")
         return answer
@@ -127,7 +129,8 @@ class HttpJsonBinding:
         if op is Op.SUBSCRIBE:
             verbs = [self.subscribe_verb] if self.subscribe_verb else list(SUBSCRIBE_VERBS)
         for i, v in enumerate(verbs):
-            async with self.client.stream(v, url, deadline=deadline, headers=hdrs, body=body) as raw:
+            async with self.client.stream(v, url, deadline=deadline, headers=hdrs, body=body,
+                                          config=self.config) as raw:
                 label = f"{v} {raw.exchange.url}"
                 stream = SseStream(label, raw, http_json_event)
                 if stream.is_sse:

@@ -1,0 +1,54 @@
+"""Every registered HTTP binding applies the client config's auth flow (and only for its origin)."""
+
+from __future__ import annotations
+
+import pytest
+from aiohttp import web
+
+from probe.wire.bindings import REGISTRY, Context, Op
+from probe.wire.dialects import for_version
+from probe.wire.http import ClientConfig, Credentials, Deadline, HttpClient
+
+
+class Recording:
+    """A RequestAuth that hands out one header, one query parameter and one cookie for one origin."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+
+    def credentials(self, url: str) -> Credentials:
+        if not url.startswith(self.origin):
+            return Credentials()
+        return Credentials({"Authorization": "Bearer ZqFbind-tok"}, {"k": "ZqFquery"}, {"c": "ZqFcookie"})
+
+    async def on_unauthorized(self, client: HttpClient, deadline: Deadline) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("name", sorted(n for n in REGISTRY if n != "fake"))
+async def test_every_binding_sends_the_flows_credentials(name: str, client: HttpClient) -> None:
+    seen: list[web.Request] = []
+
+    async def anything(request: web.Request) -> web.Response:
+        seen.append(request)
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", anything)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    origin = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+    try:
+        dialect = for_version("1.0")
+        assert dialect is not None
+        binding = REGISTRY[name].factory(Context(client, f"{origin}/a2a", dialect, {},
+                                                 ClientConfig(auth=Recording(origin))))
+        await binding.call(Op.GET, {"id": "t1"}, deadline=Deadline.after(5))
+    finally:
+        await runner.cleanup()
+    assert seen, name
+    request = seen[0]
+    assert request.headers.get("Authorization") == "Bearer ZqFbind-tok", name
+    assert request.query.get("k") == "ZqFquery" and request.cookies.get("c") == "ZqFcookie", name
