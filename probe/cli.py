@@ -26,7 +26,7 @@ from probe.engine import FULL_STEPS, run_probe
 from probe.inbox import Listener
 from probe.results import ProbeResult
 from probe.suite import SuiteOptions, run_suite
-from probe.target import InvalidUrl, Target, check_url
+from probe.target import AuthSpec, InvalidUrl, Target, TlsSpec, check_url
 from probe.wire.http import HttpClient
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=positive, default=30.0, help="hard deadline for the whole probe, seconds")
     c.add_argument("--allow-cross-origin-redirect", action="store_true",
                    help="follow a cross-origin card redirect (credentials are still never forwarded)")
+    c.add_argument("--ca-bundle", metavar="FILE", help="PEM CA bundle to trust for this agent (a private CA)")
+    c.add_argument("--client-cert", metavar="FILE", help="PEM client certificate for mTLS (the key in it, or "
+                                                        "--client-key)")
+    c.add_argument("--client-key", metavar="FILE", help="PEM key of --client-cert")
+    c.add_argument("--insecure-skip-verify", action="store_true",
+                   help="do not verify the agent's TLS certificate (reported as a failed tls.verified check)")
     c.add_argument("--trusted-jwks", metavar="FILE",
                    help="a JWK Set of public keys the card must be signed with (never a key the card points to)")
     c.add_argument("--signature-policy", choices=["require", "verify", "off"],
@@ -227,6 +233,17 @@ def _url_arg(what: str, url: str | None) -> None:
             raise UsageError(str(exc) if what == "URL" else f"{what}: {exc}") from None
 
 
+def _tls_from_args(args: argparse.Namespace) -> TlsSpec:
+    if args.client_key and not args.client_cert:
+        raise UsageError("--client-key needs --client-cert")
+    for flag in ("ca_bundle", "client_cert", "client_key"):
+        path = getattr(args, flag)
+        if path is not None and not os.path.isfile(path):
+            raise UsageError(f"--{flag.replace('_', '-')}: {path} is not a readable file")
+    return TlsSpec(ca_bundle=args.ca_bundle, client_cert=args.client_cert, client_key=args.client_key,
+                   insecure_skip_verify=args.insecure_skip_verify)
+
+
 def target_from_args(args: argparse.Namespace) -> Target:
     _url_arg("URL", args.url)
     _url_arg("--card-url", args.card_url)
@@ -258,7 +275,8 @@ def target_from_args(args: argparse.Namespace) -> Target:
                       a2a_version=args.a2a_version, binding=BINDING_CHOICES.get(args.binding or ""),
                       message=args.message, expect_text=args.expect_text,
                       timeout=args.timeout, allow_cross_origin_redirect=args.allow_cross_origin_redirect,
-                      trusted_jwks=jwks, signature_policy=signatures.effective_policy)
+                      trusted_jwks=jwks, signature_policy=signatures.effective_policy,
+                      tls=_tls_from_args(args), auth=AuthSpec(client_cert=args.client_cert is not None))
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
 

@@ -160,3 +160,23 @@ def test_insecure_skip_verify_is_logged_at_start(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr()
     text = out.out + out.err
     assert '"tls_verification_disabled"' in text and '"lax"' in text and '"strict"' not in text
+
+
+async def test_cli_tls_flags(ca: CA, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    from probe import cli
+
+    async with trust_agent(tls=server_context(ca.issue("cli"))) as agent:
+        trusted = await asyncio.to_thread(cli.main, ["check", agent.origin, "--ca-bundle", str(ca.path),
+                                                      "--no-stream", "--format", "json"])
+        doc = json.loads(capsys.readouterr().out)
+        untrusted = await asyncio.to_thread(cli.main, ["check", agent.origin, "--no-stream", "--format", "json"])
+        bad = json.loads(capsys.readouterr().out)
+        lax = await asyncio.to_thread(cli.main, ["check", agent.origin, "--insecure-skip-verify", "--no-stream",
+                                                  "--format", "json", "--fail-on", "any"])
+        lax_doc = json.loads(capsys.readouterr().out)
+    assert trusted == cli.EXIT_PASS and doc["tls"]["card"]["verified"] is True
+    assert untrusted == cli.EXIT_FAIL and bad["reason"] == "tls_certificate_invalid"
+    assert lax == cli.EXIT_FAIL and lax_doc["tlsInsecure"] is True  # tls.verified fails: never silent
+    assert await asyncio.to_thread(cli.main, ["check", agent.origin, "--client-key", str(ca.path)]) == cli.EXIT_USAGE
