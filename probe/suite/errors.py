@@ -10,7 +10,7 @@ import json
 import uuid
 
 from probe.results import Status
-from probe.suite.context import Skip, Suite, expect_error
+from probe.suite.context import Skip, Suite, describe_answer, expect_error
 from probe.wire import a2a_errors as E
 from probe.wire import jsonrpc
 
@@ -93,8 +93,14 @@ async def extended_card_not_declared(s: Suite) -> None:
     if declared:
         raise Skip("the card declares an extended card")
     answer = await s.client.extended_card()
-    names = {E.UNSUPPORTED_OPERATION} if s.v1 else {E.UNSUPPORTED_OPERATION, E.EXTENDED_CARD_NOT_CONFIGURED}
-    expect_error(s, "errors.extended_card_not_declared", answer, names,
+    if not s.v1:
+        # 0.3 §7.10: the method exists only with supportsAuthenticatedExtendedCard, and no error code is mandated
+        refused = answer.error is not None and (answer.status or 0) < 500
+        s.record("errors.extended_card_not_declared", Status.PASS if refused else Status.FAIL,
+                 f"the 0.3 extended-card method without the capability: {describe_answer(answer)}"
+                 + (" (0.3 mandates no particular code)" if refused else ", not an error"))
+        return
+    expect_error(s, "errors.extended_card_not_declared", answer, {E.UNSUPPORTED_OPERATION},
                  "GetExtendedAgentCard without the capability")
 
 

@@ -43,8 +43,11 @@ def rpc(result: Any = None, *, error: dict[str, Any] | None = None) -> Reply:
 
 @asynccontextmanager
 async def versioned_agent(version: str, replies: dict[str, Reply], *, card_headers: dict[str, str] | None = None,
-                          card_extra: dict[str, Any] | None = None) -> AsyncIterator[str]:
-    """Serve the card at the well-known path and replies keyed by JSON-RPC method; yields the origin."""
+                          card_extra: dict[str, Any] | None = None, drop_after_500: bool = False) -> AsyncIterator[str]:
+    """Serve the card at the well-known path and replies keyed by JSON-RPC method; yields the origin.
+
+    `drop_after_500`: a body that is not JSON gets HTTP 500, and the server then closes the kept-alive
+    connection without having said `Connection: close` (as some crashing frameworks do)."""
     origin = ""
 
     async def card(_: web.Request) -> web.Response:
@@ -52,7 +55,15 @@ async def versioned_agent(version: str, replies: dict[str, Reply], *, card_heade
         return web.json_response(card_for(version, origin, **(card_extra or {})), headers=headers)
 
     async def handle(request: web.Request) -> web.StreamResponse:
-        body = await request.json()
+        try:
+            body = await request.json()
+        except ValueError:
+            crash = web.Response(status=500, text="Internal Server Error")
+            await crash.prepare(request)
+            await crash.write_eof()
+            if drop_after_500 and request.transport is not None:
+                request.transport.close()  # forget the connection, without a Connection: close header
+            return crash
         reply = replies.get(body.get("method"))
         if reply is None:
             return web.json_response({"jsonrpc": "2.0", "id": body.get("id"),

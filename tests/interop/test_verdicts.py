@@ -133,3 +133,42 @@ async def test_skips_say_what_was_observed_never_none(client: HttpClient) -> Non
     assert get_task is not None and get_task.status is Status.SKIP
     assert "SendMessage answered" in get_task.message and "-32603" in get_task.message
     assert "answers with a Message" not in texts
+
+
+_CARD_03 = {"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "completed"},
+            "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "done"}]}]}
+
+
+async def test_a_0_3_agent_answering_32601_to_the_extended_card_method_passes(client: HttpClient) -> None:
+    replies = {"message/send": rpc(_CARD_03), "tasks/get": rpc(_CARD_03)}  # every other method: -32601
+    async with versioned_agent("0.3", replies, card_headers={}) as origin:
+        result = await run_suite(Target(name="t", url=origin, timeout=3.0), client, SuiteOptions(timeout=15.0))
+    assert result.protocol_version == "0.3"
+    check = result.check("errors.extended_card_not_declared")
+    assert check is not None and check.status is Status.PASS and "-32601" in check.message
+    assert check.severity == "MAY"
+    cache = result.check("card.cache_headers")  # no cache headers: a 1.0 rule, not graded for 0.3
+    assert cache is not None and cache.status is Status.SKIP
+    push = result.check("errors.push_not_supported")  # 0.3 §8.2: A2A codes are a SHOULD
+    assert push is not None and push.severity == "SHOULD"
+
+
+async def test_a_0_3_agent_without_cache_headers_reaches_full(client: HttpClient) -> None:
+    async with versioned_agent("0.3", {"message/send": rpc(_CARD_03)}, card_headers={}) as origin:
+        result = await _probe(client, origin)
+    assert result.success and level(result) is Level.FULL and _failed(result) == {}
+
+
+async def test_a_server_closing_after_each_500_does_not_get_the_next_request_blamed(client: HttpClient) -> None:
+    replies = {"SendMessage": rpc({"task": task_v1("COMPLETED")}), "GetTask": rpc(error={"code": -32001,
+                                                                                          "message": "no task"})}
+    async with versioned_agent("1.0", replies, drop_after_500=True) as origin:
+        result = await run_suite(Target(name="t", url=origin, timeout=3.0), client, SuiteOptions(timeout=15.0))
+    no_answer = [c for c in result.checks if "no answer" in c.message or "closed the connection" in c.message]
+    assert no_answer == []  # the dropped pooled connection is nobody's fault: the request was retried fresh
+    crash = result.check("errors.no_server_errors")
+    assert crash is not None and crash.status is Status.FAIL and "500" in crash.message  # the real fault, named
+    suite_step = result.step(StepName.SUITE)
+    assert suite_step is not None
+    retried = [e for s in result.steps for e in s.exchanges if e.retried]
+    assert all("fresh connection" in (e.retried or "") for e in retried)
