@@ -224,6 +224,10 @@ class AuthFlow:
     _api_key: tuple[str, str] | None = None  # (name, location)
 
     def __post_init__(self) -> None:
+        if self.spec.basic is not None:  # the forms a Basic credential travels in, masked in every output
+            pair = f"{self.spec.basic.username}:{self.spec.basic.password.get_secret_value()}"
+            redact.register(pair)
+            redact.register("Basic " + base64.b64encode(pair.encode()).decode())
         if self.spec.bearer_file and self.spec.bearer is not None:
             # mtime -1: the first request reads the file again, so a token rotated since the run began is used
             self._file = _FileToken(self.spec.bearer_file, self.spec.bearer.get_secret_value(), -1)

@@ -239,3 +239,21 @@ async def test_extended_card_02_is_an_http_get(client: HttpClient) -> None:
     step = result.step(StepName.EXTENDED_CARD)
     assert step is not None and step.http_status == 200, result.steps
     assert result.extended_card is not None and result.extended_card["skills"] == ["hidden"]
+
+
+async def test_no_credential_in_any_output_when_the_agent_echoes_them(client: HttpClient) -> None:
+    """An agent that echoes every header and the query string back in its 401 body: reports carry none of it."""
+    def echo(request: web.Request) -> web.Response:
+        return web.Response(status=401, text=f"{dict(request.headers)} {request.query_string} {request.cookies}")
+
+    card = _requires(k={"apiKeySecurityScheme": {"location": "query", "name": "api_key"}},
+                     b={"httpAuthSecurityScheme": {"scheme": "Basic"}})
+    spec = AuthSpec(api_key=ApiKeySpec(value=SecretStr("ZqGquery-key")),
+                    basic=BasicSpec(username="probe", password=SecretStr("ZqHbasic-pw")))
+    async with trust_agent(card, gate=echo) as agent:
+        result = await _probe(client, agent.origin, spec)
+    assert result.reason is Reason.INVOKE_AUTH
+    basic = base64.b64encode(b"probe:ZqHbasic-pw").decode()
+    for text in (report.render(result, "json"), report.to_text(result, verbose=True), report.render(result, "junit")):
+        for secret in ("ZqGquery-key", "ZqHbasic-pw", basic):
+            assert secret not in text
