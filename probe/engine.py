@@ -32,7 +32,17 @@ from probe.trust import signatures
 from probe.trust import tls as tlsmaterial
 from probe.wire import a2a_errors, schema
 from probe.wire import card as cardwire
-from probe.wire.bindings import BY_CARD_NAME, A2AError, Answer, Binding, Context, Factory, Op, ProblemKind
+from probe.wire.bindings import (
+    BY_CARD_NAME,
+    A2AError,
+    Answer,
+    Binding,
+    BindingUnavailable,
+    Context,
+    Factory,
+    Op,
+    ProblemKind,
+)
 from probe.wire.card import Card, CardError, Interface
 from probe.wire.client import A2AClient, PollTimeout, Reply
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version, state_name
@@ -299,8 +309,19 @@ class ProbeRun:
             **self.flow.spec.headers, **{k: self.t.headers[k] for k in headers if k not in public}}})
         factory = self.bindings[iface.binding.upper()]
         self.call_config = config
-        self.binding = factory(Context(self.client, call_url, dialect, public, config))
+        try:
+            self.binding = factory(Context(self.client, call_url, dialect, public, config))
+        except BindingUnavailable as exc:
+            raise StepFailed(Reason.PROBE_CONFIG_ERROR if exc.probe_side else Reason.NO_USABLE_INTERFACE,
+                             str(exc)) from None
         self.a2a = A2AClient(self.binding, self.deadline)
+        if self.binding.name == "grpc":
+            schemeless = "://" not in call_url
+            self.check("interface.grpc_url", Status.FAIL if schemeless else Status.PASS,
+                       f"{call_url} has no scheme: the probe used plaintext" if schemeless else "", step=v)
+        else:
+            self.check("interface.grpc_url", Status.SKIP, f"a gRPC rule; this interface is {self.binding.name}",
+                       step=v)
         if bad:
             raise StepFailed(Reason.CARD_INVALID, invalid)
 

@@ -100,6 +100,10 @@ CHECKS: tuple[Check, ...] = (
           "The advertised host is not in-cluster, loopback, unspecified or private behind a public card",
           "Set the agent's public base URL (for example kagent's controller.a2aBaseUrl) to the address "
           "clients use."),
+    Check("interface.grpc_url", _IFACE, _S, "A gRPC interface URL names its scheme (https:// for TLS, http:// for "
+          "plaintext)",
+          "Advertise gRPC interfaces as https://host:port (or http:// for plaintext); a bare host:port leaves the "
+          "client to guess whether to use TLS.", "CARD-02", bindings=("grpc",)),
     Check("interface.scheme", _IFACE, _S, "An https card does not advertise an http interface",
           "Advertise the https URL clients use; check X-Forwarded-Proto handling in the gateway."),
     Check("interface.no_credentials", _IFACE, _S, "The advertised URL carries no credentials (user:password@)",

@@ -141,6 +141,10 @@ REQUIREMENTS: dict[str, Requirement] = {
         _all(_S, "§8.3.1 Supported Interfaces Declaration", "§5.6.4 Validation Requirements", "§5.5 AgentCard (url)",
              "the advertised URL is reachable by the card's readers"), note="a deployment fault; graded SHOULD"),
     "interface.scheme": Requirement(_all(_S, "§7.1 Protocol Security", "§4.1 Transport Security")),
+    "interface.grpc_url": Requirement(
+        {"1.0": _r(_S, "§4.4.6 AgentInterface, §10 gRPC Protocol Binding",
+                   "a gRPC url may be host:port; TLS is required in production, so the scheme should say which")},
+        note="gRPC interfaces only; 0.3 gRPC is not probed"),
     "interface.no_credentials": Requirement(
         _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security",
              words="credentials travel in the schemes the card declares, never in a public URL (RFC 3986 §3.2.1)")),

@@ -74,7 +74,7 @@ class StreamJudge:
     def opened(self, content_type: str) -> None:
         self.started = True
         base = content_type.split(";", 1)[0].strip().lower()
-        if base != "text/event-stream":
+        if base not in ("text/event-stream", "application/grpc"):  # SSE, or a gRPC server stream
             self._problem("stream.content_type", f"Content-Type {content_type!r}, expected text/event-stream")
 
     async def consume(self, es: AnswerStream, deadline: Deadline) -> None:

@@ -58,11 +58,12 @@ async def test_full_suite_over_http_json(peer_name: str, request: pytest.Fixture
     assert "HTTP 404 TaskNotFoundError (TASK_NOT_FOUND)" in checks["errors.task_not_found"].message
 
 
-def _rest_agent(handlers: dict[str, Any], *, also_jsonrpc: bool = True) -> web.Application:
+def _rest_agent(handlers: dict[str, Any], *, also_jsonrpc: bool = True,
+                extra: tuple[tuple[str, str, str], ...] = ()) -> web.Application:
     """A card with a REST interface at /rest (and a JSON-RPC one at /rpc that works), REST routes as given."""
     async def card(request: web.Request) -> web.Response:
         origin = f"http://{request.host}"
-        ifaces: list[tuple[str, str, str] | str] = [(f"{origin}/rest", "HTTP+JSON", "1.0")]
+        ifaces: list[tuple[str, str, str] | str] = [*extra, (f"{origin}/rest", "HTTP+JSON", "1.0")]
         if also_jsonrpc:
             ifaces.append(f"{origin}/rpc")
         return web.json_response(valid_card(*ifaces), headers={"Cache-Control": "max-age=60", "ETag": '"e"'})
@@ -115,3 +116,54 @@ async def test_a_rest_error_body_with_the_wrong_status(client: HttpClient) -> No
         r = await run_probe(Target(name="r", url=origin, binding="HTTP+JSON"), client, steps=(StepName.PING,))
     assert r.reason is Reason.INVOKE_UNEXPECTED_STATUS
     assert "the spec maps TaskNotFoundError to HTTP 404" in (r.steps[-1].detail or "")
+
+
+# ---- gRPC (the Python SDK peer serves lf.a2a.v1.A2AService from the same process)
+
+
+@pytest.mark.external
+def test_quick_check_over_grpc(py_peer: Peer, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", py_peer.base_url, "--binding", "grpc", "--message", "hello grpc",
+                 "--expect-text", "echo: hello grpc", "--format", "json"])
+    rep = json.loads(capsys.readouterr().out)
+    assert code == 0, rep
+    assert (rep["binding"], rep["interfaceUrl"], rep["protocolVersion"]) == ("GRPC", py_peer.grpc_url, "1.0")
+    steps = {s["name"]: s for s in rep["steps"]}
+    assert (steps["invoke"]["method"], steps["stream"]["method"]) == ("SendMessage", "SendStreamingMessage")
+    results = {r["test"]: r for r in rep["results"]}
+    assert results["interface.grpc_url"]["status"] == "fail"  # the SDK advertises a schemeless host:port (SHOULD)
+    assert results["invoke.transport"]["message"].startswith("gRPC OK")
+
+
+@pytest.mark.external
+async def test_full_suite_over_grpc(py_peer: Peer, client: HttpClient) -> None:
+    r = await run_suite(Target(name="py-grpc", url=py_peer.base_url, binding="GRPC"), client,
+                        SuiteOptions(timeout=60, slow_prompt="slow", input_prompt="input please"))
+    failed = {c.id: c.message for c in r.checks if c.status is Status.FAIL}
+    # the Python SDK's gRPC handler ignores the a2a-version metadata (its HTTP handlers enforce it): a real
+    # finding on this binding only, as the sdk-peers notes say
+    assert set(failed) == {"card.cache_headers", "interface.grpc_url", "errors.version_not_supported"}, failed
+    checks = {c.id: c for c in r.checks}
+    for id_ in ("errors.task_not_found", "errors.not_cancelable", "lifecycle.cancel", "streaming.subscribe",
+                "lifecycle.get_task", "lifecycle.history_length", "errors.error_info"):
+        assert checks[id_].status is Status.PASS, (id_, checks[id_].message)
+    assert "gRPC NOT_FOUND TaskNotFoundError (TASK_NOT_FOUND)" in checks["errors.task_not_found"].message
+    assert checks["errors.parse_error"].status is Status.SKIP
+
+
+async def test_a_closed_grpc_port_while_jsonrpc_works(client: HttpClient) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+
+    app = _rest_agent({}, extra=((f"http://127.0.0.1:{dead}", "GRPC", "1.0"),))
+    async with serve(app) as origin:
+        g = await run_probe(Target(name="g", url=origin, binding="GRPC", timeout=5), client, steps=(StepName.INVOKE,))
+        rpc = await run_probe(Target(name="g", url=origin), client, steps=(StepName.INVOKE,))
+    assert rpc.success, rpc.reason
+    assert g.reason is Reason.INVOKE_UNREACHABLE, g.steps
+    assert g.binding == "GRPC"
+    invoke = g.step(StepName.INVOKE)
+    assert invoke is not None and invoke.exchanges[0].grpc_status == "UNAVAILABLE"

@@ -259,5 +259,10 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
     if any(f.check_id == "interface.no_credentials" for f in urls.diagnose("http://gw/.well-known/agent-card.json",
                                                                            "http://u:p@gw/a2a")):
         failed.add("interface.no_credentials")
+    # a schemeless gRPC URL: the gRPC peer's card fails it live in tests/interop/test_bindings.py
+    from probe.wire.bindings.grpc_binding import target_of
+
+    if target_of("127.0.0.1:50051")[2]:
+        failed.add("interface.grpc_url")
     never_failed = {c.id for c in ALL_CHECKS} - failed
     assert never_failed == set(), f"checks no scenario made fail: {sorted(never_failed)}"

@@ -71,6 +71,13 @@ class Peer:
     process: subprocess.Popen[bytes]
     startup_seconds: float = 0.0
     _log: IO[bytes] | None = field(default=None, repr=False)
+    grpc_port: int | None = None  # the Python peer also serves gRPC (lf.a2a.v1) from the same process
+
+    @property
+    def grpc_url(self) -> str:
+        """As the SDK advertises it: a schemeless host:port."""
+        assert self.grpc_port is not None, f"the {self.kind} peer serves no gRPC"
+        return f"127.0.0.1:{self.grpc_port}"
 
     @property
     def base_url(self) -> str:
@@ -160,10 +167,13 @@ def ensure_js_deps() -> None:
         raise PeerStartError(f"the JS SDK peer is not installed: (cd {JS_DIR} && npm ci), as .ci/run does")
 
 
-def _command(kind: PeerKind, port: int, compat: bool, extra_args: tuple[str, ...] = ()) -> list[str]:
+def _command(kind: PeerKind, port: int, compat: bool, extra_args: tuple[str, ...] = (),
+             grpc_port: int | None = None) -> list[str]:
     if kind == "python":
         # sys.executable: the interpreter running the tests, so the peer sees the same venv.
         cmd = [sys.executable, str(PY_AGENT), "--port", str(port)]
+        if grpc_port is not None:
+            cmd += ["--grpc-port", str(grpc_port)]
     else:
         node = shutil.which("node")
         if node is None:
@@ -174,6 +184,7 @@ def _command(kind: PeerKind, port: int, compat: bool, extra_args: tuple[str, ...
 
 def _start_once(kind: PeerKind, compat: bool, timeout: float, extra_args: tuple[str, ...] = ()) -> Peer:
     port = free_port()
+    grpc_port = free_port() if kind == "python" else None
     # A file, not a pipe: nobody drains the output while tests run, and a full pipe would block the peer.
     # Closed by Peer.stop().
     log = tempfile.TemporaryFile()  # noqa: SIM115
@@ -181,7 +192,7 @@ def _start_once(kind: PeerKind, compat: bool, timeout: float, extra_args: tuple[
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            _command(kind, port, compat, extra_args),
+            _command(kind, port, compat, extra_args, grpc_port),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -191,7 +202,7 @@ def _start_once(kind: PeerKind, compat: bool, timeout: float, extra_args: tuple[
     except BaseException:
         log.close()
         raise
-    peer = Peer(kind=kind, compat=compat, port=port, process=process, _log=log)
+    peer = Peer(kind=kind, compat=compat, port=port, process=process, _log=log, grpc_port=grpc_port)
     _live.add(peer)
     try:
         _wait_for_card(peer, started + timeout)

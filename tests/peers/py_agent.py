@@ -99,7 +99,7 @@ def _first_task(context: RequestContext) -> Task:
     )
 
 
-def build_card(port: int, compat: bool, push: bool = False) -> AgentCard:
+def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | None = None) -> AgentCard:
     base = f"http://127.0.0.1:{port}"
     jsonrpc = f"{base}/a2a/jsonrpc"
     interfaces = [AgentInterface(url=jsonrpc, protocol_binding="JSONRPC", protocol_version="1.0")]
@@ -110,6 +110,9 @@ def build_card(port: int, compat: bool, push: bool = False) -> AgentCard:
     interfaces.append(
         AgentInterface(url=f"{base}/a2a/rest", protocol_binding="HTTP+JSON", protocol_version="1.0")
     )
+    if grpc_port is not None:  # schemeless host:port, as the SDK advertises gRPC
+        interfaces.append(AgentInterface(url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC",
+                                         protocol_version="1.0"))
     return AgentCard(
         name="py-ref",
         description="a2a-sdk 1.3.0 reference peer",
@@ -123,8 +126,8 @@ def build_card(port: int, compat: bool, push: bool = False) -> AgentCard:
 
 
 def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str = "sdk-key",
-              push: bool = False) -> Starlette:
-    card = build_card(port, compat, push)
+              push: bool = False, grpc_port: int | None = None) -> tuple[Starlette, DefaultRequestHandler]:
+    card = build_card(port, compat, push, grpc_port)
     if signing_key is not None:
         # signed by the SDK's own signer (a2a-sdk[signing]): what a probe must verify as served
         from a2a.utils.signing import create_agent_card_signer
@@ -147,7 +150,7 @@ def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str 
         + create_jsonrpc_routes(handler, "/a2a/jsonrpc", enable_v0_3_compat=compat)
         + create_rest_routes(handler, enable_v0_3_compat=compat, path_prefix="/a2a/rest")
     )
-    return Starlette(routes=routes)
+    return Starlette(routes=routes), handler
 
 
 def main() -> None:
@@ -157,14 +160,34 @@ def main() -> None:
     parser.add_argument("--signing-key", help="PEM EC private key: sign the card with the SDK's signer (ES256)")
     parser.add_argument("--kid", default="sdk-key", help="the key id in the signature's protected header")
     parser.add_argument("--push", action="store_true", help="declare and serve push notifications")
+    parser.add_argument("--grpc-port", type=int, help="also serve gRPC on this port (and advertise it)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    app = build_app(args.port, args.compat, args.signing_key, args.kid, args.push)
+    app, handler = build_app(args.port, args.compat, args.signing_key, args.kid, args.push, args.grpc_port)
     # A short graceful-shutdown window: open SSE streams or a pending "slow" call must not delay SIGTERM.
     config = uvicorn.Config(
         app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1
     )
-    uvicorn.Server(config).run()
+    asyncio.run(_serve(uvicorn.Server(config), handler, args.grpc_port))
+
+
+async def _serve(http: uvicorn.Server, handler: DefaultRequestHandler, grpc_port: int | None) -> None:
+    """HTTP (JSON-RPC, REST, card) and, with --grpc-port, gRPC (lf.a2a.v1.A2AService) from one process."""
+    server = None
+    if grpc_port is not None:
+        import grpc.aio
+        from a2a.server.request_handlers import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
+
+        server = grpc.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+        await server.start()
+    try:
+        await http.serve()
+    finally:
+        if server is not None:
+            await server.stop(0.5)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ by the card's protocolBinding (`BY_CARD_NAME`) and reports them by registry name
 
 from __future__ import annotations
 
-from probe.wire.bindings import http_json, jsonrpc
+from probe.wire.bindings import grpc_binding, http_json, jsonrpc
 from probe.wire.bindings.base import (
     BY_CARD_NAME,
     REGISTRY,
@@ -14,6 +14,7 @@ from probe.wire.bindings.base import (
     Answer,
     AnswerStream,
     Binding,
+    BindingUnavailable,
     Context,
     Factory,
     Headers,
@@ -23,5 +24,6 @@ from probe.wire.bindings.base import (
     StreamEvent,
 )
 
-__all__ = ["BY_CARD_NAME", "REGISTRY", "A2AError", "Answer", "AnswerStream", "Binding", "Context", "Factory",
-           "Headers", "Op", "Problem", "ProblemKind", "StreamEvent", "http_json", "jsonrpc"]
+__all__ = ["BY_CARD_NAME", "REGISTRY", "A2AError", "Answer", "AnswerStream", "Binding", "BindingUnavailable",
+           "Context", "Factory", "Headers", "Op", "Problem", "ProblemKind", "StreamEvent", "grpc_binding", "http_json",
+           "jsonrpc"]

@@ -159,6 +159,14 @@ class AnswerStream(Protocol):
     def partial_event(self) -> bool: ...
 
 
+class BindingUnavailable(Exception):
+    """A binding cannot be built here: a missing optional dependency (`probe_side`), or a version it lacks."""
+
+    def __init__(self, message: str, *, probe_side: bool) -> None:
+        super().__init__(message)
+        self.probe_side = probe_side
+
+
 class Binding(Protocol):
     name: ClassVar[str]  # the registry name: jsonrpc, http_json, grpc (a bounded metric label value)
     card_name: ClassVar[str]  # the card's protocolBinding: JSONRPC, HTTP+JSON, GRPC

@@ -1,0 +1,265 @@
+"""gRPC (spec §10) on grpc.aio with the generated stubs the official `a2a-sdk` ships (service lf.a2a.v1.A2AService).
+
+No hand-written protobuf: requests are the probe's ProtoJSON params parsed into the SDK's generated
+messages, and answers are turned back into ProtoJSON dicts, so the dialects, checks and stream judge read
+gRPC exactly as they read the HTTP bindings. The version and credentials travel as metadata; TLS or
+plaintext follows the URL scheme (a schemeless ``host:port``, as both SDKs advertise, is plaintext and a
+SHOULD-level finding); every call has a deadline; a gRPC status becomes an A2A error by name (from the
+``grpc-status-details-bin`` ErrorInfo), a route problem (UNIMPLEMENTED with no A2A reason), an
+auth problem, or a WireError when there is no answer at all. One channel per call: a fresh connection, so
+timings are real and nothing leaks between probes. `grpcio` is the `grpc` install extra.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+from probe.results import Exchange, HttpPhases, Transport
+from probe.wire import a2a_errors
+from probe.wire.bindings.base import (
+    A2AError,
+    Answer,
+    BindingUnavailable,
+    Context,
+    Headers,
+    Op,
+    Problem,
+    ProblemKind,
+    StreamEvent,
+    register,
+)
+from probe.wire.dialects import Dialect
+from probe.wire.http import DEFAULT_CONFIG, ClientConfig, ConnectFailed, Deadline, DeadlineExceeded, with_credentials
+
+EXTRA_HINT = "gRPC interfaces need the grpc extra: pip install 'a2a-probe[grpc]' (grpcio)"
+SERVICE = "lf.a2a.v1.A2AService"
+STUBS_TRACK = "A2A 1.0 (lf.a2a.v1, from a2a-sdk's a2a.types.a2a_pb2)"
+
+# op -> (rpc name, request message name in a2a_pb2)
+RPCS: dict[Op, tuple[str, str]] = {
+    Op.SEND: ("SendMessage", "SendMessageRequest"),
+    Op.STREAM: ("SendStreamingMessage", "SendMessageRequest"),
+    Op.GET: ("GetTask", "GetTaskRequest"),
+    Op.LIST: ("ListTasks", "ListTasksRequest"),
+    Op.CANCEL: ("CancelTask", "CancelTaskRequest"),
+    Op.SUBSCRIBE: ("SubscribeToTask", "SubscribeToTaskRequest"),
+    Op.PUSH_SET: ("CreateTaskPushNotificationConfig", "TaskPushNotificationConfig"),
+    Op.PUSH_GET: ("GetTaskPushNotificationConfig", "GetTaskPushNotificationConfigRequest"),
+    Op.PUSH_LIST: ("ListTaskPushNotificationConfigs", "ListTaskPushNotificationConfigsRequest"),
+    Op.PUSH_DELETE: ("DeleteTaskPushNotificationConfig", "DeleteTaskPushNotificationConfigRequest"),
+    Op.EXTENDED_CARD: ("GetExtendedAgentCard", "GetExtendedAgentCardRequest"),
+}
+
+
+def _modules() -> tuple[Any, Any, Any, Any]:
+    try:
+        import grpc
+        import grpc.aio
+        from a2a.types import a2a_pb2, a2a_pb2_grpc
+        from google.protobuf import json_format
+    except ImportError as exc:  # only grpcio is optional; a2a-sdk and protobuf are core
+        raise BindingUnavailable(f"{EXTRA_HINT} ({exc})", probe_side=True) from None
+    return grpc, a2a_pb2, a2a_pb2_grpc, json_format
+
+
+def target_of(url: str) -> tuple[str, bool, bool]:
+    """(host:port, TLS?, schemeless?) of an advertised gRPC URL."""
+    if "://" not in url:
+        return url.strip().rstrip("/"), False, True
+    parts = urlsplit(url)
+    tls = parts.scheme.lower() in ("https", "grpcs")
+    port = parts.port or (443 if tls else 80)
+    return f"{parts.hostname}:{port}", tls, False
+
+
+class GrpcBinding:
+    name: ClassVar[str] = "grpc"
+    card_name: ClassVar[str] = "GRPC"
+
+    def __init__(self, url: str, dialect: Dialect, headers: Mapping[str, str],
+                 config: ClientConfig = DEFAULT_CONFIG) -> None:
+        if dialect.version != "1.0":
+            raise BindingUnavailable(f"the probe speaks gRPC for A2A 1.0 only ({STUBS_TRACK}); this interface is "
+                                     f"{dialect.version}", probe_side=False)
+        self.grpc, self.pb2, self.pb2_grpc, self.json_format = _modules()
+        self.url = url
+        self.dialect = dialect
+        self.target, self.tls, self.schemeless = target_of(url)
+        self.config = config  # the auth flow's credentials go in as metadata, for this origin only
+        self._origin = url if "://" in url else f"http://{url}"
+        self._metadata = {k.lower(): v for k, v in headers.items()}
+        if dialect.header_version:
+            self._metadata["a2a-version"] = dialect.header_version
+
+    @classmethod
+    def build(cls, ctx: Context) -> GrpcBinding:
+        return cls(ctx.url, ctx.dialect, ctx.headers, ctx.config)
+
+    def method(self, op: Op) -> str:
+        return RPCS[op][0]
+
+    async def close(self) -> None:
+        return None
+
+    def _channel(self) -> Any:
+        aio = self.grpc.aio
+        if self.tls:
+            return aio.secure_channel(self.target, self.grpc.ssl_channel_credentials())
+        return aio.insecure_channel(self.target)
+
+    def _metadata_for(self, headers: Headers | None) -> list[tuple[str, str]]:
+        _, creds = with_credentials(self._origin, {}, self.config.auth)
+        md = {**self._metadata, **{k.lower(): v for k, v in creds.items()}}
+        for k, v in (headers or {}).items():
+            md.pop(k.lower(), None)
+            if v is not None:
+                md[k.lower()] = v
+        return list(md.items())
+
+    def _request(self, op: Op, params: dict[str, Any]) -> Any:
+        msg = getattr(self.pb2, RPCS[op][1])()
+        self.json_format.ParseDict(params, msg, ignore_unknown_fields=True)
+        return msg
+
+    def _exchange(self, op: Op) -> Exchange:
+        return Exchange(transport=Transport.GRPC, method=f"/{SERVICE}/{RPCS[op][0]}", url=self.target,
+                        content_type="application/grpc")
+
+    def _dict(self, msg: Any) -> Any:
+        return self.json_format.MessageToDict(msg)
+
+    async def call(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
+                   headers: Headers | None = None) -> Answer:
+        exchange = self._exchange(op)
+        request = self._request(op, params)
+        t0 = time.monotonic()
+        async with self._channel() as channel:
+            rpc = getattr(self.pb2_grpc.A2AServiceStub(channel), RPCS[op][0])
+            try:
+                reply = await rpc(request, metadata=self._metadata_for(headers), timeout=max(deadline.remaining(),
+                                                                                                0.001))
+            except self.grpc.aio.AioRpcError as exc:
+                _timed(exchange, t0)
+                return self._failed(op, exchange, exc)
+        _timed(exchange, t0)
+        exchange.grpc_status = "OK"
+        return Answer(RPCS[op][0], exchange, "application/grpc", result=self._dict(reply), has_result=True)
+
+    def _failed(self, op: Op, exchange: Exchange, exc: Any) -> Answer:
+        status = exc.code().name
+        exchange.grpc_status = status
+        what = f"{RPCS[op][0]} to {self.target} answered gRPC {status}: {(exc.details() or '')[:200]}"
+        if status == "UNAVAILABLE":
+            raise ConnectFailed(what, exchange)
+        if status == "DEADLINE_EXCEEDED":
+            raise DeadlineExceeded(what, exchange)
+        answer = Answer(RPCS[op][0], exchange, "application/grpc", snippet=(exc.details() or "")[:160])
+        reason, details = self._error_info(exc)
+        if status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+            answer.problem = Problem(ProblemKind.AUTH, what)
+            return answer
+        if status == "UNIMPLEMENTED" and reason is None:  # no A2A service (or method) at this address
+            answer.problem = Problem(ProblemKind.ROUTE, what + f" — no {SERVICE} here")
+            return answer
+        spec, mappings = a2a_errors.from_grpc(status, reason)
+        answer.error = A2AError(name=spec.name if spec else None, message=exc.details() or "", code=status,
+                                binding="grpc", reason=reason, details=details, mappings=mappings)
+        if spec is not None and not mappings:
+            expected = " or ".join(spec.grpc_statuses())
+            answer.problem = Problem(ProblemKind.STATUS, f"{what}; the spec maps {spec.name} to gRPC {expected}")
+        return answer
+
+    def _error_info(self, exc: Any) -> tuple[str | None, list[dict[str, Any]]]:
+        """The ErrorInfo reason in grpc-status-details-bin (a google.rpc.Status), with the details as ProtoJSON."""
+        raw = next((v for k, v in (exc.trailing_metadata() or ()) if k == "grpc-status-details-bin"), None)
+        if not isinstance(raw, bytes):
+            return None, []
+        try:
+            from google.rpc import status_pb2
+
+            st = status_pb2.Status.FromString(raw)
+            details = [self.json_format.MessageToDict(d) for d in st.details]
+        except Exception:  # a malformed trailer is the agent's problem, never a probe crash
+            return None, []
+        from google.rpc import error_details_pb2
+
+        for any_msg, as_dict in zip(st.details, details, strict=True):
+            if any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                info = error_details_pb2.ErrorInfo()
+                any_msg.Unpack(info)
+                as_dict.update({"@type": a2a_errors.ERROR_INFO_TYPE, "reason": info.reason, "domain": info.domain})
+        return a2a_errors.a2a_reason(details), details
+
+    @asynccontextmanager
+    async def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
+                          headers: Headers | None = None) -> AsyncIterator[GrpcStream]:
+        exchange = self._exchange(op)
+        request = self._request(op, params)
+        t0 = time.monotonic()
+        async with self._channel() as channel:
+            rpc = getattr(self.pb2_grpc.A2AServiceStub(channel), RPCS[op][0])
+            call = rpc(request, metadata=self._metadata_for(headers), timeout=max(deadline.remaining(), 0.001))
+            stream = GrpcStream(RPCS[op][0], exchange, self, call, op)
+            try:
+                first = await call.read()
+            except self.grpc.aio.AioRpcError as exc:
+                _timed(exchange, t0)
+                stream.plain = self._failed(op, exchange, exc)  # an error before the first message
+                yield stream
+                return
+            exchange.phases = HttpPhases(processing=time.monotonic() - t0)
+            stream.first = first
+            try:
+                yield stream
+            finally:
+                _timed(exchange, t0)
+                call.cancel()
+
+
+@dataclass(slots=True)
+class GrpcStream:
+    method: str
+    exchange: Exchange
+    binding: GrpcBinding
+    call: Any
+    op: Op
+    plain: Answer | None = None
+    first: Any = None
+    content_type: str = "application/grpc"
+    max_bytes: int = 32 << 20
+    comments: int = 0
+    partial_event: bool = False
+    line_endings: set[str] = field(default_factory=set)
+
+    @property
+    def status(self) -> int | None:
+        return None
+
+    async def events(self) -> AsyncIterator[StreamEvent]:
+        b = self.binding
+        eof = b.grpc.aio.EOF
+        msg = self.first
+        while msg is not None and msg is not eof:
+            yield StreamEvent(result=b._dict(msg), has_result=True)
+            try:
+                msg = await self.call.read()
+            except b.grpc.aio.AioRpcError as exc:
+                failed = b._failed(self.op, self.exchange, exc)  # raises for no answer / deadline
+                yield StreamEvent(error=failed.error, problem=failed.problem.detail if failed.problem and
+                                  failed.error is None else None)
+                return
+        self.exchange.grpc_status = "OK"
+
+
+def _timed(exchange: Exchange, t0: float) -> None:
+    exchange.duration_s = time.monotonic() - t0
+    if not exchange.phases.processing:
+        exchange.phases = HttpPhases(processing=exchange.duration_s)
+
+
+register(GrpcBinding.name, GrpcBinding.card_name, GrpcBinding.build)
