@@ -273,6 +273,10 @@ SUITE_CHECKS: tuple[Check, ...] = (
     # --- interop between two agents
     Check("interop.common_interface", _IOP, _M, "The two agents share a binding and protocol version",
           "Advertise at least one interface (binding and version) both agents speak, e.g. JSONRPC 1.0."),
+    Check("interop.parse_each_other", _IOP, _M,
+          "On the interface both agents speak, each one's answers are valid for the other's client",
+          "Make both agents emit that version's official shapes (see invoke.schema of each): a peer's client "
+          "rejects what its definitions do not allow.", side_effects=_W),
     Check("interop.both_callable", _IOP, _M, "Each agent's advertised interface answers a basic send",
           "Make both advertised interfaces reachable and able to complete a task.", side_effects=_W),
     Check("interop.no_cross_talk", _IOP, _M,

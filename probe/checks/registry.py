@@ -339,6 +339,11 @@ REQUIREMENTS: dict[str, Requirement] = {
     "interop.common_interface": Requirement(
         _all(_M, "§5.2 Protocol Selection and Negotiation", "§3.4.2 Transport Selection and Negotiation",
              "§3.1 Transport Protocol", "two agents can talk only over a binding and version both speak")),
+    "interop.parse_each_other": Requirement(
+        {"1.0": _r(_M, "§5.1 Functional Equivalence, §1.4 Normative Content",
+                   "both sides use the proto's ProtoJSON form, which the other's client parses"),
+         "0.3": _r(_M, "§11.1.5 Data Format Compliance", "both sides use the data structures of §6"),
+         "0.2": _r(_M, "§6 Protocol Data Objects", "both sides follow the schema")}),
     "interop.both_callable": Requirement(_all(_M, "§3.1.1 Send Message", "§7.1 message/send")),
     "interop.no_cross_talk": Requirement(
         _all(_M, "§3.4.2 Task Identifier Semantics", "§6.1 Task Object", words="tasks are separate units of work")),

@@ -8,6 +8,7 @@ import uuid
 from probe.engine import ProbeRun, execute
 from probe.results import Status, StepName
 from probe.suite.context import Skip, Suite
+from probe.target import Target
 from probe.wire.dialects import TaskState, for_version, state_name
 
 _CONCURRENT = 3  # tasks per agent sent at once
@@ -27,6 +28,8 @@ async def interop(s: Suite) -> None:
     matrix = f"this agent {sorted(ours)} x peer {sorted(theirs)}"
     s.record("interop.common_interface", Status.PASS if common else Status.FAIL,
              f"common: {common}; {matrix}" if common else f"nothing in common: {matrix}")
+    if common:
+        await _parse_each_other(s, peer_target, common)
     a_ok = s.result.step(StepName.INVOKE)
     b_ok = peer.r.step(StepName.INVOKE)
     both = a_ok is not None and a_ok.status is Status.PASS and b_ok is not None and b_ok.status is Status.PASS
@@ -37,6 +40,29 @@ async def interop(s: Suite) -> None:
         return
     await _no_cross_talk(s, peer)
     await _delegation(s)
+
+
+async def _parse_each_other(s: Suite, peer_target: Target, common: list[tuple[str, str]]) -> None:
+    """Each side's answers on the interface both speak are valid for the other's client (the official
+    definitions of that version), not only callable: a basic send on that interface of each, strictly judged."""
+    binding, version = min(common, key=lambda bv: (bv[1] != "1.0", bv[0] != "JSONRPC"))
+    problems: list[str] = []
+    judged = 0
+    for who, target in (("this agent", s.run.t), ("the peer", peer_target)):
+        if binding not in ("JSONRPC", "HTTP+JSON", "GRPC") or version not in ("1.0", "0.3"):
+            break
+        pinned = target.model_copy(update={"binding": binding, "a2a_version": version})
+        run = await execute(pinned, s.run.client, steps=(StepName.INVOKE,))
+        verdict = run.r.check("invoke.schema")
+        if verdict is None:
+            problems.append(f"{who} gave no answer to judge on {binding} {version}: {run.r.reason or 'no result'}")
+        elif verdict.status is Status.FAIL:
+            problems.append(f"{who}'s answers cannot be parsed by a {version} client: {verdict.message[:240]}")
+        else:
+            judged += 1
+    ok = not problems and judged == 2
+    s.record("interop.parse_each_other", Status.PASS if ok else Status.FAIL,
+             "; ".join(problems) or f"both answer {binding} {version} in the shape the other's client parses")
 
 
 async def _no_cross_talk(s: Suite, peer: ProbeRun) -> None:
@@ -82,4 +108,5 @@ async def _delegation(s: Suite) -> None:
 
 
 CHECKS = (interop,)
-IDS = {interop: ("interop.common_interface", "interop.both_callable", "interop.no_cross_talk", "interop.delegation")}
+IDS = {interop: ("interop.common_interface", "interop.parse_each_other", "interop.both_callable",
+                 "interop.no_cross_talk", "interop.delegation")}

@@ -172,3 +172,25 @@ async def test_a_server_closing_after_each_500_does_not_get_the_next_request_bla
     assert suite_step is not None
     retried = [e for s in result.steps for e in s.exchanges if e.retried]
     assert all("fresh connection" in (e.retried or "") for e in retried)
+
+
+async def test_interop_fails_when_one_side_cannot_parse_the_other(client: HttpClient) -> None:
+    good = {"SendMessage": rpc({"task": task_v1("COMPLETED")})}
+    zoneless = task_v1("COMPLETED", status={"state": "TASK_STATE_COMPLETED", "timestamp": "2026-03-01T10:00:00"})
+    async with versioned_agent("1.0", good) as a, versioned_agent("1.0", {"SendMessage": rpc({"task": zoneless})}) as b:
+        opts = SuiteOptions(timeout=15.0, peer=Target(name="b", url=b, timeout=3.0))
+        result = await run_suite(Target(name="a", url=a, timeout=3.0), client, opts)
+    parse = result.check("interop.parse_each_other")
+    assert parse is not None and parse.status is Status.FAIL
+    assert "the peer's answers cannot be parsed by a 1.0 client" in parse.message and "no time zone" in parse.message
+    common = result.check("interop.common_interface")
+    assert common is not None and common.status is Status.PASS  # callable in common, yet not interoperable
+
+
+async def test_interop_passes_when_both_parse(client: HttpClient) -> None:
+    good = {"SendMessage": rpc({"task": task_v1("COMPLETED")})}
+    async with versioned_agent("1.0", good) as a, versioned_agent("1.0", good) as b:
+        opts = SuiteOptions(timeout=15.0, peer=Target(name="b", url=b, timeout=3.0))
+        result = await run_suite(Target(name="a", url=a, timeout=3.0), client, opts)
+    parse = result.check("interop.parse_each_other")
+    assert parse is not None and parse.status is Status.PASS and "JSONRPC 1.0" in parse.message
