@@ -27,10 +27,11 @@ from probe.target import Target
 from probe.wire import a2a_errors as E
 from probe.wire import push as wire
 from probe.wire.bindings import Answer, Op
+from probe.wire.client import A2AClient, Webhook
 from probe.wire.dialects import Dialect, Item
 from probe.wire.http import Deadline, HttpClient
 
-Sender = Callable[[dict[str, Any]], Awaitable[Answer]]  # SendMessage with these params
+Sender = Callable[[dict[str, Any]], Awaitable[Answer]]  # SendMessage with these params (from the client)
 Recorder = Callable[[str, Status, str], object]
 
 # the config operations, by the names the checks report them under
@@ -70,7 +71,7 @@ def register(inbox: PushInbox, deadline: Deadline) -> Registration:
     return reg
 
 
-async def round_trip(send: Sender, dialect: Dialect, inbox: PushInbox, text: str, deadline: Deadline, *,
+async def round_trip(client: A2AClient, send: Sender, inbox: PushInbox, text: str, deadline: Deadline, *,
                      late_after: float | None = None) -> RoundTrip:
     """Send a task with push on, and judge what reaches the receiver until its terminal state or the deadline."""
     try:
@@ -78,17 +79,15 @@ async def round_trip(send: Sender, dialect: Dialect, inbox: PushInbox, text: str
     except InboxFull as exc:  # the probe's own limit: never blamed on the agent
         return RoundTrip(failure=(Reason.PROBE_ERROR, f"the probe's push receiver is full: {exc}"))
     try:
-        return await _round_trip(send, dialect, inbox, reg, text, deadline, late_after)
+        return await _round_trip(client, send, inbox, reg, text, deadline, late_after)
     finally:
         inbox.release(reg)
 
 
-async def _round_trip(send: Sender, dialect: Dialect, inbox: PushInbox, reg: Registration, text: str,
+async def _round_trip(client: A2AClient, send: Sender, inbox: PushInbox, reg: Registration, text: str,
                       deadline: Deadline, late_after: float | None) -> RoundTrip:
-    hook = wire.inline(dialect, reg.url, reg.token.get_secret_value(), reg.credentials.get_secret_value())
-    mode = {"returnImmediately": True} if dialect.version == "1.0" else {"blocking": False}
-    params = {"message": dialect.user_message(text, str(uuid.uuid4()), None, None),
-              "configuration": {**mode, **hook}}
+    dialect = client.dialect
+    params = client.send_params(client.message(text), immediate=True, push=_webhook(reg))
     sent_at = time.monotonic()
     answer = await send(params)
     err = error_of(answer)
@@ -110,6 +109,10 @@ async def _round_trip(send: Sender, dialect: Dialect, inbox: PushInbox, reg: Reg
         await reg.wait(lambda _ds: False, min(deadline.at, time.monotonic() + SETTLE_SECONDS))
     verdict = judge(dialect, list(reg.deliveries), task_id, sent_at, late_after=late_after)
     return RoundTrip(verdict=verdict, task_id=task_id)
+
+
+def _webhook(reg: Registration) -> Webhook:
+    return reg.url, reg.token.get_secret_value(), reg.credentials.get_secret_value()
 
 
 def _item(dialect: Dialect, answer: Answer) -> Item | None:
@@ -135,7 +138,7 @@ async def delivery(s: Suite) -> None:
     async def send(params: dict[str, Any]) -> Answer:
         return await s.client.call(Op.SEND, params)
 
-    trip = await round_trip(send, s.dialect, inbox, f"a2a-probe push {uuid.uuid4().hex[:8]}", s.deadline)
+    trip = await round_trip(s.client, send, inbox, f"a2a-probe push {uuid.uuid4().hex[:8]}", s.deadline)
     if trip.skipped:
         raise Skip(trip.skipped)
     if trip.failure is not None:
@@ -188,8 +191,7 @@ async def config_methods(s: Suite) -> None:
     methods = {name: s.client.method(op) for name, op in METHODS.items()}
     reg = register(inbox, s.deadline)
     try:
-        create = await s.client.call(Op.PUSH_SET, wire.create_params(
-            s.dialect, task.task_id, reg.url, reg.token.get_secret_value(), reg.credentials.get_secret_value()))
+        create = await s.client.push_set(task.task_id, *_webhook(reg))
         err = error_of(create)
         if err is not None or not create.has_result:
             why = inbox.redact(describe_answer(create))
@@ -215,7 +217,7 @@ async def _get(s: Suite, methods: dict[str, str], task_id: str, config_id: str |
                inbox: PushInbox) -> None:
     if config_id is None:
         raise Skip("no config id to get")
-    call = await s.client.call(Op.PUSH_GET, wire.config_params(s.dialect, task_id, config_id))
+    call = await s.client.push_get(task_id, config_id)
     if call.error is not None or not call.has_result:
         s.record("push.config_get", Status.FAIL, inbox.redact(f"{methods['get']}: {describe_answer(call)}"))
         return
@@ -229,7 +231,7 @@ async def _get(s: Suite, methods: dict[str, str], task_id: str, config_id: str |
 
 async def _list(s: Suite, methods: dict[str, str], task_id: str, config_id: str | None, reg: Registration,
                 inbox: PushInbox) -> None:
-    call = await s.client.call(Op.PUSH_LIST, wire.config_params(s.dialect, task_id))
+    call = await s.client.push_list(task_id)
     if call.error is not None or not call.has_result:
         s.record("push.config_list", Status.FAIL, inbox.redact(f"{methods['list']}: {describe_answer(call)}"))
         return
@@ -247,10 +249,9 @@ async def _list(s: Suite, methods: dict[str, str], task_id: str, config_id: str 
 async def _delete(s: Suite, methods: dict[str, str], task_id: str, config_id: str | None, inbox: PushInbox) -> None:
     if config_id is None:
         raise Skip("no config id to delete")
-    params = wire.config_params(s.dialect, task_id, config_id)
-    first = await s.client.call(Op.PUSH_DELETE, params)
-    second = await s.client.call(Op.PUSH_DELETE, params)
-    after = await s.client.call(Op.PUSH_GET, params)
+    first = await s.client.push_delete(task_id, config_id)
+    second = await s.client.push_delete(task_id, config_id)
+    after = await s.client.push_get(task_id, config_id)
     problems = []
     if error_of(first) is not None or not first.has_result:
         problems.append(f"delete: {describe_answer(first)}")
@@ -268,9 +269,7 @@ async def unknown_task(s: Suite) -> None:
     try:
         missing = f"a2a-probe-missing-{uuid.uuid4()}"
         method = s.client.method(Op.PUSH_SET)
-        params = wire.create_params(s.dialect, missing, reg.url, reg.token.get_secret_value(),
-                                    reg.credentials.get_secret_value())
-        call = await s.client.call(Op.PUSH_SET, params)
+        call = await s.client.push_set(missing, *_webhook(reg))
     finally:
         inbox.release(reg)
     err = error_of(call)
@@ -320,7 +319,7 @@ async def _push_step(run: ProbeRun, step: StepResult, inbox: PushInbox, late_aft
     async def send(params: dict[str, Any]) -> Answer:
         return await run._call(step, StepName.PUSH, client.call(Op.SEND, params), Op.SEND)
 
-    trip = await round_trip(send, client.dialect, inbox, run.t.message, run.deadline, late_after=late_after)
+    trip = await round_trip(client, send, inbox, run.t.message, run.deadline, late_after=late_after)
     if trip.skipped:
         step.detail = trip.skipped
         return True

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from probe.wire import push as push_shapes
 from probe.wire.bindings.base import Answer, AnswerStream, Binding, Headers, Op
 from probe.wire.bindings.jsonrpc import JsonRpcBinding
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item
@@ -22,6 +23,7 @@ from probe.wire.http import Deadline, WireError
 
 Hook = Callable[[str, Answer | None, WireError | None], None]
 Reply = tuple[Answer, Item | None]
+Webhook = tuple[str, str, str]  # (url, token, Bearer credentials) of a push config
 
 POLL_START, POLL_MAX = 0.05, 2.0
 
@@ -58,14 +60,22 @@ class A2AClient:
     def message(self, text: str, *, task_id: str | None = None, context_id: str | None = None) -> dict[str, Any]:
         return self.dialect.user_message(text, str(uuid.uuid4()), task_id, context_id)
 
-    def send_params(self, message: dict[str, Any], *, immediate: bool | None = None) -> dict[str, Any]:
-        """1.0 returnImmediately (default: wait); 0.3 blocking, sent explicitly (the 0.3 default is unclear)."""
+    def send_params(self, message: dict[str, Any], *, immediate: bool | None = None,
+                    push: Webhook | None = None) -> dict[str, Any]:
+        """1.0 returnImmediately (default: wait); 0.3 blocking, sent explicitly (the 0.3 default is unclear);
+        `push` asks for push notifications to that webhook (1.0 taskPushNotificationConfig, 0.3
+        pushNotificationConfig)."""
         params: dict[str, Any] = {"message": message}
+        config: dict[str, Any] = {}
         if self.v1:
             if immediate:
-                params["configuration"] = {"returnImmediately": True}
+                config["returnImmediately"] = True
         elif self.dialect.version == "0.3":
-            params["configuration"] = {"blocking": not immediate}
+            config["blocking"] = not immediate
+        if push is not None:
+            config |= push_shapes.inline(self.dialect, *push)
+        if config:
+            params["configuration"] = config
         return params
 
     # ---- reading
@@ -121,10 +131,24 @@ class A2AClient:
         answer = await self.call(Op.CANCEL, {"id": task_id}, headers=headers)
         return answer, self.item(answer, bare_task=True)
 
-    async def push_set(self, task_id: str, url: str) -> Answer:
-        params = ({"taskId": task_id, "url": url} if self.v1
-                  else {"taskId": task_id, "pushNotificationConfig": {"url": url}})
+    async def push_set(self, task_id: str, url: str, token: str | None = None,
+                       credentials: str | None = None) -> Answer:
+        """Create a task's push config: the bare URL, or with the token and Bearer credentials to deliver with."""
+        if token is None or credentials is None:
+            params = ({"taskId": task_id, "url": url} if self.v1
+                      else {"taskId": task_id, "pushNotificationConfig": {"url": url}})
+        else:
+            params = push_shapes.create_params(self.dialect, task_id, url, token, credentials)
         return await self.call(Op.PUSH_SET, params)
+
+    async def push_get(self, task_id: str, config_id: str) -> Answer:
+        return await self.call(Op.PUSH_GET, push_shapes.config_params(self.dialect, task_id, config_id))
+
+    async def push_list(self, task_id: str) -> Answer:
+        return await self.call(Op.PUSH_LIST, push_shapes.config_params(self.dialect, task_id))
+
+    async def push_delete(self, task_id: str, config_id: str) -> Answer:
+        return await self.call(Op.PUSH_DELETE, push_shapes.config_params(self.dialect, task_id, config_id))
 
     async def extended_card(self) -> Answer:
         return await self.call(Op.EXTENDED_CARD, {})
