@@ -27,6 +27,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from tests.agents.server import serve
+
 FAULTS = ("none", "never", "no_terminal", "out_of_order", "no_token", "token_only", "wrong_task", "bad_payload",
           "not_supported", "broken_config")
 
@@ -159,15 +161,10 @@ async def push_fault_agent(agent: PushFault) -> AsyncIterator[str]:
     app = web.Application()
     app.router.add_get("/.well-known/agent-card.json", agent.card_handler)
     app.router.add_post("/rpc", agent.rpc)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    agent.origin = f"http://{host}:{port}"
     try:
-        yield agent.origin
+        async with serve(app) as origin:
+            agent.origin = origin
+            yield origin
     finally:
         for job in list(agent._pending):
             job.cancel()
-        await runner.cleanup()
