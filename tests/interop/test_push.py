@@ -40,13 +40,21 @@ async def suite(client: HttpClient, url: str, inbox: PushInbox | None, version: 
     return await run_suite(target, client, SuiteOptions(timeout=30.0, inbox=inbox))
 
 
+# every binding and version the SDK servers serve: JSON-RPC 1.0 and 0.3, HTTP+JSON 1.0, gRPC 1.0 (the Python server)
+SDK_CASES = [(kind, version, "JSONRPC") for kind in ("python", "js") for version in ("1.0", "0.3")] + [
+    ("python", "1.0", "HTTP+JSON"), ("js", "1.0", "HTTP+JSON"), ("python", "1.0", "GRPC")]
+
+
 @pytest.mark.external
-@pytest.mark.parametrize("version", ["1.0", "0.3"])
-@pytest.mark.parametrize("kind", ["python", "js"])
-async def test_sdk_servers_pass_config_methods_and_delivery(kind: str, version: str, request: pytest.FixtureRequest,
+@pytest.mark.parametrize(("kind", "version", "binding"), SDK_CASES)
+async def test_sdk_servers_pass_config_methods_and_delivery(kind: str, version: str, binding: str,
+                                                            request: pytest.FixtureRequest,
                                                             client: HttpClient, inbox: PushInbox) -> None:
     peer: Peer = request.getfixturevalue("py_peer_push" if kind == "python" else "js_peer_push")
-    r = await suite(client, peer.base_url, inbox, version)
+    target = Target(name="t", url=peer.base_url, a2a_version=version, binding=binding,  # type: ignore[arg-type]
+                    timeout=10.0)
+    r = await run_suite(target, client, SuiteOptions(timeout=30.0, inbox=inbox))
+    assert r.binding == binding
     assert r.protocol_version == version
     got = statuses(r)
     expected = dict.fromkeys(PUSH_IDS, Status.PASS)
@@ -201,3 +209,13 @@ def test_cli_announces_push_url_instead_of_the_listener(capsys: pytest.CaptureFi
     assert results["push.delivered"]["status"] == "fail"
     assert "push_not_delivered" in results["push.delivered"]["message"]
     assert agent.posted and all(u.startswith("http://127.0.0.1:9/elsewhere/-/push/") for u in agent.posted)
+
+
+@pytest.mark.external
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+async def test_push_module_on_every_binding(binding: str, py_peer_push: Peer, client: HttpClient,
+                                            inbox: PushInbox) -> None:
+    target = Target(name="py", url=py_peer_push.base_url, binding=binding, timeout=10.0)  # type: ignore[arg-type]
+    r = await run_push(target, client, inbox)
+    assert r.success and r.binding == binding, (r.reason, [s.detail for s in r.steps])
+    assert r.push is not None and r.push.problems == [] and r.push.terminal_s is not None
