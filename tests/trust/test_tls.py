@@ -180,3 +180,31 @@ async def test_cli_tls_flags(ca: CA, capsys: pytest.CaptureFixture[str]) -> None
     assert untrusted == cli.EXIT_FAIL and bad["reason"] == "tls_certificate_invalid"
     assert lax == cli.EXIT_FAIL and lax_doc["tlsInsecure"] is True  # tls.verified fails: never silent
     assert await asyncio.to_thread(cli.main, ["check", agent.origin, "--client-key", str(ca.path)]) == cli.EXIT_USAGE
+
+
+def test_fresh_connection_default_is_on_for_ping_only() -> None:
+    from probe.config import DEFAULT_MODULES, Module, Prober
+
+    assert DEFAULT_MODULES["ping"].fresh and not DEFAULT_MODULES["invoke"].fresh
+    assert not DEFAULT_MODULES["stream"].fresh and not DEFAULT_MODULES["full"].fresh
+    assert Module(prober=Prober.INVOKE, fresh_connection=True).fresh
+    assert not Module(prober=Prober.PING, fresh_connection=False).fresh
+
+
+async def test_daemon_ping_measures_connect_every_run(client: HttpClient) -> None:
+    """The daemon's runner: ping (fresh by default) has real connect timings on every run; invoke reuses the pool."""
+    from probe.config import DEFAULT_MODULES, Agent
+    from probe.history import History
+    from probe.metrics import Metrics
+    from probe.runner import Runner
+
+    runner = Runner(client, Metrics([1], []), History(5), 4)
+    async with trust_agent() as agent:
+        cfg = Agent(name="a", url=agent.origin)
+        pings = [await runner.run(cfg, DEFAULT_MODULES["ping"], timeout=5) for _ in range(2)]
+        invokes = [await runner.run(cfg, DEFAULT_MODULES["invoke"], timeout=5) for _ in range(2)]
+    for r in pings:
+        step = r.step(StepName.PING)
+        assert step is not None and step.exchanges[0].phases.connect > 0, r.steps
+    second = invokes[1].step(StepName.INVOKE)
+    assert second is not None and second.exchanges[0].phases.connect == 0.0  # keep-alive reuse stays the default
