@@ -55,6 +55,10 @@ _ERR_10 = "§3.3.2 Error Handling, §5.4 Error Code Mappings"
 _ERR_03 = "§8.2 A2A-Specific Errors (servers SHOULD use these codes)"
 _STD_ERR_03 = "§8.1 Standard JSON-RPC Errors, §11.1.5 Data Format Compliance"
 
+# 0.3's topics/streaming-and-async.md: "The A2A protocol itself does not strictly define the HTTP body payload"
+_PUSH_BODY_03 = "§9.5 Push Notification Setup; topics/streaming-and-async (Notification Payload)"
+_PUSH_BODY_WORDS_03 = "the body is not strictly defined; a Task, an event or a StreamResponse is read"
+
 REQUIREMENTS: dict[str, Requirement] = {
     # --- discovery and the card
     "card.discovered": Requirement(
@@ -372,13 +376,16 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_S, "§9.5 Push Notification Setup and Usage", "updates as the task changes (no MUST)"),
          "0.2": _r(_S, "§9.5 Push Notification Setup and Usage", "updates as the task changes (no MUST)")}),
     "push.names_task": Requirement(
-        _all(_M, "§4.3.3 Push Notification Payload", "§9.5 Push Notification Setup (the Task is the body)")),
+        {"1.0": _r(_M, "§4.3.3 Push Notification Payload", "a StreamResponse of the task (clients MUST check the id)"),
+         "0.3": _r(_S, _PUSH_BODY_03, "the notification SHOULD identify the Task ID and its new state"),
+         "0.2": _r(_S, _PUSH_BODY_03, "the notification SHOULD identify the Task ID and its new state")}),
     "push.authenticated": Requirement(
         _all(_M, "§4.3.2 AuthenticationInfo, §13.2", "§6.9 PushNotificationAuthenticationInfo Object"),
         ("PUSH-DELIVER-001",)),
     "push.payload": Requirement(
-        _all(_M, "§4.3.3 Push Notification Payload", "§9.5 Push Notification Setup (the Task is the body)"),
-        ("PUSH-DELIVER-003",)),
+        {"1.0": _r(_M, "§4.3.3 Push Notification Payload", "the body is a StreamResponse (application/a2a+json)"),
+         "0.3": _r(_S, _PUSH_BODY_03, _PUSH_BODY_WORDS_03), "0.2": _r(_S, _PUSH_BODY_03, _PUSH_BODY_WORDS_03)},
+        ("PUSH-DELIVER-003",), "0.3/0.2: strict JSON naming the task and its state is all that is graded"),
     # --- the probe itself
     "probe.completed": Requirement(
         _all(_M, "—", "—", words="not a rule of the texts: the probe ran (a failure here is never the agent's)"),
