@@ -87,6 +87,8 @@ class Daemon:
                               "(another process has the port? pick one with --listen-address)") from None
         self.bound = [f"{a[0]}:{a[1]}" for a in _addresses(site)]
         self.selfmon.start()
+        loop = asyncio.get_running_loop()
+        self.metrics.gauge("asyncio_tasks").set_function(lambda: len(asyncio.all_tasks(loop)))
         self._apply(self.config)
         self.metrics.config_loaded(True, len(self.mine))
         self.scheduler.start()

@@ -116,6 +116,7 @@ CATALOGUE: tuple[Spec, ...] = (
          "Unix time of the last successful config load"),
     Spec("agents_configured", "gauge", (), "Agents in the active config that this replica probes (its shard)"),
     Spec("probes_in_flight", "gauge", (), "Probes running now"),
+    Spec("asyncio_tasks", "gauge", (), "asyncio tasks alive in the daemon (flat in steady state; growth is a leak)"),
     Spec("push_deliveries", "counter", AM, "Push notifications that reached the receiver for this job's tasks"),
     Spec("push_delivery_latency_seconds", "histogram", (*AM, "delivery"),
          "Seconds from the send to the first (delivery=\"first\") and to the terminal (delivery=\"terminal\") "

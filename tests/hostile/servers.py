@@ -153,5 +153,54 @@ def chunk(data: bytes) -> bytes:
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
-__all__ = ["Hostile", "Request", "chunk", "chunked_head", "deep_json", "gzip", "gzip_bomb", "hostile_agent",
-           "reset", "response", "sse_event"]
+# ---- misbehaviours shared by the hostile suite and the soak (bench/soak.py)
+
+def task_result(state: str, **extra: object) -> dict[str, object]:
+    return {"task": {"id": "t1", "contextId": "c1", "status": {"state": f"TASK_STATE_{state}"}, **extra}}
+
+
+async def trickle(w: Writer, req: Request) -> None:
+    body = card_bytes("http://127.0.0.1:1")
+    w.write(response(body=body)[:-len(body)])
+    for b in body:
+        w.write(bytes([b]))
+        await w.drain()
+        await asyncio.sleep(1.0)
+
+
+def raw(data: bytes, *, then_reset: bool = False) -> Callable[..., Awaitable[None]]:
+    async def h(w: Writer, _req: Request) -> None:
+        w.write(data)
+        await w.drain()
+        if then_reset:
+            await asyncio.sleep(0.05)
+            reset(w)
+        else:
+            w.close()
+    return h
+
+
+async def stream_then_reset(w: Writer, req: Request) -> None:
+    rid = str(req.rpc.get("id"))
+    w.write(chunked_head() + chunk(sse_event(rid, task_result("SUBMITTED")))
+            + chunk(sse_event(rid, task_result("WORKING"))))
+    await w.drain()
+    await asyncio.sleep(0.1)
+    reset(w)
+
+
+async def flood(w: Writer, req: Request) -> None:
+    """Millions of tiny events as fast as the socket takes them, never a terminal one."""
+    rid = str(req.rpc.get("id"))
+    w.write(chunked_head() + chunk(sse_event(rid, task_result("SUBMITTED"))))
+    working = sse_event(rid, {"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                                               "status": {"state": "TASK_STATE_WORKING"}}})
+    batch = chunk(working * 500)
+    for _ in range(10_000):
+        w.write(batch)
+        await w.drain()
+        await asyncio.sleep(0)  # the agents sharing this loop still answer (only the probe may be flooded)
+
+
+__all__ = ["Hostile", "Request", "chunk", "chunked_head", "deep_json", "flood", "gzip", "gzip_bomb", "hostile_agent",
+           "raw", "reset", "response", "sse_event", "stream_then_reset", "task_result", "trickle"]

@@ -26,15 +26,18 @@ from tests.hostile.servers import (
     Hostile,
     Request,
     Writer,
-    card_bytes,
     chunk,
     chunked_head,
     deep_json,
+    flood,
     gzip_bomb,
     hostile_agent,
-    reset,
+    raw,
     response,
     sse_event,
+    stream_then_reset,
+    task_result,
+    trickle,
 )
 
 TIMEOUT = 3.0
@@ -46,8 +49,6 @@ def _bomb() -> bytes:
     return gzip_bomb(200 << 20)  # built once: compressing 200 MB takes a while
 
 
-def _task(state: str, **extra: object) -> dict[str, object]:
-    return {"task": {"id": "t1", "contextId": "c1", "status": {"state": f"TASK_STATE_{state}"}, **extra}}
 
 
 def _artifact(i: int) -> dict[str, object]:
@@ -73,15 +74,9 @@ async def _hundred_mb_chunked(w: Writer, _req: Request) -> None:
     for _ in range(1600):  # 100 MB, unless the probe hangs up first
         w.write(piece)
         await w.drain()
+        await asyncio.sleep(0)
 
 
-async def _trickle(w: Writer, req: Request) -> None:
-    body = card_bytes("http://127.0.0.1:1")
-    w.write(response(body=body)[:-len(body)])
-    for b in body:
-        w.write(bytes([b]))
-        await w.drain()
-        await asyncio.sleep(1.0)
 
 
 async def _endless_headers(w: Writer, _req: Request) -> None:
@@ -111,24 +106,8 @@ def _rpc(body: Callable[[str], bytes], *, encoding: str | None = None) -> Callab
     return h
 
 
-def _raw(data: bytes, *, then_reset: bool = False) -> Callable[..., Awaitable[None]]:
-    async def h(w: Writer, _req: Request) -> None:
-        w.write(data)
-        await w.drain()
-        if then_reset:
-            await asyncio.sleep(0.05)
-            reset(w)
-        else:
-            w.close()
-    return h
 
 
-async def _stream_then_reset(w: Writer, req: Request) -> None:
-    rid = str(req.rpc.get("id"))
-    w.write(chunked_head() + chunk(sse_event(rid, _task("SUBMITTED"))) + chunk(sse_event(rid, _task("WORKING"))))
-    await w.drain()
-    await asyncio.sleep(0.1)
-    reset(w)
 
 
 async def _fifty_mb_line(w: Writer, req: Request) -> None:
@@ -137,28 +116,20 @@ async def _fifty_mb_line(w: Writer, req: Request) -> None:
     for _ in range(800):
         w.write(piece)
         await w.drain()
+        await asyncio.sleep(0)
 
 
 async def _artifacts(w: Writer, req: Request) -> None:
     rid = str(req.rpc.get("id"))
-    w.write(chunked_head() + chunk(sse_event(rid, _task("SUBMITTED"))))
+    w.write(chunked_head() + chunk(sse_event(rid, task_result("SUBMITTED"))))
     for i in range(0, 10_000, 100):
         w.write(chunk(b"".join(sse_event(rid, _artifact(j)) for j in range(i, i + 100))))
         await w.drain()
+        await asyncio.sleep(0)
     w.write(chunk(sse_event(rid, {"statusUpdate": {"taskId": "t1", "contextId": "c1",
                                                    "status": {"state": "TASK_STATE_COMPLETED"}}})) + b"0\r\n\r\n")
 
 
-async def flood(w: Writer, req: Request) -> None:
-    """Millions of tiny events as fast as the socket takes them, never a terminal one."""
-    rid = str(req.rpc.get("id"))
-    w.write(chunked_head() + chunk(sse_event(rid, _task("SUBMITTED"))))
-    working = sse_event(rid, {"statusUpdate": {"taskId": "t1", "contextId": "c1",
-                                               "status": {"state": "TASK_STATE_WORKING"}}})
-    batch = chunk(working * 500)
-    for _ in range(10_000):
-        w.write(batch)
-        await w.drain()
 
 
 @dataclass
@@ -181,7 +152,7 @@ CASES = [
          "body of 104857600 bytes exceeds"),
     Case("100 MB card (chunked)", lambda: Hostile(card=_hundred_mb_chunked), Reason.CARD_INVALID,
          "exceeds the 1048576-byte limit"),
-    Case("card trickles a byte a second", lambda: Hostile(card=_trickle), Reason.CARD_UNREACHABLE,
+    Case("card trickles a byte a second", lambda: Hostile(card=trickle), Reason.CARD_UNREACHABLE,
          "not complete before the deadline"),
     Case("response headers never finish", lambda: Hostile(card=_endless_headers), Reason.CARD_UNREACHABLE,
          "response headers"),
@@ -199,18 +170,18 @@ CASES = [
          Reason.INVOKE_NOT_A2A, "not UTF-8"),
     Case("redirect loop", lambda: Hostile(card=_redirect_loop), Reason.CARD_UNREACHABLE, "more than 5 redirects"),
     Case("id not echoed", lambda: Hostile(rpc=_rpc(lambda _: json.dumps(
-        {"jsonrpc": "2.0", "id": "someone-else", "result": _task("COMPLETED")}).encode())),
+        {"jsonrpc": "2.0", "id": "someone-else", "result": task_result("COMPLETED")}).encode())),
          Reason.INVOKE_NOT_A2A, "does not echo the request id"),
-    Case("bad status line", lambda: Hostile(rpc=_raw(b"HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\n{}")),
+    Case("bad status line", lambda: Hostile(rpc=raw(b"HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\n{}")),
          Reason.INVOKE_PROTOCOL_ERROR, "Bad status line"),
-    Case("not HTTP at all", lambda: Hostile(rpc=_raw(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")),
+    Case("not HTTP at all", lambda: Hostile(rpc=raw(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")),
          Reason.INVOKE_PROTOCOL_ERROR, "SSH-2.0-OpenSSH"),
-    Case("bad chunk size", lambda: Hostile(rpc=_raw(chunked_head("application/json") + b"zz\r\n{}\r\n0\r\n\r\n")),
+    Case("bad chunk size", lambda: Hostile(rpc=raw(chunked_head("application/json") + b"zz\r\n{}\r\n0\r\n\r\n")),
          Reason.INVOKE_PROTOCOL_ERROR, "chunk size"),
-    Case("body cut short", lambda: Hostile(rpc=_raw(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+    Case("body cut short", lambda: Hostile(rpc=raw(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                                                     b"Content-Length: 100\r\n\r\n{\"jsonrpc\"")),
          Reason.INVOKE_PROTOCOL_ERROR, "closed the connection before the body was complete"),
-    Case("TCP reset mid-stream", lambda: Hostile(rpc=_stream_then_reset), Reason.STREAM_RESET, "reset", STREAMING),
+    Case("TCP reset mid-stream", lambda: Hostile(rpc=stream_then_reset), Reason.STREAM_RESET, "reset", STREAMING),
     Case("50 MB SSE line", lambda: Hostile(rpc=_fifty_mb_line), Reason.WORK_LIMIT_EXCEEDED, "exceeds 1048576 bytes",
          STREAMING),
     Case("10,000 artifacts", lambda: Hostile(rpc=_artifacts), Reason.WORK_LIMIT_EXCEEDED,
