@@ -103,29 +103,51 @@ def _families(text: str) -> dict[str, list[Any]]:
     return out
 
 
-@contextlib.asynccontextmanager
-async def fleet() -> AsyncIterator[tuple[list[dict[str, Any]], set[str]]]:
-    """The mixed fleet and its config entries; yields (agents, names of the healthy ones)."""
+HOSTILE = ("flood", "bad-status", "reset", "trickle", "echo")
+
+
+async def _serve_hostile() -> None:
+    """The hostile agents, in their own process (a flood generator must not starve the healthy agents it is
+    compared with): prints their origins as one JSON line, then serves until killed."""
     async with contextlib.AsyncExitStack() as stack:
-        agents: list[dict[str, Any]] = []
-        healthy: set[str] = set()
-        for i in range(3):
-            a = await stack.enter_async_context(run_agent("healthy"))
-            agents.append({"name": f"healthy-{i}", "url": a.origin, "modules": ["fast-ping", "fast-stream"]})
-            healthy.add(f"healthy-{i}")
-        bad = await stack.enter_async_context(run_agent("doubled_prefix"))
-        agents.append({"name": "doubled-prefix", "url": f"{bad.origin}{GATEWAY_PREFIX}", "modules": ["fast-ping"]})
-        agents.append({"name": "refused", "url": f"http://127.0.0.1:{free_port()}", "modules": ["fast-ping"]})
-        echo = await stack.enter_async_context(echo_agent())
-        agents.append({"name": "echo", "url": echo, "modules": ["fast-ping", "fast-stream"]})
+        origins: dict[str, str] = {"echo": await stack.enter_async_context(echo_agent())}
         for name, behaviour in (
                 ("flood", servers.Hostile(rpc=servers.flood)),
                 ("bad-status", servers.Hostile(rpc=servers.raw(b"HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\n{}"))),
                 ("reset", servers.Hostile(rpc=servers.stream_then_reset)),
                 ("trickle", servers.Hostile(card=servers.trickle))):
             h = await stack.enter_async_context(servers.hostile_agent(behaviour))
-            agents.append({"name": name, "url": h.origin, "modules": ["fast-stream"]})
-        yield agents, healthy
+            origins[name] = h.origin
+        print(json.dumps(origins), flush=True)
+        await asyncio.Event().wait()
+
+
+@contextlib.asynccontextmanager
+async def fleet() -> AsyncIterator[tuple[list[dict[str, Any]], set[str]]]:
+    """The mixed fleet and its config entries; yields (agents, names of the healthy ones)."""
+    proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--serve-hostile",
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        hostile = json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))
+        async with contextlib.AsyncExitStack() as stack:
+            agents: list[dict[str, Any]] = []
+            healthy: set[str] = set()
+            for i in range(3):
+                a = await stack.enter_async_context(run_agent("healthy"))
+                agents.append({"name": f"healthy-{i}", "url": a.origin, "modules": ["fast-ping", "fast-stream"]})
+                healthy.add(f"healthy-{i}")
+            bad = await stack.enter_async_context(run_agent("doubled_prefix"))
+            agents.append({"name": "doubled-prefix", "url": f"{bad.origin}{GATEWAY_PREFIX}",
+                           "modules": ["fast-ping"]})
+            agents.append({"name": "refused", "url": f"http://127.0.0.1:{free_port()}", "modules": ["fast-ping"]})
+            for name in HOSTILE:
+                modules = ["fast-ping", "fast-stream"] if name == "echo" else ["fast-stream"]
+                agents.append({"name": name, "url": hostile[name], "modules": modules})
+            yield agents, healthy
+    finally:
+        proc.kill()
+        await proc.wait()
 
 
 async def soak(duration: float, interval: float = 0.5, sample_every: float = 1.0,
@@ -242,7 +264,11 @@ def main() -> None:
     p.add_argument("--interval", type=float, default=0.5, help="fast-ping interval (fast-stream: twice that)")
     p.add_argument("--json", metavar="FILE", help="write the full report (with every sample) here")
     p.add_argument("--markdown", action="store_true", help="print the summary table for docs/reliability.md")
+    p.add_argument("--serve-hostile", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.serve_hostile:
+        asyncio.run(_serve_hostile())
+        return
     report = asyncio.run(soak(args.duration, args.interval))
     if args.json:
         Path(args.json).write_text(json.dumps(asdict(report), indent=2))

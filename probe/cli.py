@@ -399,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "validate": offline.cmd_validate}
         return commands[args.command](args)
     except UsageError as exc:
-        print(f"a2a-probe: error: {exc}", file=sys.stderr)
+        print(f"a2a-probe: error: {redact.text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -407,8 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _emit("")
         return EXIT_FAIL
     except Exception as exc:  # a probe bug: say so in one line; the traceback helps nobody who typed a command
-        print(f"a2a-probe: internal error (a probe bug, please report it): {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        print(f"a2a-probe: internal error (a probe bug, please report it): {type(exc).__name__}: "
+              f"{redact.text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -51,3 +51,14 @@ async def wait_for(predicate: Any, timeout: float = 5.0) -> None:
         if loop.time() > end:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.02)
+
+
+def metric_value(text: str, name: str, **labels: str) -> float | None:
+    """The value of the first sample `name` with these labels in a text exposition, or None."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+                return float(s.value)
+    return None

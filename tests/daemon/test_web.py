@@ -9,19 +9,11 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
 from tests.daemon.helpers import get, post, running_daemon, wait_for, write_config
+from tests.daemon.helpers import metric_value as _value
 from tests.peers.harness import Peer
-
-
-def _value(text: str, name: str, **labels: str) -> float | None:
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
-                return float(s.value)
-    return None
 
 
 @pytest.fixture

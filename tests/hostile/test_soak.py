@@ -21,6 +21,7 @@ async def test_short_soak(tmp_path: Path) -> None:
         if key.startswith("healthy") and key.endswith("fast-ping"):
             assert v["runs"] >= 0.6 * DURATION / INTERVAL, (key, v)
     # no growth in descriptors, sockets or tasks; memory within a bound (the long soak shows it flat)
-    assert r.fds_growth <= 2 and r.sockets_growth <= 2, (r.fds_growth, r.sockets_growth)
+    # descriptors follow the connections in flight; a leak over hundreds of cycles shows as far more
+    assert r.fds_growth <= 6 and r.sockets_growth <= 6, (r.fds_growth, r.sockets_growth)
     assert r.tasks_growth <= 16, r.tasks_growth  # tasks follow the probes in flight (14 jobs), never pile up
     assert r.rss_growth_mib < 25, r.rss_growth_mib

@@ -17,8 +17,10 @@ from aiohttp import web
 from probe.config import ConfigError, Settings
 from probe.daemon import Daemon
 from probe.wire.egress import Egress
+from tests.agents.loopback import serve_app
 from tests.agents.scripted import card
 from tests.daemon.helpers import get, running_daemon, write_config
+from tests.daemon.helpers import metric_value as _value
 from tests.hostile import certs
 
 
@@ -49,26 +51,12 @@ class CountingAgent:
         app = web.Application()
         app.router.add_get("/.well-known/agent-card.json", card_handler)
         app.router.add_post("/rpc", rpc)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
-        self.origin = f"http://{host}:{port}"
+        self._served = serve_app(app)
+        self.origin = await self._served.__aenter__()
         return self
 
-    async def __aexit__(self, *_: object) -> None:
-        await self._runner.cleanup()
-
-
-def _value(text: str, name: str, **labels: str) -> float | None:
-    from prometheus_client.parser import text_string_to_metric_families
-
-    for fam in text_string_to_metric_families(text):
-        for s in fam.samples:
-            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
-                return float(s.value)
-    return None
+    async def __aexit__(self, *exc: object) -> None:
+        await self._served.__aexit__(None, None, None)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from probe.report import render
 from probe.results import Status, StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
+from tests.agents.loopback import serve_app
 from tests.agents.scripted import card
 from tests.daemon.helpers import write_config
 
@@ -37,12 +38,10 @@ def test_cli_refuses_userinfo(flag: list[str]) -> None:
     assert "s3cr3t-pw" not in proc.stderr + proc.stdout and proc.stdout == ""
 
 
-async def _userinfo_agent(seen: list[str | None]) -> tuple[web.AppRunner, str]:
-    origin = ""
-
-    async def card_handler(_: web.Request) -> web.Response:
-        doc = card(origin.replace("http://", "http://agent:adv3rtised-pw@"))
-        return web.json_response(doc)
+def _userinfo_agent(seen: list[str | None]) -> web.Application:
+    async def card_handler(request: web.Request) -> web.Response:
+        origin = f"http://{request.host}"
+        return web.json_response(card(origin.replace("http://", "http://agent:adv3rtised-pw@")))
 
     async def rpc(request: web.Request) -> web.Response:
         seen.append(request.headers.get("Authorization"))
@@ -52,26 +51,17 @@ async def _userinfo_agent(seen: list[str | None]) -> tuple[web.AppRunner, str]:
     app = web.Application()
     app.router.add_get("/.well-known/agent-card.json", card_handler)
     app.router.add_post("/rpc", rpc)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    origin = f"http://{host}:{port}"
-    return runner, origin
+    return app
 
 
 @pytest.mark.parametrize("token", [None, "Bearer tok-abcdefgh1234"])
 async def test_advertised_userinfo_is_a_finding_never_sent_never_printed(client: HttpClient,
                                                                          token: str | None) -> None:
     seen: list[str | None] = []
-    runner, origin = await _userinfo_agent(seen)
-    try:
+    async with serve_app(_userinfo_agent(seen)) as origin:
         headers = {"Authorization": token} if token else {}
         r = await run_probe(Target(name="t", url=origin, timeout=5, headers=headers), client,
                             steps=(StepName.PING,))
-    finally:
-        await runner.cleanup()
     assert r.success, r.model_dump_json(indent=1)  # no probe_error, no crash when a token is configured
     finding = r.check("interface.no_credentials")
     assert finding is not None and finding.status is Status.FAIL
