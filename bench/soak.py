@@ -48,6 +48,7 @@ class Sample:
     sockets: int
     tasks: float | None
     runs: float
+    loop_lag_p99_s: float | None = None  # the daemon's own event-loop lag (a2a_probe_event_loop_lag_p99_seconds)
 
 
 @dataclass
@@ -77,6 +78,10 @@ class SoakReport:
                     "tasks": self.tasks_growth}[name]
             lines.append(f"| {name} | {first} {unit} | {last} {unit} | {grow:+.1f} (median, last vs second "
                          "quarter) |")
+        lags = [x.loop_lag_p99_s for x in warm if x.loop_lag_p99_s is not None]
+        if lags:
+            lines += ["", f"Event-loop lag p99 per second: median {statistics.median(lags) * 1000:.1f} ms, "
+                          f"max {max(lags) * 1000:.1f} ms."]
         lines += ["", f"Metrics that do not add up: {len(self.mismatches)}; failures of healthy agents: "
                   f"{self.healthy_failures}."]
         return "\n".join(lines)
@@ -194,8 +199,10 @@ async def _observe(pid: int, base: str, duration: float, every: float, n_agents:
             rss, fds, sockets = _proc(pid)
             tasks = fam.get("a2a_probe_asyncio_tasks", [None])[0]
             runs = sum(x.value for x in fam.get("a2a_probe_runs_total", []))
+            lag = fam.get("a2a_probe_event_loop_lag_p99_seconds", [None])[0]
             report.samples.append(Sample(round(time.monotonic() - t0, 1), rss, fds, sockets,
-                                         tasks.value if tasks is not None else None, runs))
+                                         tasks.value if tasks is not None else None, runs,
+                                         round(lag.value, 4) if lag is not None else None))
         t_req = time.time()
         async with s.get(f"{base}/metrics") as r:
             report_final = _families(await r.text())
