@@ -11,6 +11,7 @@ import time
 import typing
 import uuid
 from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -210,7 +211,8 @@ class ProbeRun:
                 insecure_skip_verify=tls.insecure_skip_verify))
         except tlsmaterial.TlsConfigError as exc:
             raise StepFailed(Reason.PROBE_CONFIG_ERROR, f"tls: {exc}") from None
-        self.transport = ClientConfig(ssl=ctx, fresh=self.t.fresh_connection, client_cert=self.t.auth.client_cert)
+        self.transport = ClientConfig(ssl=ctx, fresh=self.t.fresh_connection, client_cert=self.t.auth.client_cert,
+                                      pem_files=(tls.ca_bundle, tls.client_cert, tls.client_key))
         self.r.tls_insecure = self.t.tls.insecure_skip_verify
         try:
             card = await cardwire.discover(self.client, self.t.url, self.t.card_url, deadline=self.deadline,
@@ -301,8 +303,7 @@ class ProbeRun:
         self.flow = authflows.build(self.t.auth, card.doc, [self.t.url, self.t.card_url or self.t.url, card.url],
                                     self.transport)
         self._credentials_match(card, call_url)
-        config = ClientConfig(ssl=self.transport.ssl, fresh=self.transport.fresh, auth=self.flow,
-                              client_cert=self.transport.client_cert)
+        config = replace(self.transport, auth=self.flow)
         # secret headers (auth.headers, --header Authorization=...) travel with the flow, origin-bound
         public = {k: v for k, v in headers.items() if not redact.is_secret_header(k) and k not in self.t.auth.headers}
         self.flow.spec = self.flow.spec.model_copy(update={"headers": {

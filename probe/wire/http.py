@@ -248,6 +248,9 @@ class ClientConfig:
     fresh: bool = False
     auth: RequestAuth | None = None
     client_cert: bool = False  # the ssl context carries a client certificate (for explaining mTLS refusals)
+    # the PEM files behind `ssl` (CA bundle, client certificate, client key), for transports that take bytes
+    # rather than an SSLContext (gRPC channel credentials)
+    pem_files: tuple[str | None, str | None, str | None] = (None, None, None)
 
 
 DEFAULT_CONFIG = ClientConfig()

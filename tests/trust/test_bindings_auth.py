@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from aiohttp import web
 
@@ -25,7 +27,8 @@ class Recording:
         return False
 
 
-@pytest.mark.parametrize("name", sorted(n for n in REGISTRY if n != "fake"))
+# gRPC needs HTTP/2: its metadata and channel credentials are checked in the test below
+@pytest.mark.parametrize("name", sorted(n for n in REGISTRY if n not in ("fake", "grpc")))
 async def test_every_binding_sends_the_flows_credentials(name: str, client: HttpClient) -> None:
     seen: list[web.Request] = []
 
@@ -52,3 +55,19 @@ async def test_every_binding_sends_the_flows_credentials(name: str, client: Http
     request = seen[0]
     assert request.headers.get("Authorization") == "Bearer ZqFbind-tok", name
     assert request.query.get("k") == "ZqFquery" and request.cookies.get("c") == "ZqFcookie", name
+
+
+def test_grpc_channel_credentials_use_the_agents_tls_material(tmp_path: Path) -> None:
+    from probe.wire.bindings.grpc_binding import GrpcBinding
+
+    ca, cert, key = tmp_path / "ca.pem", tmp_path / "c.crt", tmp_path / "c.key"
+    for path, data in ((ca, b"CA"), (cert, b"CERT"), (key, b"KEY")):
+        path.write_bytes(data)
+    dialect = for_version("1.0")
+    assert dialect is not None
+    config = ClientConfig(pem_files=(str(ca), str(cert), str(key)), auth=Recording("https://agent.example:443"))
+    binding = GrpcBinding("https://agent.example:443", dialect, {}, config)
+    assert binding.tls_material() == {"root_certificates": b"CA", "certificate_chain": b"CERT", "private_key": b"KEY"}
+    assert GrpcBinding("https://agent.example:443", dialect, {}).tls_material() == {}  # the system roots
+    metadata = dict(binding._metadata_for(None))
+    assert metadata["authorization"] == "Bearer ZqFbind-tok"  # the flow's credentials, as gRPC metadata

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -109,8 +110,23 @@ class GrpcBinding:
     def _channel(self) -> Any:
         aio = self.grpc.aio
         if self.tls:
-            return aio.secure_channel(self.target, self.grpc.ssl_channel_credentials())
+            return aio.secure_channel(self.target, self.grpc.ssl_channel_credentials(**self.tls_material()))
         return aio.insecure_channel(self.target)
+
+    def tls_material(self) -> dict[str, bytes]:
+        """The agent's CA bundle and client certificate (mTLS) as gRPC channel credentials take them; the
+        system roots when none is configured. (gRPC has no switch for insecure_skip_verify.)"""
+        ca, cert, key = self.config.pem_files
+        out: dict[str, bytes] = {}
+        try:
+            if ca:
+                out["root_certificates"] = Path(ca).read_bytes()
+            if cert:
+                out["certificate_chain"] = Path(cert).read_bytes()
+                out["private_key"] = Path(key or cert).read_bytes()
+        except OSError as exc:
+            raise ConnectFailed(f"gRPC TLS material unreadable: {exc.strerror}") from None
+        return out
 
     def _metadata_for(self, headers: Headers | None) -> list[tuple[str, str]]:
         _, creds = with_credentials(self._origin, {}, self.config.auth)
