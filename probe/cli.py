@@ -22,7 +22,7 @@ from probe.checks.catalogue import Severity
 from probe.config import CardSignatures, ConfigError, Settings, check_public_url
 from probe.config import load as load_config
 from probe.daemon import Daemon, ListenError
-from probe.engine import FULL_STEPS, run_probe
+from probe.engine import FULL_STEPS, run_interfaces, run_probe
 from probe.inbox import Listener
 from probe.results import ProbeResult
 from probe.suite import SuiteOptions, run_suite
@@ -83,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--header", action="append", default=[], metavar="K=V",
                    help="extra header on invocation requests (repeatable; never sent during discovery)")
     c.add_argument("--a2a-version", choices=["1.0", "0.3"], help="force the protocol version of the interface")
-    c.add_argument("--binding", choices=list(BINDING_CHOICES),
-                   help="probe the interface of this binding (default: the card's preference order, JSON-RPC first)")
+    c.add_argument("--binding", choices=[*BINDING_CHOICES, "all"],
+                   help="probe the interface of this binding, or every advertised one (all: one report entry each, "
+                        "and interop.bindings_agree); default: the card's JSON-RPC interface, 1.0 first")
     c.add_argument("--message", default="a2a-probe health check", help="text of the probe message")
     c.add_argument("--expect-text", help="fail unless this text appears in the answer")
     c.add_argument("--timeout", type=positive, default=30.0, help="hard deadline for the whole probe, seconds")
@@ -272,7 +273,7 @@ def target_from_args(args: argparse.Namespace) -> Target:
         raise UsageError(f"--trusted-jwks: {exc}") from None
     try:
         return Target(name=args.url, url=args.url, card_url=args.card_url, headers=headers,
-                      a2a_version=args.a2a_version, binding=BINDING_CHOICES.get(args.binding or ""),
+                      a2a_version=args.a2a_version, binding=BINDING_CHOICES.get(getattr(args, "binding", None) or ""),
                       message=args.message, expect_text=args.expect_text,
                       timeout=args.timeout, allow_cross_origin_redirect=args.allow_cross_origin_redirect,
                       trusted_jwks=jwks, signature_policy=signatures.effective_policy,
@@ -309,15 +310,17 @@ def push_listener(args: argparse.Namespace) -> Listener:
 
 
 async def _check(target: Target, stream: bool, progress: bool, suite: SuiteOptions | None,
-                 listener: Listener | None = None) -> ProbeResult:
+                 listener: Listener | None = None, every: bool = False) -> ProbeResult:
     async with HttpClient() as client, contextlib.AsyncExitStack() as stack:
         if suite is not None and listener is not None:
             try:
                 suite = dataclasses.replace(suite, inbox=await stack.enter_async_context(listener))
             except OSError as exc:
                 raise UsageError(f"--push-listen {listener.host}:{listener.port}: {exc.strerror}") from None
+        steps = FULL_STEPS if stream else FULL_STEPS[:1]
         work = (run_suite(target, client, suite) if suite is not None
-                else run_probe(target, client, steps=FULL_STEPS if stream else FULL_STEPS[:1]))
+                else run_interfaces(target, client, steps=steps) if every
+                else run_probe(target, client, steps=steps))
         task = asyncio.create_task(work)
         if progress:
             await _spin(task, target.url)
@@ -343,7 +346,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     suite = suite_options(args, target)
     progress = args.format == "text" and not args.output and sys.stderr.isatty()
     listener = push_listener(args) if suite is not None else None
-    result = asyncio.run(_check(target, not args.no_stream, progress, suite, listener))
+    result = asyncio.run(_check(target, not args.no_stream, progress, suite, listener, every=args.binding == "all"))
     rendered = redact.text(report.to_text(result, verbose=args.verbose) if args.format == "text"
                            else report.render(result, args.format))
     if args.output:

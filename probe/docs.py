@@ -166,6 +166,15 @@ def report_schema() -> str:
                                                   "cause": nullable_str, "repeatedSegment": nullable_str}}},
             "reasonDescription": nullable_str, "reasonRecommendation": nullable_str, "cardUrl": nullable_str,
             "interfaceUrl": nullable_str, "binding": nullable_str, "protocolVersion": nullable_str,
+            "interfaces": {"type": "array", "description": "--binding all: one entry per probed interface; the "
+                           "top-level fields describe the first", "items": {
+                "type": "object", "required": ["binding", "protocolBinding", "protocolVersion", "interfaceUrl",
+                                               "success", "reason"],
+                "properties": {"binding": {"enum": ["jsonrpc", "http_json", "grpc"]},
+                               "protocolBinding": {"type": "string"}, "protocolVersion": nullable_str,
+                               "interfaceUrl": nullable_str, "success": {"type": "boolean"},
+                               "reason": _nullable(reasons), "finalState": nullable_str,
+                               "duration_ms": {"type": "number", "minimum": 0}}}},
             "tls": {"type": "object", "additionalProperties": tls,
                     "description": "per connection kind (card, or the binding): the TLS seen, earliest expiry first"},
             "tlsInsecure": {"type": "boolean", "description": "tls.insecure_skip_verify is on for this agent"},

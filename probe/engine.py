@@ -26,7 +26,7 @@ from probe.checks.catalogue import Severity, make_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
-from probe.results import CheckResult, ProbeResult, Status, StepName, StepResult
+from probe.results import CheckResult, InterfaceResult, ProbeResult, Status, StepName, StepResult
 from probe.target import Target
 from probe.trust import auth as authflows
 from probe.trust import signatures
@@ -118,6 +118,7 @@ class ProbeRun:
         self.card: Card | None = None
         self.binding: Binding | None = None
         self.a2a: A2AClient | None = None  # the one A2A client, on the selected binding
+        self.final_state: str | None = None  # the invoke step's terminal state (for the equivalence check)
         self.flow: authflows.AuthFlow | None = None
         self.call_config = ClientConfig()  # the selected interface's: TLS, fresh connections and the auth flow
         self.transport = ClientConfig(fresh=target.fresh_connection)  # TLS and fresh connections, no credentials
@@ -583,6 +584,8 @@ class ProbeRun:
 
     def _outcome(self, item: Item, step: StepName, prefix: str) -> None:
         """Judge the final task state and the expected text; shared by invoke and stream."""
+        if prefix == "invoke":
+            self.final_state = state_name(item.state) if item.kind == "task" else "message"
         if item.kind == "task":
             if item.state is TaskState.COMPLETED:
                 self.check(f"{prefix}.task_completed", Status.PASS, f"task {item.task_id} COMPLETED", step=step)
@@ -775,3 +778,62 @@ def _a2a_error_reason(err: A2AError, c: A2AClient) -> tuple[Reason, str]:
                 f"{err.describe()}: the server does not know the 1.0 method {c.method(Op.SEND)} at the URL the card "
                 "advertises as 1.0 (it may speak only 0.3, or ignore the A2A-Version header)")
     return Reason.INVOKE_A2A_ERROR, err.describe()
+
+
+async def run_interfaces(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS,
+                         bindings: Bindings | None = None) -> ProbeResult:
+    """Probe every interface the card advertises that the probe can call (`--binding all`).
+
+    The first interface (the card's preference, as a plain probe picks it) gives the top-level result; each
+    interface gets its own entry in `interfaces`, and `interop.bindings_agree` reports when they disagree."""
+    first = await execute(target, client, steps=steps, bindings=bindings)
+    result = first.r
+    if first.card is None:
+        return result
+    known = bindings if bindings is not None else BY_CARD_NAME
+    seen: list[tuple[str, str]] = []
+    runs = [first]
+    for iface in first.card.interfaces:
+        d = for_version(iface.version)
+        key = (iface.binding.upper(), d.version if d else "")
+        if d is None or d.version == "0.1" or key[0] not in known or key in seen:
+            continue
+        seen.append(key)
+        if key == (str(result.binding or "").upper(), result.protocol_version or ""):
+            continue  # the first run already probed it
+        other = target.model_copy(update={"binding": key[0], "a2a_version": key[1]})
+        runs.append(await execute(other, client, steps=steps, bindings=bindings))
+    result.interfaces = [_interface_result(run) for run in runs]
+    _equivalence(result)
+    # one broken binding is a failed agent: every real client of that binding breaks
+    broken = next((i for i in result.interfaces if not i.success), None)
+    if broken is not None and result.reason is None:
+        result.reason = broken.reason
+    result.success = result.reason is None
+    return result
+
+
+def _interface_result(run: ProbeRun) -> InterfaceResult:
+    r = run.r
+    return InterfaceResult(binding=run.binding.name if run.binding else str(r.binding or "").lower(),
+                           protocol_binding=str(r.binding or run.t.binding or ""), protocol_version=r.protocol_version,
+                           interface_url=r.interface_url, success=r.success, reason=r.reason,
+                           duration_s=r.duration_s, final_state=run.final_state)
+
+
+def _equivalence(result: ProbeResult) -> None:
+    entries = result.interfaces
+    if len(entries) < 2:
+        result.checks.append(make_check("interop.bindings_agree", Status.SKIP, "the card advertises one interface"))
+        return
+    verdicts = {f"{e.binding} {e.protocol_version}": (e.success, e.reason, e.final_state) for e in entries}
+    problems = []
+    if len({ok for ok, _, _ in verdicts.values()}) > 1:
+        passing = [k for k, (ok, _, _) in verdicts.items() if ok]
+        failing = [f"{k} ({reason.value if reason else '?'})" for k, (ok, reason, _) in verdicts.items() if not ok]
+        problems.append(f"{', '.join(passing)} pass(es) but {', '.join(failing)} fail(s)")
+    states = {k: s for k, (_, _, s) in verdicts.items() if s is not None}
+    if len(set(states.values())) > 1:
+        problems.append("terminal states differ: " + ", ".join(f"{k} {s}" for k, s in states.items()))
+    result.checks.append(make_check("interop.bindings_agree", Status.FAIL if problems else Status.PASS,
+                                    "; ".join(problems) or f"{len(entries)} interfaces agree"))

@@ -131,6 +131,19 @@ class PushDelivery(BaseModel):
     problems: list[str] = Field(default_factory=list)  # probe.checks.push.DeliveryProblem values
 
 
+class InterfaceResult(BaseModel):
+    """One advertised interface probed on its own (`--binding all`): the per-interface verdict."""
+
+    binding: str  # the registry name: jsonrpc, http_json, grpc (bounded)
+    protocol_binding: str  # as the card says it: JSONRPC, HTTP+JSON, GRPC
+    protocol_version: str | None = None
+    interface_url: str | None = None
+    success: bool = False
+    reason: Reason | None = None
+    duration_s: float = 0.0
+    final_state: str | None = None  # the invoke step's terminal task state, for the equivalence check
+
+
 class ProbeResult(BaseModel):
     agent: str
     target_url: str
@@ -153,6 +166,8 @@ class ProbeResult(BaseModel):
     problem: str | None = None
     steps: list[StepResult] = Field(default_factory=list)
     checks: list[CheckResult] = Field(default_factory=list)
+    # `--binding all`: one entry per probed interface; the top-level fields describe the first one
+    interfaces: list[InterfaceResult] = Field(default_factory=list)
     push: PushDelivery | None = None  # set by the push module
 
     def step(self, name: StepName) -> StepResult | None:

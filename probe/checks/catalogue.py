@@ -284,6 +284,10 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "Keep task state per task and context; never mix messages between tasks.", side_effects=_W),
     Check("interop.delegation", _IOP, _S, "A delegation prompt to agent A produces agent B's answer",
           "Check agent A's client configuration for agent B (URL, version, credentials).", side_effects=_W),
+    Check("interop.bindings_agree", _IOP, _S,
+          "Every advertised interface of the agent gives the same verdict and the same terminal state",
+          "Route every advertised binding to the same agent: one binding passing while another fails means a "
+          "gateway route or a binding handler is broken.", side_effects=_W),
     # --- push notifications (only where the card declares capabilities.pushNotifications)
     Check("push.config_create", _PUSH, _M,
           "CreateTaskPushNotificationConfig (0.3 tasks/pushNotificationConfig/set) stores the config and returns it "

@@ -354,6 +354,10 @@ REQUIREMENTS: dict[str, Requirement] = {
     "interop.delegation": Requirement(
         _all(_S, "§1.1 Key Goals of A2A", "§1.1 Key Goals of A2A", words="agents delegate to one another"),
         note="the operator's scenario, graded SHOULD"),
+    "interop.bindings_agree": Requirement(
+        {"1.0": _r(_S, "§5.3 Method Mapping Reference, §8.3.1 Supported Interfaces Declaration",
+                   "every interface the card lists serves the same agent; the bindings are functionally equivalent")},
+        note="checked by `--binding all` across the card's interfaces"),
     # --- push notifications (issue 10); 0.2.5 numbers these sections as 0.3 does
     "push.config_create": Requirement(
         _all(_M, "§3.1.7 Create Push Notification Config", "§7.5 tasks/pushNotificationConfig/set"),

@@ -167,3 +167,34 @@ async def test_a_closed_grpc_port_while_jsonrpc_works(client: HttpClient) -> Non
     assert g.binding == "GRPC"
     invoke = g.step(StepName.INVOKE)
     assert invoke is not None and invoke.exchanges[0].grpc_status == "UNAVAILABLE"
+
+
+# ---- every advertised interface (--binding all)
+
+
+@pytest.mark.external
+def test_binding_all_probes_every_interface_of_the_sdk_peer(py_peer: Peer, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", py_peer.base_url, "--binding", "all", "--format", "json"])
+    rep = json.loads(capsys.readouterr().out)
+    assert code == 0, rep
+    entries = {(i["binding"], i["protocolVersion"]): i for i in rep["interfaces"]}
+    assert set(entries) == {("jsonrpc", "1.0"), ("http_json", "1.0"), ("grpc", "1.0")}
+    assert entries[("grpc", "1.0")]["interfaceUrl"] == py_peer.grpc_url
+    assert all(i["success"] and i["finalState"] == "COMPLETED" for i in entries.values())
+    assert rep["binding"] == "JSONRPC"  # the top-level fields describe the first interface, as before
+    agree = next(r for r in rep["results"] if r["test"] == "interop.bindings_agree")
+    assert agree["status"] == "pass"
+
+
+async def test_binding_all_names_the_broken_binding(client: HttpClient) -> None:
+    from probe.engine import run_interfaces
+
+    async with serve(_rest_agent({})) as origin:  # JSON-RPC works, the REST route is missing
+        r = await run_interfaces(Target(name="r", url=origin), client, steps=(StepName.INVOKE,))
+    entries = {i.binding: i for i in r.interfaces}
+    assert entries["jsonrpc"].success and not entries["http_json"].success
+    assert entries["http_json"].reason is Reason.INVOKE_ROUTE_NOT_FOUND
+    assert not r.success and r.reason is Reason.INVOKE_ROUTE_NOT_FOUND  # the agent is not healthy
+    agree = r.check("interop.bindings_agree")
+    assert agree is not None and agree.status is Status.FAIL
+    assert "http_json 1.0 (invoke_route_not_found)" in agree.message

@@ -264,5 +264,14 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
 
     if target_of("127.0.0.1:50051")[2]:
         failed.add("interface.grpc_url")
+    # two interfaces that disagree (live: tests/interop/test_bindings.py::test_binding_all_names_the_broken_binding)
+    from probe.engine import _equivalence
+    from probe.results import InterfaceResult
+
+    split = ProbeResult(agent="t", target_url="http://x", interfaces=[
+        InterfaceResult(binding="jsonrpc", protocol_binding="JSONRPC", success=True),
+        InterfaceResult(binding="grpc", protocol_binding="GRPC", reason=Reason.INVOKE_UNREACHABLE)])
+    _equivalence(split)
+    failed.update(c.id for c in split.failed_checks())
     never_failed = {c.id for c in ALL_CHECKS} - failed
     assert never_failed == set(), f"checks no scenario made fail: {sorted(never_failed)}"
