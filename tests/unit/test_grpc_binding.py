@@ -7,6 +7,7 @@ import pytest
 from probe.wire.bindings import BindingUnavailable
 from probe.wire.bindings.grpc_binding import GrpcBinding, target_of
 from probe.wire.dialects import V03, V1
+from probe.wire.http import ClientConfig, Credentials, Deadline, HttpClient
 
 
 @pytest.mark.parametrize(("url", "expected"), [
@@ -30,3 +31,20 @@ def test_0_3_grpc_is_refused_as_the_agents_interface_not_a_probe_bug() -> None:
     with pytest.raises(BindingUnavailable) as err:
         GrpcBinding("127.0.0.1:1", V03, {})
     assert not err.value.probe_side
+
+
+def test_the_auth_flows_credentials_go_in_as_metadata_for_its_origin_only() -> None:
+    class Flow:
+        def __init__(self, origin: str) -> None:
+            self.origin = origin
+
+        def credentials(self, url: str) -> Credentials:
+            return Credentials({"Authorization": "Bearer tok"}) if url.startswith(self.origin) else Credentials()
+
+        async def on_unauthorized(self, client: HttpClient, deadline: Deadline) -> bool:
+            return False
+
+    mine = GrpcBinding("127.0.0.1:7", V1, {}, ClientConfig(auth=Flow("http://127.0.0.1:7")))
+    assert dict(mine._metadata_for(None))["authorization"] == "Bearer tok"
+    other = GrpcBinding("127.0.0.1:7", V1, {}, ClientConfig(auth=Flow("http://elsewhere:7")))
+    assert "authorization" not in dict(other._metadata_for(None))
