@@ -265,6 +265,9 @@ class ProbeRun:
                                    ("ETag", "ETag" in resp.headers)) if not ok]
         self.check("card.cache_headers", Status.FAIL if missing else Status.PASS,
                    f"missing {' and '.join(missing)}" if missing else "", step=d)
+        modified = resp.headers.get("Last-Modified")
+        self.check("card.last_modified", Status.PASS if modified else Status.FAIL,
+                   f"Last-Modified: {modified[:40]}" if modified else "no Last-Modified header", step=d)
 
     def _attempts(self, step: StepResult, record: cardwire.Discovery, failed: Any) -> None:
         step.exchanges = [e for a in record.attempts for e in a.exchanges] + ([failed] if failed is not None else [])

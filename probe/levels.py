@@ -18,8 +18,8 @@ class Level(StrEnum):
 
 
 LEVEL_TEXT: dict[Level, str] = {
-    Level.FULL: "every check that ran passed (skips allowed: a capability the card does not declare, a prompt "
-                "not configured), and push notifications passed where the card declares them",
+    Level.FULL: "every MUST and SHOULD check that ran passed (MAY checks are only reported; skips allowed: a "
+                "capability the card does not declare, a prompt not configured), and push notifications passed where the card declares them",
     Level.PARTIAL: "the card and the core lifecycle pass every MUST check; some other check fails (streaming, "
                    "error codes, security, interop, or a SHOULD)",
     Level.MINIMAL: "the card is valid and a basic send (or, with --safe-only, a basic get) works, but a core "
@@ -36,7 +36,8 @@ CRASH_CHECK = "errors.no_server_errors"
 
 
 def level(result: ProbeResult) -> Level:
-    failed = result.failed_checks()
+    # a MAY the agent does not do is reported, never held against its level
+    failed = [c for c in result.failed_checks() if c.severity is not Severity.MAY]
     must = [c for c in failed if c.severity is Severity.MUST]
     if result.offline:
         return _offline_level(must, failed)

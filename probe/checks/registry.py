@@ -85,6 +85,9 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_S, "§8.6.1 Caching, Server Requirements",
                    "Agent Card endpoints SHOULD include Cache-Control with max-age and an ETag")},
         ("CARD-CACHE-001", "CARD-CACHE-002"), "0.3 and 0.2 say nothing about caching the card"),
+    "card.last_modified": Requirement(
+        {"1.0": _r(_MAY, "§8.6.1 Caching, Server Requirements", "Agent Card endpoints MAY include Last-Modified")},
+        ("CARD-CACHE-003",), "0.3 and 0.2 say nothing about caching the card"),
     "card.protocol_version": Requirement(
         _all(_S, "§8.3 Protocol Declaration Requirements", "§5.5 AgentCard (protocolVersion)",
              "§5.5 AgentCard (protocolVersion)", "the card declares the protocol version it speaks"),
@@ -294,6 +297,10 @@ REQUIREMENTS: dict[str, Requirement] = {
     "streaming.subscribe_terminal": Requirement(
         {"1.0": _r(_M, "§3.1.6 Subscribe to Task (errors)", "UnsupportedOperationError for a terminal task")},
         ("STREAM-SUB-003",), "0.3/0.2 define resubscribe for ongoing tasks only, with no error for others"),
+    "streaming.subscribe_unknown": Requirement(
+        {"1.0": _r(_M, "§3.1.6 Subscribe to Task (errors)", "TaskNotFoundError for a task that does not exist"),
+         "0.3": _r(_S, _ERR_03, "TaskNotFoundError where applicable"),
+         "0.2": _r(_S, _ERR_03, "TaskNotFoundError where applicable")}, ("STREAM-SUB-004",)),
     "streaming.not_declared": Requirement(
         {"1.0": _r(_M, "§3.3.4 Capability Validation", "streaming false: UnsupportedOperationError"),
          "0.3": _r(_S, "§7.2 message/stream, §8.2", "requires capabilities.streaming; A2A codes SHOULD be used"),
@@ -311,6 +318,10 @@ REQUIREMENTS: dict[str, Requirement] = {
     "errors.task_not_found": Requirement(
         {"1.0": _r(_M, _ERR_10, "TaskNotFoundError"), "0.3": _r(_S, _ERR_03), "0.2": _r(_S, _ERR_03)},
         ("CORE-GET-002",)),
+    "errors.cancel_unknown": Requirement(
+        {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotFoundError for a task that does not exist"),
+         "0.3": _r(_S, _ERR_03, "TaskNotFoundError where applicable"),
+         "0.2": _r(_S, _ERR_03, "TaskNotFoundError where applicable")}),
     "errors.not_cancelable": Requirement(
         {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotCancelableError"), "0.3": _r(_S, _ERR_03),
          "0.2": _r(_S, _ERR_03)}, ("CORE-CANCEL-002",)),
@@ -404,9 +415,6 @@ UNCOVERED: tuple[Uncovered, ...] = (
     Uncovered("multi_stream", "Two concurrent streams of one task get the same events; closing one keeps the other",
               {"1.0": _r(_M, "§3.5.2 Streaming Event Delivery")}, "not implemented yet (issue 9 item 7)",
               ("STREAM-ORDER-002", "STREAM-ORDER-003", "STREAM-ORDER-004")),
-    Uncovered("subscribe_unknown", "SubscribeToTask for an unknown task id gets TaskNotFoundError",
-              {"1.0": _r(_M, "§3.1.6 Subscribe to Task (errors)")}, "not implemented yet (issue 9 item 7)",
-              ("STREAM-SUB-004",)),
     Uncovered("history_order", "History is chronological and holds the messages sent",
               {"1.0": _r(_M, "§3.2.4 History Length Semantics, §4.1.1 Task")},
               "not implemented yet (issue 9 item 7)", ("CORE-HIST-004", "CORE-HIST-005", "CORE-HIST-006")),
@@ -416,8 +424,6 @@ UNCOVERED: tuple[Uncovered, ...] = (
     Uncovered("unknown_fields_ignored", "Unknown fields in a request are ignored",
               {"1.0": _r(_M, "§5.7 Field Presence and Optionality")}, "not implemented yet (issue 9 item 7)",
               ("DM-SERIAL-005",)),
-    Uncovered("cancel_unknown", "CancelTask for an unknown task id gets TaskNotFoundError",
-              _all(_M, "§3.1.5 Cancel Task (errors)", _ERR_03), "not implemented yet (issue 9 item 7)"),
     Uncovered("content_type_not_supported", "A part of a media type the agent does not accept gets "
               "ContentTypeNotSupportedError", {"1.0": _r(_M, "§3.3.2 Error Handling, §5.4")},
               "not implemented yet (issue 9 item 7)"),
@@ -431,9 +437,6 @@ UNCOVERED: tuple[Uncovered, ...] = (
               {"1.0": _r(_M, "§3.1.11 Get Extended Agent Card, §13.3"),
                "0.3": _r(_M, "§7.10 agent/getAuthenticatedExtendedCard")}, "needs credentials for the agent",
               ("CARD-EXT-001",)),
-    Uncovered("last_modified", "The card response carries Last-Modified",
-              {"1.0": _r(_MAY, "§8.6.1 Caching, Server Requirements")}, "not implemented yet (issue 9 item 7)",
-              ("CARD-CACHE-003",)),
 )
 
 

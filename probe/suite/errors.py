@@ -62,6 +62,11 @@ async def task_not_found(s: Suite) -> None:
                  "ErrorInfo TASK_NOT_FOUND / a2a-protocol.org" if ok else got[:200])
 
 
+async def cancel_unknown(s: Suite) -> None:
+    answer, _ = await s.client.cancel(_missing())
+    expect_error(s, "errors.cancel_unknown", answer, {E.TASK_NOT_FOUND}, "CancelTask with an unknown id")
+
+
 async def not_cancelable(s: Suite) -> None:
     task = await s.completed()
     assert task.task_id is not None
@@ -104,10 +109,11 @@ async def extended_card_not_declared(s: Suite) -> None:
                  "GetExtendedAgentCard without the capability")
 
 
-CHECKS = (parse_error, invalid_request, unknown_method, invalid_params, task_not_found, not_cancelable,
+CHECKS = (parse_error, invalid_request, unknown_method, invalid_params, task_not_found, cancel_unknown, not_cancelable,
           version_not_supported, push_not_supported, extended_card_not_declared)
 IDS = {parse_error: ("errors.parse_error",), invalid_request: ("errors.invalid_request",),
        unknown_method: ("errors.unknown_method",), invalid_params: ("errors.invalid_params",),
-       task_not_found: ("errors.task_not_found", "errors.error_info"), not_cancelable: ("errors.not_cancelable",),
+       task_not_found: ("errors.task_not_found", "errors.error_info"), cancel_unknown: ("errors.cancel_unknown",),
+       not_cancelable: ("errors.not_cancelable",),
        version_not_supported: ("errors.version_not_supported",), push_not_supported: ("errors.push_not_supported",),
        extended_card_not_declared: ("errors.extended_card_not_declared",)}

@@ -106,6 +106,25 @@ async def subscribe_terminal(s: Suite) -> None:
     expect_error(s, "streaming.subscribe_terminal", answer, names, "SubscribeToTask on a COMPLETED task")
 
 
+async def subscribe_unknown(s: Suite) -> None:
+    if not s.card.streaming:
+        raise Skip("the card does not declare streaming (streaming.not_declared covers the refusal)")
+    async with s.client.subscribe(f"a2a-probe-missing-{uuid.uuid4()}") as es:
+        if es.plain is not None:
+            answer = es.plain
+        else:
+            first = None
+            async for ev in es.events():
+                first = ev
+                break
+            if first is None or first.error is None:
+                s.record("streaming.subscribe_unknown", Status.FAIL,
+                         "a subscription to a task that does not exist was accepted as a stream")
+                return
+            answer = Answer(es.method, es.exchange, es.content_type, error=first.error)
+    expect_error(s, "streaming.subscribe_unknown", answer, {E.TASK_NOT_FOUND}, "SubscribeToTask with an unknown id")
+
+
 async def not_declared(s: Suite) -> None:
     if s.card.streaming:
         raise Skip("the card declares streaming; the stream step covers it")
@@ -126,5 +145,6 @@ async def not_declared(s: Suite) -> None:
                  "the agent streamed although the card does not declare capabilities.streaming")
 
 
-CHECKS = (subscribe_terminal, not_declared)
-IDS = {subscribe_terminal: ("streaming.subscribe_terminal",), not_declared: ("streaming.not_declared",)}
+CHECKS = (subscribe_terminal, subscribe_unknown, not_declared)
+IDS = {subscribe_terminal: ("streaming.subscribe_terminal",), subscribe_unknown: ("streaming.subscribe_unknown",),
+       not_declared: ("streaming.not_declared",)}
