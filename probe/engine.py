@@ -7,6 +7,7 @@ primary failure reason. It never raises for anything an agent does; a bug in the
 
 from __future__ import annotations
 
+import email.utils
 import time
 import typing
 import uuid
@@ -265,9 +266,21 @@ class ProbeRun:
                                    ("ETag", "ETag" in resp.headers)) if not ok]
         self.check("card.cache_headers", Status.FAIL if missing else Status.PASS,
                    f"missing {' and '.join(missing)}" if missing else "", step=d)
-        modified = resp.headers.get("Last-Modified")
-        self.check("card.last_modified", Status.PASS if modified else Status.FAIL,
-                   f"Last-Modified: {modified[:40]}" if modified else "no Last-Modified header", step=d)
+        self._last_modified(resp.headers.get("Last-Modified"))
+
+    def _last_modified(self, value: str | None) -> None:
+        """A MAY: not offering it is no failure; offering a malformed one is (an HTTP-date, RFC 9110 §8.8.2)."""
+        if value is None:
+            self.check("card.last_modified", Status.SKIP, "not offered (optional: no Last-Modified header)",
+                       step=StepName.DISCOVER)
+            return
+        try:
+            valid = email.utils.parsedate_to_datetime(value) is not None
+        except (TypeError, ValueError):
+            valid = False
+        self.check("card.last_modified", Status.PASS if valid else Status.FAIL,
+                   f"Last-Modified: {value[:60]}" if valid else f"Last-Modified {value[:60]!r} is not an HTTP-date",
+                   step=StepName.DISCOVER)
 
     def _attempts(self, step: StepResult, record: cardwire.Discovery, failed: Any) -> None:
         step.exchanges = [e for a in record.attempts for e in a.exchanges] + ([failed] if failed is not None else [])

@@ -19,7 +19,8 @@ class Level(StrEnum):
 
 LEVEL_TEXT: dict[Level, str] = {
     Level.FULL: "every MUST and SHOULD check that ran passed (MAY checks are only reported; skips allowed: a "
-                "capability the card does not declare, a prompt not configured), and push notifications passed where the card declares them",
+                "capability the card does not declare, a prompt not configured), and push notifications passed "
+                "where the card declares them",
     Level.PARTIAL: "the card and the core lifecycle pass every MUST check; some other check fails (streaming, "
                    "error codes, security, interop, or a SHOULD)",
     Level.MINIMAL: "the card is valid and a basic send (or, with --safe-only, a basic get) works, but a core "

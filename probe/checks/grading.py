@@ -176,6 +176,9 @@ def root_cause(result: ProbeResult) -> str | None:
     """"depends on <check>, which failed: <what it saw>" when the run's failure stops everything after it."""
     if result.reason not in ROOT_CAUSES:
         return None
+    step = next((s for s in result.steps if s.reason is result.reason), None)
+    if step is not None and step.name is StepName.STREAM:
+        return None  # the send worked: the interface is reachable and speaks A2A, only streaming broke
     carrier = next((c for c in result.failed_checks() if c.reason is result.reason), None)
     if carrier is None:
         return None

@@ -22,6 +22,7 @@ from probe.wire.http import HttpClient
 from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
 from tests.agents.scripted import Reply, scripted_agent, sse, status, task
 from tests.agents.sloppy import Sloppy, sloppy_agent
+from tests.agents.versioned import rpc, versioned_agent
 from tests.peers.harness import Peer
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "probe" / "schemas" / "report.schema.json").read_text())
@@ -247,6 +248,12 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
             r = await run_probe(Target(name=name, url=origin, timeout=3.0, stream_close_grace=0.2), client,
                                 steps=steps)
             failed.update(await _failing(r))
+    # unknown ids answered -32601, not TaskNotFoundError; a Last-Modified that is not an HTTP-date
+    completed = {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
+                          "artifacts": [{"artifactId": "a", "parts": [{"text": "ok"}]}]}}
+    async with versioned_agent("1.0", {"SendMessage": rpc(completed)}, card_headers={"Last-Modified": "yesterday"},
+                               card_extra={"capabilities": {"streaming": True}}) as url:
+        await probe(url)
     # a probe that cannot run (its own config, or a bug) still fails a check, so JUnit agrees with the exit code
     crashed = ProbeResult(agent="t", target_url="http://x", reason=Reason.PROBE_ERROR, problem="bug")
     grading.agree(crashed)
