@@ -20,10 +20,11 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY probe/ probe/
 
-# Every dependency ships manylinux wheels, so no compiler is needed even here.
-RUN pip wheel --no-cache-dir --wheel-dir /wheels . \
+# Every dependency ships manylinux wheels, so no compiler is needed even here. The image carries the grpc extra,
+# so a daemon in it probes gRPC interfaces too.
+RUN pip wheel --no-cache-dir --wheel-dir /wheels '.[grpc]' \
     && python -m venv --without-pip /opt/a2a-probe \
-    && pip --python /opt/a2a-probe/bin/python install --no-cache-dir --no-index --find-links /wheels /wheels/a2a_probe-*.whl \
+    && pip --python /opt/a2a-probe/bin/python install --no-cache-dir --no-index --find-links /wheels 'a2a-probe[grpc]==0.1.0' \
     && mkdir -p /rootfs/etc/a2a-probe \
     && printf '%s\n' '# No agents: mount your config here (docs/daemon.md).' 'agents: []' \
         > /rootfs/etc/a2a-probe/config.yaml

@@ -148,6 +148,13 @@ def _ignored(path: str, patterns: list[str]) -> bool:
     return ignored
 
 
+def _project_version() -> str:
+    """The image installs its own wheel pinned by version (hadolint DL3013): the pin must follow pyproject."""
+    import tomllib
+
+    return str(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"])
+
+
 # ---- the build, replayed ----------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -159,9 +166,10 @@ def image_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copies = _args(builder, "COPY")
     assert copies == ["pyproject.toml README.md ./", "probe/ probe/"], "keep this replay in step with the Dockerfile"
     run = " ".join(_args(builder, "RUN"))
-    for step in ("pip wheel --no-cache-dir --wheel-dir /wheels .", "python -m venv --without-pip /opt/a2a-probe",
+    for step in ("pip wheel --no-cache-dir --wheel-dir /wheels '.[grpc]'",
+                 "python -m venv --without-pip /opt/a2a-probe",
                  "pip --python /opt/a2a-probe/bin/python install --no-cache-dir --no-index --find-links /wheels "
-                 "/wheels/a2a_probe-*.whl"):
+                 f"'a2a-probe[grpc]=={_project_version()}'"):
         assert step in run, f"the Dockerfile's builder changed; update this replay: {step}"
 
     patterns = [p.strip() for p in DOCKERIGNORE.read_text().splitlines() if p.strip() and not p.startswith("#")]
@@ -175,15 +183,15 @@ def image_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheels, venv = root / "wheels", root / "opt" / "a2a-probe"
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_CACHE_DIR="1")
     steps = [
-        [sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--wheel-dir", str(wheels), "."],
+        [sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--wheel-dir", str(wheels), ".[grpc]"],
         [sys.executable, "-m", "venv", "--without-pip", str(venv)],
     ]
     for step in steps:
         proc = subprocess.run(step, cwd=src, env=env, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    [wheel] = wheels.glob("a2a_probe-*.whl")
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-                           "--no-cache-dir", "--no-index", "--find-links", str(wheels), str(wheel)],
+                           "--no-cache-dir", "--no-index", "--find-links", str(wheels),
+                           f"a2a-probe[grpc]=={_project_version()}"],
                           env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     # the default config the builder writes
@@ -223,6 +231,10 @@ def test_image_venv_runs_the_cli(image_venv: Path) -> None:
         checked = subprocess.run([str(bin_dir / "a2a-probe"), "config", "check", config], env=env,
                                  capture_output=True, text=True)
         assert checked.returncode == 0, checked.stdout + checked.stderr
+    # the image carries the grpc extra: the gRPC binding's stubs and grpc.aio import in it
+    grpc = subprocess.run([str(bin_dir / "python"), "-c", "import grpc.aio, a2a.types.a2a_pb2_grpc"], env=env,
+                          capture_output=True, text=True)
+    assert grpc.returncode == 0, grpc.stderr[-2000:]
 
 
 @pytest.mark.external  # builds and installs the wheel into a fresh venv, as the image does
