@@ -480,7 +480,7 @@ class ProbeRun:
         answer = await self._call(step, StepName.PING, c.get(f"a2a-probe-ping-{uuid.uuid4()}"), Op.GET)
         err = answer.error
         if err is not None and not err.is_(a2a_errors.TASK_NOT_FOUND):
-            failure = _a2a_error_reason(err, c)
+            failure = _a2a_error_reason(err, c, Op.GET)
             if failure[0] is Reason.INVOKE_VERSION_UNSUPPORTED:
                 raise StepFailed(*failure)
         # any well-formed answer proves the route reaches an A2A server of this binding
@@ -494,7 +494,7 @@ class ProbeRun:
         inv = StepName.INVOKE
         answer = await self._call(step, inv, c.send(self.t.message), Op.SEND)
         if answer.error is not None:
-            reason, detail = _a2a_error_reason(answer.error, c)
+            reason, detail = _a2a_error_reason(answer.error, c, Op.SEND)
             if reason is Reason.INVOKE_VERSION_UNSUPPORTED:
                 self.check("invoke.version_accepted", Status.FAIL, detail, step=inv)
             else:
@@ -578,7 +578,7 @@ class ProbeRun:
         def observe(answer: Answer) -> None:
             self._judge(step, StepName.INVOKE, answer, Op.GET)
             if answer.error is not None:
-                reason, detail = _a2a_error_reason(answer.error, c)
+                reason, detail = _a2a_error_reason(answer.error, c, Op.GET)
                 self.r.checks = [ch for ch in self.r.checks if ch.id != "invoke.no_error"]
                 self.check("invoke.no_error", Status.FAIL, f"GetTask {task_id}: {detail}", step=StepName.INVOKE)
                 raise StepFailed(reason, f"GetTask {task_id}: {detail}")
@@ -669,7 +669,7 @@ class ProbeRun:
         if p is not None and p.kind is not ProblemKind.FRAMING:
             raise StepFailed(_PROBLEM_REASON[p.kind], p.detail)
         if answer.error is not None:
-            raise StepFailed(*_a2a_error_reason(answer.error, c))
+            raise StepFailed(*_a2a_error_reason(answer.error, c, Op.STREAM))
         msg = f"{answer.exchange.outcome} {answer.content_type or 'no content type'}, not a stream (text/event-stream)"
         self.check("stream.content_type", Status.FAIL, msg, step=StepName.STREAM)
         raise StepFailed(Reason.STREAM_NOT_A_STREAM, msg)
@@ -785,13 +785,14 @@ def _transport_reason(exc: Exception) -> tuple[Reason, str]:
     return Reason.INVOKE_UNREACHABLE, str(exc)
 
 
-def _a2a_error_reason(err: A2AError, c: A2AClient) -> tuple[Reason, str]:
+def _a2a_error_reason(err: A2AError, c: A2AClient, op: Op) -> tuple[Reason, str]:
+    """The reason an A2A error answer to `op` stands for; the message names the method that was really called."""
     version = c.dialect.header_version
     if err.is_(a2a_errors.VERSION_NOT_SUPPORTED):
         return Reason.INVOKE_VERSION_UNSUPPORTED, f"{err.describe()} (sent A2A-Version {version})"
     if err.is_(a2a_errors.METHOD_NOT_FOUND) and c.v1:
         return (Reason.INVOKE_VERSION_UNSUPPORTED,
-                f"{err.describe()}: the server does not know the 1.0 method {c.method(Op.SEND)} at the URL the card "
+                f"{err.describe()}: the server does not know the 1.0 method {c.method(op)} at the URL the card "
                 "advertises as 1.0 (it may speak only 0.3, or ignore the A2A-Version header)")
     return Reason.INVOKE_A2A_ERROR, err.describe()
 

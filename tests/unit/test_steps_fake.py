@@ -114,3 +114,12 @@ async def test_stream_verdicts() -> None:
             "taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}})
     r, _ = await probe({Op.SEND: [result({"task": DONE})], Op.STREAM: [good]})
     assert r.success, r.steps
+
+
+async def test_an_unknown_stream_method_names_the_stream_method() -> None:
+    """A -32601 to the stream call says the server lacks SendStreamingMessage, not the SendMessage that worked."""
+    unknown = FakeStream(plain=error("MethodNotFoundError", "no such method"))
+    r, fake = await probe({Op.SEND: [result({"task": DONE})], Op.STREAM: [unknown]})
+    assert r.reason is Reason.INVOKE_VERSION_UNSUPPORTED
+    detail = r.step(StepName.STREAM).detail or ""  # type: ignore[union-attr]
+    assert fake.method(Op.STREAM) in detail and f"method {fake.method(Op.SEND)} " not in detail, detail
