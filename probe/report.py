@@ -65,7 +65,8 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
             {"name": s.name.value, "status": s.status.value, "duration_ms": round(s.duration_s * 1000, 3),
              "httpStatus": s.http_status, "reason": s.reason.value if s.reason else None, "detail": s.detail,
              "method": s.a2a_method,
-             "http": [{"method": e.method, "url": e.url, "status": e.status, "contentType": e.content_type,
+             "http": [{"transport": e.transport.value, "method": e.method, "url": e.url, "status": e.status,
+                       "grpcStatus": e.grpc_status, "contentType": e.content_type,
                        "duration_ms": round(e.duration_s * 1000, 3), "retried": e.retried,
                        "tls": e.tls.model_dump() if e.tls else None,
                        "phases_ms": {k: round(v * 1000, 3) for k, v in e.phases.model_dump().items()}}

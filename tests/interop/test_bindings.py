@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from aiohttp import web
 
 from probe.cli import main
 from probe.engine import run_probe
 from probe.reasons import Reason
+from probe.report import to_dict
 from probe.results import Status, StepName
 from probe.suite import SuiteOptions, run_suite
 from probe.target import Target
@@ -18,6 +21,9 @@ from probe.wire.http import HttpClient
 from tests.agents.cards import valid_card
 from tests.agents.server import serve
 from tests.peers.harness import Peer
+
+REPORT_SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "probe" / "schemas" / "report.schema.json")
+                           .read_text())
 
 PEERS = ["py_peer", "js_peer"]
 NOT_FOUND_INFO = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND",
@@ -167,6 +173,13 @@ async def test_a_closed_grpc_port_while_jsonrpc_works(client: HttpClient) -> Non
     assert g.binding == "GRPC"
     invoke = g.step(StepName.INVOKE)
     assert invoke is not None and invoke.exchanges[0].grpc_status == "UNAVAILABLE"
+    # the report names each exchange's transport and its status in that transport's own terms
+    [grpc_step] = [st for st in to_dict(g)["steps"] if st["name"] == "invoke"]
+    assert [(e["transport"], e["grpcStatus"], e["status"]) for e in grpc_step["http"]] == [("grpc", "UNAVAILABLE",
+                                                                                               None)]
+    [rpc_step] = [st for st in to_dict(rpc)["steps"] if st["name"] == "invoke"]
+    assert {(e["transport"], e["grpcStatus"]) for e in rpc_step["http"]} == {("http", None)}
+    jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(to_dict(g))
 
 
 # ---- every advertised interface (--binding all)
