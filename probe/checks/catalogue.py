@@ -29,7 +29,7 @@ class Rule:
 class Check:
     id: str
     category: Category
-    severity: Severity  # the level where `rules` names no version (checks not yet traced to the text)
+    severity: Severity  # the default level; probe/checks/registry.py gives the level in each version's own text
     title: str
     recommendation: str
     spec_ref: str = ""
