@@ -14,6 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.agents.scripted import Reply
+from tests.agents.server import serve
 
 CACHE_HEADERS = {"Cache-Control": "max-age=60", "ETag": '"v1"'}
 _SKILLS = [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]
@@ -48,8 +49,6 @@ async def versioned_agent(version: str, replies: dict[str, Reply], *, card_heade
 
     `drop_after_500`: a body that is not JSON gets HTTP 500, and the server then closes the kept-alive
     connection without having said `Connection: close` (as some crashing frameworks do)."""
-    origin = ""
-
     async def card(_: web.Request) -> web.Response:
         headers = CACHE_HEADERS if card_headers is None else card_headers
         return web.json_response(card_for(version, origin, **(card_extra or {})), headers=headers)
@@ -80,13 +79,5 @@ async def versioned_agent(version: str, replies: dict[str, Reply], *, card_heade
     if version == "0.2":
         app.router.add_get("/.well-known/agent.json", card)
     app.router.add_post("/rpc", handle)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    origin = f"http://{host}:{port}"
-    try:
+    async with serve(app) as origin:
         yield origin
-    finally:
-        await runner.cleanup()

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
-from tests.agents.loopback import serve_app
+from tests.agents.server import serve
 
 
 def echoes(headers: Any) -> str:
@@ -105,6 +105,6 @@ async def echo_agent() -> AsyncIterator[str]:
     app.router.add_get("/b/.well-known/agent-card.json", broken_card)
     app.router.add_post("/rpc", rpc)
     app.router.add_post("/broken", broken)
-    async with serve_app(app) as served:
+    async with serve(app) as served:
         origin = served
         yield origin

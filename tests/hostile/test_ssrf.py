@@ -17,8 +17,8 @@ from aiohttp import web
 from probe.config import ConfigError, Settings
 from probe.daemon import Daemon
 from probe.wire.egress import Egress
-from tests.agents.loopback import serve_app
 from tests.agents.scripted import card
+from tests.agents.server import serve
 from tests.daemon.helpers import get, running_daemon, write_config
 from tests.daemon.helpers import metric_value as _value
 from tests.hostile import certs
@@ -51,7 +51,7 @@ class CountingAgent:
         app = web.Application()
         app.router.add_get("/.well-known/agent-card.json", card_handler)
         app.router.add_post("/rpc", rpc)
-        self._served = serve_app(app)
+        self._served = serve(app)
         self.origin = await self._served.__aenter__()
         return self
 

@@ -15,8 +15,8 @@ from probe.report import render
 from probe.results import Status, StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
-from tests.agents.loopback import serve_app
 from tests.agents.scripted import card
+from tests.agents.server import serve
 from tests.daemon.helpers import write_config
 
 
@@ -58,7 +58,7 @@ def _userinfo_agent(seen: list[str | None]) -> web.Application:
 async def test_advertised_userinfo_is_a_finding_never_sent_never_printed(client: HttpClient,
                                                                          token: str | None) -> None:
     seen: list[str | None] = []
-    async with serve_app(_userinfo_agent(seen)) as origin:
+    async with serve(_userinfo_agent(seen)) as origin:
         headers = {"Authorization": token} if token else {}
         r = await run_probe(Target(name="t", url=origin, timeout=5, headers=headers), client,
                             steps=(StepName.PING,))

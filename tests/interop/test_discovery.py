@@ -12,6 +12,7 @@ from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
+from tests.agents.server import serve
 from tests.agents.versioned import card_for, rpc, versioned_agent
 
 _COMPLETED = {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
@@ -21,8 +22,6 @@ _COMPLETED = {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_ST
 @asynccontextmanager
 async def card_at(path: str, *, page: str | None = None) -> AsyncIterator[str]:
     """An agent whose card is only at `path` (nothing at the well-known paths); `page` is HTML at /agent."""
-    origin = ""
-
     async def card(_: web.Request) -> web.Response:
         return web.json_response(card_for("1.0", origin))
 
@@ -38,16 +37,8 @@ async def card_at(path: str, *, page: str | None = None) -> AsyncIterator[str]:
     if page is not None:
         app.router.add_get("/agent", html)
     app.router.add_post("/rpc", handle)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    origin = f"http://{host}:{port}"
-    try:
+    async with serve(app) as origin:
         yield origin
-    finally:
-        await runner.cleanup()
 
 
 async def _probe(client: HttpClient, url: str) -> ProbeResult:

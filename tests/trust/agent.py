@@ -12,6 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.agents.server import serve
+
 Gate = Callable[[web.Request], web.Response | None]  # None lets the request through
 
 
@@ -92,13 +94,5 @@ async def trust_agent(card: Callable[[str], dict[str, Any]] | None = None, *, ga
     app.router.add_post("/rpc", rpc)
     if extra_routes:
         app.add_routes(extra_routes)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=tls)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    agent.origin = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
-    try:
+    async with serve(app, ssl_context=tls) as agent.origin:
         yield agent
-    finally:
-        await runner.cleanup()

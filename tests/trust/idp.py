@@ -10,6 +10,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.agents.server import serve
+
 CLIENT_ID, CLIENT_SECRET = "probe-client", "ZqCs3cr3t-client"
 
 
@@ -57,12 +59,5 @@ async def idp() -> AsyncIterator[Idp]:
     app = web.Application()
     app.router.add_post("/oauth/token", token)
     app.router.add_get("/.well-known/openid-configuration", discovery)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    state.origin = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
-    try:
+    async with serve(app) as state.origin:
         yield state
-    finally:
-        await runner.cleanup()

@@ -10,6 +10,7 @@ from aiohttp import web
 from probe.wire.bindings import REGISTRY, Context, Op
 from probe.wire.dialects import for_version
 from probe.wire.http import ClientConfig, Credentials, Deadline, HttpClient
+from tests.agents.server import serve
 
 
 class Recording:
@@ -38,19 +39,12 @@ async def test_every_binding_sends_the_flows_credentials(name: str, client: Http
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", anything)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    origin = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
-    try:
+    async with serve(app) as origin:
         dialect = for_version("1.0")
         assert dialect is not None
         binding = REGISTRY[name].factory(Context(client, f"{origin}/a2a", dialect, {},
                                                  ClientConfig(auth=Recording(origin))))
         await binding.call(Op.GET, {"id": "t1"}, deadline=Deadline.after(5))
-    finally:
-        await runner.cleanup()
     assert seen, name
     request = seen[0]
     assert request.headers.get("Authorization") == "Bearer ZqFbind-tok", name
