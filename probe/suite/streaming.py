@@ -10,7 +10,7 @@ from probe.checks.stream import StreamJudge
 from probe.results import Status
 from probe.suite.context import Skip, Suite, expect_error
 from probe.wire import a2a_errors as E
-from probe.wire.bindings import Answer
+from probe.wire.bindings import Answer, AnswerStream
 from probe.wire.dialects import TaskState, state_name
 from probe.wire.http import WireError
 
@@ -84,23 +84,15 @@ async def subscribe_terminal(s: Suite) -> None:
     task = await s.completed()
     assert task.task_id is not None
     async with s.client.subscribe(task.task_id) as es:
-        if es.plain is not None:
-            answer = es.plain
+        answer = await _refusal(es)
+    if answer is None:
+        if not s.v1:
+            # 0.3 proto: returning the final Task and closing is also allowed
+            s.record("streaming.subscribe_terminal", Status.PASS, "0.3: the final task was returned")
         else:
-            first = None
-            async for ev in es.events():
-                first = ev
-                break
-            if first is not None and first.error is not None:
-                answer = Answer(es.method, es.exchange, es.content_type, error=first.error)
-            elif not s.v1:
-                # 0.3 proto: returning the final Task and closing is also allowed
-                s.record("streaming.subscribe_terminal", Status.PASS, "0.3: the final task was returned")
-                return
-            else:
-                s.record("streaming.subscribe_terminal", Status.FAIL,
-                         "a subscription to a COMPLETED task was accepted as a stream")
-                return
+            s.record("streaming.subscribe_terminal", Status.FAIL,
+                     "a subscription to a COMPLETED task was accepted as a stream")
+        return
     names = ({E.UNSUPPORTED_OPERATION} if s.v1
              else {E.UNSUPPORTED_OPERATION, E.TASK_NOT_FOUND, E.TASK_NOT_CANCELABLE, E.INTERNAL})
     expect_error(s, "streaming.subscribe_terminal", answer, names, "SubscribeToTask on a COMPLETED task")
@@ -110,19 +102,22 @@ async def subscribe_unknown(s: Suite) -> None:
     if not s.card.streaming:
         raise Skip("the card does not declare streaming (streaming.not_declared covers the refusal)")
     async with s.client.subscribe(f"a2a-probe-missing-{uuid.uuid4()}") as es:
-        if es.plain is not None:
-            answer = es.plain
-        else:
-            first = None
-            async for ev in es.events():
-                first = ev
-                break
-            if first is None or first.error is None:
-                s.record("streaming.subscribe_unknown", Status.FAIL,
-                         "a subscription to a task that does not exist was accepted as a stream")
-                return
-            answer = Answer(es.method, es.exchange, es.content_type, error=first.error)
+        answer = await _refusal(es)
+    if answer is None:
+        s.record("streaming.subscribe_unknown", Status.FAIL,
+                 "a subscription to a task that does not exist was accepted as a stream")
+        return
     expect_error(s, "streaming.subscribe_unknown", answer, {E.TASK_NOT_FOUND}, "SubscribeToTask with an unknown id")
+
+
+async def _refusal(es: AnswerStream) -> Answer | None:
+    """How a subscription was refused: a plain (non-stream) answer, or an error as its first event; None when
+    the server opened a stream that does not start with an error."""
+    if es.plain is not None:
+        return es.plain
+    async for ev in es.events():
+        return Answer(es.method, es.exchange, es.content_type, error=ev.error) if ev.error is not None else None
+    return None
 
 
 async def not_declared(s: Suite) -> None:
