@@ -16,9 +16,12 @@ import html
 import json
 import re
 from collections.abc import Mapping
+from enum import Enum
 from functools import lru_cache
 from typing import Any, TypeVar
 from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
+
+from pydantic import BaseModel
 
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key",
                             "api-key", "x-auth-token"})
@@ -147,20 +150,40 @@ _R = TypeVar("_R")
 
 
 def result(r: _R) -> _R:
-    """Scrub a ProbeResult in place (every string an agent could have put there) and return it."""
-    o: Any = r
-    for name in ("target_url", "card_url", "interface_url", "card_name", "card_version", "binding",
-                 "protocol_version"):
-        v = getattr(o, name)
-        if isinstance(v, str):
-            setattr(o, name, text(v))
-    for step in o.steps:
-        step.detail = text(step.detail)
-        for e in step.exchanges:
-            e.url, e.content_type = text(e.url), text(e.content_type) if e.content_type else e.content_type
-    for c in o.checks:
-        c.message, c.recommendation = text(c.message), text(c.recommendation)
+    """Scrub a ProbeResult in place and return it: every string in it, whatever field holds it (card text,
+    details, messages, exchanges, per-interface entries, the extended card's additions), so a field added
+    later is covered without being listed here. Enum values (reasons, states) are code's, never an agent's."""
+    _scrub_model(r)
     return r
+
+
+def _scrub_model(model: Any) -> None:
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        clean = _scrub_value(value)
+        if clean is not value:
+            setattr(model, name, clean)
+
+
+def _scrub_value(value: Any) -> Any:
+    """`value` with its strings scrubbed; models are scrubbed in place (the same object comes back)."""
+    if isinstance(value, Enum):
+        return value
+    if isinstance(value, str):
+        clean = text(value)
+        return value if clean == value else clean
+    if isinstance(value, BaseModel):
+        _scrub_model(value)
+        return value
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            clean = _scrub_value(item)
+            if clean is not item:
+                value[i] = clean
+        return value
+    if isinstance(value, dict):
+        return {(text(k) if isinstance(k, str) else k): _scrub_value(v) for k, v in value.items()}
+    return value
 
 
 def strip_userinfo(u: str) -> str:

@@ -11,7 +11,8 @@ import pytest
 
 from probe import redact
 from probe.checks.catalogue import make_check
-from probe.results import ProbeResult, Status, StepName, StepResult
+from probe.reasons import Reason
+from probe.results import InterfaceResult, ProbeResult, PushDelivery, Status, StepName, StepResult
 
 TOKEN = "tok-Zq8+/w=secret!&"
 PAIR = "probe-user:pa55-w0rd#x"
@@ -60,6 +61,22 @@ def test_result_is_scrubbed_in_place() -> None:
                                step=StepName.INVOKE))
     dumped = redact.result(r).model_dump_json()
     assert TOKEN not in dumped and "pa55" not in dumped and base64.b64encode(TOKEN.encode()).decode() not in dumped
+
+
+def test_every_string_field_of_a_result_is_scrubbed_and_enums_stay_enums() -> None:
+    """Not a list of fields: the extended card's additions, per-interface entries, push problems — all of it."""
+    r = ProbeResult(agent="a", target_url="http://h/", reason=Reason.INVOKE_AUTH,
+                    extended_card={"skills": [f"skill {TOKEN}"], "fields": ["securitySchemes"]},
+                    interfaces=[InterfaceResult(binding="jsonrpc", protocol_binding="JSONRPC",
+                                                interface_url=f"http://h/rpc?k={quote(TOKEN, safe='')}",
+                                                final_state=f"echo {TOKEN}", reason=Reason.INVOKE_AUTH)],
+                    push=PushDelivery(problems=[f"said {TOKEN}"]))
+    r.steps.append(StepResult(name=StepName.INVOKE, status=Status.FAIL, reason=Reason.INVOKE_AUTH))
+    dumped = redact.result(r).model_dump_json()
+    assert TOKEN not in dumped and quote(TOKEN, safe="") not in dumped, dumped
+    assert r.extended_card == {"skills": [f"skill {redact.REDACTED}"], "fields": ["securitySchemes"]}
+    assert r.reason is Reason.INVOKE_AUTH and r.interfaces[0].reason is Reason.INVOKE_AUTH
+    assert r.steps[0].status is Status.FAIL and r.steps[0].name is StepName.INVOKE
 
 
 def test_the_registry_is_bounded() -> None:
