@@ -46,7 +46,7 @@ from probe.wire.bindings import (
     ProblemKind,
 )
 from probe.wire.card import Card, CardError, Interface
-from probe.wire.client import A2AClient, PollTimeout, Reply
+from probe.wire.client import A2AClient, Hook, PollTimeout, Reply
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version, state_name
 from probe.wire.http import (
     AuthTokenFailed,
@@ -333,6 +333,7 @@ class ProbeRun:
             raise StepFailed(Reason.PROBE_CONFIG_ERROR if exc.probe_side else Reason.NO_USABLE_INTERFACE,
                              str(exc)) from None
         self.a2a = A2AClient(self.binding, self.deadline)
+        self.a2a.hooks.append(error_status_hook(self.r))
         if self.binding.name == "grpc":
             schemeless = "://" not in call_url
             self.check("interface.grpc_url", Status.FAIL if schemeless else Status.PASS,
@@ -783,6 +784,18 @@ def _transport_reason(exc: Exception) -> tuple[Reason, str]:
     if isinstance(exc, ProtocolError | ConnectionReset):
         return Reason.INVOKE_PROTOCOL_ERROR, str(exc)
     return Reason.INVOKE_UNREACHABLE, str(exc)
+
+
+def note_error_status(result: ProbeResult, answer: Answer | None) -> None:
+    """Remember the status an HTTP+JSON or gRPC A2A error came with (the report's errorMapping reads them)."""
+    err = answer.error if answer is not None else None
+    if err is None or err.name is None or err.binding == "jsonrpc" or err.code is None:
+        return
+    result.note_error_status(err.name, err.binding, str(err.code), err.mappings)
+
+
+def error_status_hook(result: ProbeResult) -> Hook:
+    return lambda _label, answer, _exc: note_error_status(result, answer)
 
 
 def _a2a_error_reason(err: A2AError, c: A2AClient, op: Op) -> tuple[Reason, str]:

@@ -15,6 +15,7 @@ from probe.checks.urls import doubled_prefix
 from probe.levels import level
 from probe.reasons import Reason, describe, recommend
 from probe.results import CheckResult, ProbeResult, Status, StepName
+from probe.wire import a2a_errors
 
 _CALL_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM)
 
@@ -53,6 +54,7 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
                         "protocolVersion": i.protocol_version, "interfaceUrl": i.interface_url, "success": i.success,
                         "reason": i.reason.value if i.reason else None, "finalState": i.final_state,
                         "duration_ms": round(i.duration_s * 1000, 3)} for i in result.interfaces],
+        **_error_mapping(result),
         "cardSignature": result.card_signature,
         "tls": {channel: info.model_dump() for channel, info in result.tls.items()},
         "tlsInsecure": result.tls_insecure,
@@ -85,6 +87,13 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
                       for n in not_tested(result.protocol_version, {c.id: (c.status.value, c.message) for c in checks},
                                           suite=any(s.name is StepName.SUITE for s in result.steps))],
     }
+
+
+def _error_mapping(result: ProbeResult) -> dict[str, Any]:
+    """errorMapping: which of the 1.0.0 / 1.0.1 HTTP and gRPC error mappings the agent follows, with evidence."""
+    seen = [(e.error, e.binding, e.status, tuple(e.mappings)) for e in result.error_statuses]
+    verdict, lines = a2a_errors.mapping_followed(result.protocol_version, seen)
+    return {"errorMapping": verdict, "errorMappingEvidence": lines}
 
 
 def _requirement(check_id: str, version: str | None) -> dict[str, Any] | None:
@@ -134,6 +143,8 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
         lines.append(f"  interface  {result.binding} {result.protocol_version} at {result.interface_url}")
     if result.card_signature:
         lines.append(f"  signature  {result.card_signature}")
+    if d["errorMapping"] != a2a_errors.NOT_APPLICABLE:
+        lines.append(f"  errors     {_mapping_words(d)}")
     if result.tls or result.tls_insecure:
         tls = "; ".join(f"{ch}: {i.version} {i.cipher}" for ch, i in result.tls.items())
         off = "  (verification OFF: insecure_skip_verify)" if result.tls_insecure else ""
@@ -259,6 +270,9 @@ def _document(result: ProbeResult, module: str | None) -> _Doc:
         doc.facts.append(("Card", [(d["cardUrl"], False), (f" ({named})" if named else "", False)]))
     if d["interfaceUrl"]:
         doc.facts.append(("Interface", [(f"{d['binding']} {d['protocolVersion']} at {d['interfaceUrl']}", False)]))
+    if d["errorMapping"] != a2a_errors.NOT_APPLICABLE:
+        doc.facts.append(("Error mapping", [(d["errorMapping"], True), (f" — {_mapping_words(d, short=True)}",
+                                                                          False)]))
     doc.facts += [("Tested", [(f"{d['testDate']} in {d['duration_ms']:.0f} ms", False)]),
                   ("Checks", [(f"{s['total']} total, {s['passed']} passed, {s['failed']} failed, "
                                f"{s['skipped']} skipped", False)])]
@@ -286,6 +300,22 @@ def _document(result: ProbeResult, module: str | None) -> _Doc:
                            ["requirement", "level", "section", "why"],
                            [[n["id"], n["level"], n["section"], n["why"]] for n in d["notTested"]]))
     return doc
+
+
+def _mapping_words(d: dict[str, Any], *, short: bool = False) -> str:
+    """errorMapping in words: what the verdict means and the statuses that decided it."""
+    verdict = str(d["errorMapping"])
+    meaning = {
+        a2a_errors.FOLLOWS_100: "follows the 1.0.0 HTTP/gRPC error mapping",
+        a2a_errors.FOLLOWS_101: "follows the 1.0.1 HTTP/gRPC error mapping",
+        a2a_errors.BOTH_COMPATIBLE: "every error status seen is the same in the 1.0.0 and 1.0.1 mappings",
+        a2a_errors.MIXED: "mixes the 1.0.0 and 1.0.1 error mappings",
+        a2a_errors.NEITHER: "error statuses follow neither the 1.0.0 nor the 1.0.1 mapping",
+        a2a_errors.NOT_OBSERVED: "no A2A error with an HTTP or gRPC status seen (JSON-RPC codes are the same in "
+                                 "both mappings)",
+    }.get(verdict, verdict)
+    evidence = d["errorMappingEvidence"][:2 if short else 4]
+    return meaning + (f" ({'; '.join(evidence)})" if evidence else "")
 
 
 def _section(row: dict[str, Any]) -> str:

@@ -144,6 +144,18 @@ class InterfaceResult(BaseModel):
     final_state: str | None = None  # the invoke step's terminal task state, for the equivalence check
 
 
+class ErrorStatus(BaseModel):
+    """An A2A error seen over HTTP+JSON or gRPC, and which error mappings (1.0.0, 1.0.1) its status matches."""
+
+    error: str  # the A2A error name, e.g. TaskNotCancelableError
+    binding: str  # http_json or grpc
+    status: str  # the HTTP status or gRPC status name it came with
+    mappings: list[str] = Field(default_factory=list)  # [] when the status is in neither mapping
+
+
+MAX_ERROR_STATUSES = 32  # distinct (error, binding, status) triples kept per run
+
+
 class ProbeResult(BaseModel):
     agent: str
     target_url: str
@@ -169,6 +181,14 @@ class ProbeResult(BaseModel):
     # `--binding all`: one entry per probed interface; the top-level fields describe the first one
     interfaces: list[InterfaceResult] = Field(default_factory=list)
     push: PushDelivery | None = None  # set by the push module
+    # A2A errors seen on HTTP+JSON / gRPC with their status: which of the 1.0.0 and 1.0.1 mappings the agent follows
+    error_statuses: list[ErrorStatus] = Field(default_factory=list)
+
+    def note_error_status(self, error: str, binding: str, status: str, mappings: tuple[str, ...]) -> None:
+        """Remember an A2A error's status once (bounded), for the report's errorMapping."""
+        seen = ErrorStatus(error=error, binding=binding, status=status, mappings=list(mappings))
+        if seen not in self.error_statuses and len(self.error_statuses) < MAX_ERROR_STATUSES:
+            self.error_statuses.append(seen)
 
     def step(self, name: StepName) -> StepResult | None:
         return next((s for s in self.steps if s.name == name), None)

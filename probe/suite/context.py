@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from probe.checks.catalogue import make_check
-from probe.engine import ProbeRun
+from probe.engine import ProbeRun, error_status_hook, note_error_status
 from probe.inbox import PushInbox
 from probe.results import CheckResult, ProbeResult, Status
 from probe.target import Target
@@ -54,6 +54,7 @@ class Suite:
         assert base is not None, "the suite runs only once the engine selected an interface"
         self.client = A2AClient(base.binding, self.deadline)  # the same binding, the suite's own budget
         self.client.hooks.append(self._watch)
+        self.client.hooks.append(error_status_hook(self.run.r))
 
     def _watch(self, label: str, answer: Answer | None, exc: WireError | None) -> None:
         if exc is not None:
@@ -132,6 +133,7 @@ def describe_answer(answer: Answer) -> str:
 def expect_error(s: Suite, check_id: str, answer: Answer, names: set[str], what: str) -> None:
     """Pass when the answer is an A2A error with one of `names` (any non-5xx transport status)."""
     err = answer.error
+    note_error_status(s.result, answer)  # also a refusal read from a stream, which no client hook sees
     expected = " or ".join(f"{n} ({a2a_errors.code_of(n)})" for n in sorted(names, key=a2a_errors.code_of,
                                                                             reverse=True))
     if err is not None and err.name in names and (answer.status or 0) < 500:

@@ -121,3 +121,33 @@ def from_grpc(status: str, reason: str | None) -> tuple[A2AErrorSpec | None, tup
         else:
             return None, ()
     return spec, spec.grpc_statuses().get(status, ())
+
+
+# which mapping an agent follows (the report's errorMapping), from the statuses its HTTP+JSON / gRPC errors came with
+FOLLOWS_100, FOLLOWS_101 = "1.0.0", "1.0.1"
+BOTH_COMPATIBLE = "both-compatible"  # every status seen is the same in both mappings (e.g. TaskNotFound 404)
+MIXED = "mixed"  # some statuses follow 1.0.0, others 1.0.1
+NEITHER = "neither"  # A2A errors came with statuses neither mapping gives them
+NOT_OBSERVED = "not observed"  # no A2A error with an HTTP or gRPC status was seen (JSON-RPC codes are the same in both)
+NOT_APPLICABLE = "not applicable"  # not a 1.0 interface: the mappings are 1.0's
+MAPPING_VERDICTS = (FOLLOWS_100, FOLLOWS_101, BOTH_COMPATIBLE, MIXED, NEITHER, NOT_OBSERVED, NOT_APPLICABLE)
+
+
+def mapping_followed(version: str | None, seen: list[tuple[str, str, str, tuple[str, ...]]]) -> tuple[str, list[str]]:
+    """Which of the 1.0.0 and 1.0.1 mappings the agent follows, from (error, binding, status, mappings) seen;
+    with the evidence, one line per status (the ones that decide first)."""
+    if not (version or "").startswith("1."):
+        return NOT_APPLICABLE, []
+    if not seen:
+        return NOT_OBSERVED, []
+    only = {m[0] for *_, m in seen if len(m) == 1}
+    lines = [f"{error} {'HTTP' if binding == 'http_json' else 'gRPC'} {status}: "
+             + (f"{m[0]} only" if len(m) == 1 else "both mappings" if m else "neither mapping")
+             for error, binding, status, m in sorted(seen, key=lambda x: (len(x[3]) != 1, not x[3]))]
+    if only == {FOLLOWS_100, FOLLOWS_101}:
+        return MIXED, lines
+    if only:
+        return only.pop(), lines
+    if any(m for *_, m in seen):
+        return BOTH_COMPATIBLE, lines
+    return NEITHER, lines

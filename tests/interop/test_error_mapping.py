@@ -1,0 +1,78 @@
+"""The report's errorMapping: which of the 1.0.0 and 1.0.1 HTTP/gRPC error mappings (spec §5.4) the agent follows,
+from the statuses its A2A errors really came with, in JSON (against the schema), markdown and the HTML report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from probe.report import to_dict, to_html, to_markdown, to_text
+from probe.results import ProbeResult, Status
+from probe.suite import SuiteOptions, run_suite
+from probe.target import Target
+from probe.wire import a2a_errors as E
+from probe.wire.http import HttpClient
+from tests.agents.catalogue import run_agent
+from tests.agents.rest_mapping import rest_mapping_agent
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "probe" / "schemas" / "report.schema.json").read_text())
+
+
+async def _rest_suite(client: HttpClient, origin: str, **opts: bool) -> ProbeResult:
+    target = Target(name="rest", url=origin, binding="HTTP+JSON", timeout=3.0)
+    return await run_suite(target, client, SuiteOptions(timeout=15.0, **opts))
+
+
+@pytest.mark.parametrize(("mapping", "evidence"), [
+    ("1.0.0", "TaskNotCancelableError HTTP 409: 1.0.0 only"),
+    ("1.0.1", "TaskNotCancelableError HTTP 400: 1.0.1 only"),
+])
+async def test_a_rest_agent_following_each_mapping_is_named(client: HttpClient, mapping: str, evidence: str) -> None:
+    async with rest_mapping_agent(mapping) as origin:
+        result = await _rest_suite(client, origin)
+    not_cancelable = result.check("errors.not_cancelable")
+    assert not_cancelable is not None and not_cancelable.status is Status.PASS, not_cancelable  # either is right
+    rep = to_dict(result)
+    jsonschema.validate(rep, SCHEMA)
+    assert rep["errorMapping"] == mapping, rep["errorMappingEvidence"]
+    assert evidence in rep["errorMappingEvidence"]
+    assert "TaskNotFoundError HTTP 404: both mappings" in rep["errorMappingEvidence"]
+    md = to_markdown(result)
+    assert f"- **Error mapping:** `{mapping}`" in md
+    assert f"<strong>Error mapping:</strong> <code>{mapping}</code>" in to_html(result)  # the status page's report
+    assert "errors " in to_text(result)
+
+
+async def test_only_statuses_both_mappings_share_say_both_compatible(client: HttpClient) -> None:
+    async with rest_mapping_agent("1.0.0") as origin:
+        result = await _rest_suite(client, origin, safe_only=True)  # GetTask of unknown ids only: 404 in both
+    rep = to_dict(result)
+    assert rep["errorMapping"] == E.BOTH_COMPATIBLE
+    assert rep["errorMappingEvidence"] == ["TaskNotFoundError HTTP 404: both mappings"]
+
+
+async def test_jsonrpc_codes_do_not_tell_and_0_3_has_no_such_mappings(client: HttpClient) -> None:
+    async with run_agent("healthy") as v1, run_agent("healthy_03") as v03:
+        r1 = await run_suite(Target(name="j", url=v1.origin or "", timeout=3.0), client, SuiteOptions(timeout=15.0))
+        r03 = await run_suite(Target(name="k", url=v03.origin or "", timeout=3.0, a2a_version="0.3"), client,
+                              SuiteOptions(timeout=15.0))
+    assert (to_dict(r1)["errorMapping"], to_dict(r1)["errorMappingEvidence"]) == (E.NOT_OBSERVED, [])
+    assert to_dict(r03)["errorMapping"] == E.NOT_APPLICABLE
+    assert "Error mapping" not in to_markdown(r03)
+
+
+@pytest.mark.parametrize(("seen", "verdict"), [
+    ([("UnsupportedOperationError", "grpc", "UNIMPLEMENTED", ("1.0.0",))], E.FOLLOWS_100),
+    ([("VersionNotSupportedError", "grpc", "FAILED_PRECONDITION", ("1.0.1",)),
+      ("TaskNotFoundError", "grpc", "NOT_FOUND", ("1.0.0", "1.0.1"))], E.FOLLOWS_101),
+    ([("TaskNotFoundError", "http_json", "500", ())], E.NEITHER),
+    ([("PushNotificationNotSupportedError", "grpc", "UNIMPLEMENTED", ("1.0.0",)),
+      ("ContentTypeNotSupportedError", "http_json", "400", ("1.0.1",))], E.MIXED),
+])
+def test_the_verdict_from_statuses_seen(seen: list[tuple[str, str, str, tuple[str, ...]]], verdict: str) -> None:
+    got, lines = E.mapping_followed("1.0", seen)
+    assert got == verdict and len(lines) == len(seen)
+    assert lines[0].endswith("only") or len(seen) == 1
