@@ -28,8 +28,9 @@ from prometheus_client import (
 from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.metrics import MetricWrapperBase
 
-from probe import __version__
+from probe import __version__, exposition
 from probe.checks.push import DeliveryProblem
+from probe.exposition import CounterFamily, Family, FamilyCollector, GaugeFamily, HistogramFamily
 from probe.inbox import Refused
 from probe.reasons import Reason
 from probe.results import HttpPhases, ProbeResult, PushDelivery, Status, StepName, StepResult
@@ -158,23 +159,34 @@ class Metrics:
     """The daemon's registry. `observe()` is the only writer of per-probe series."""
 
     def __init__(self, buckets: list[float], info_labels: list[str], shard: str = "0/1") -> None:
+        # `registry` holds everything (collect(), get_sample_value and generate_latest work on it); a scrape
+        # renders the daemon's own metrics from `_own` with prometheus_client and appends the per-agent
+        # families' kept text (probe/exposition.py)
         self.registry = CollectorRegistry(auto_describe=True)
+        self._own = CollectorRegistry(auto_describe=True)
         self.info_labels = tuple(info_labels)
         self._m: dict[str, MetricWrapperBase] = {}
+        self._f: dict[str, Family] = {}
         for spec in CATALOGUE:
             labels = spec.labels + (self.info_labels if spec.name == "agent_info" else ())
             name = PREFIX + spec.name
-            if spec.kind == "gauge":
-                self._m[spec.name] = Gauge(name, spec.help, labels, registry=self.registry)
+            if per_agent(spec):
+                self._f[spec.name] = (GaugeFamily(name, spec.help, labels) if spec.kind == "gauge" else
+                                      CounterFamily(name, spec.help, labels) if spec.kind == "counter" else
+                                      HistogramFamily(name, spec.help, labels, spec.buckets or buckets))
+            elif spec.kind == "gauge":
+                self._m[spec.name] = Gauge(name, spec.help, labels, registry=self._own)
             elif spec.kind == "counter":
-                self._m[spec.name] = Counter(name, spec.help, labels, registry=self.registry)
+                self._m[spec.name] = Counter(name, spec.help, labels, registry=self._own)
             else:
-                self._m[spec.name] = Histogram(name, spec.help, labels, registry=self.registry,
+                self._m[spec.name] = Histogram(name, spec.help, labels, registry=self._own,
                                                buckets=spec.buckets or buckets)
         self.gauge("build_info").labels(__version__, platform.python_version(), shard).set(1)
         # the standard process_* and python_* metrics: start time, memory, CPU, open fds, GC
-        for collector in (ProcessCollector, PlatformCollector, GCCollector):
-            collector(registry=self.registry)
+        standard = [collector(registry=self._own) for collector in (ProcessCollector, PlatformCollector, GCCollector)]
+        for own in (*self._m.values(), *standard):
+            self.registry.register(own)
+        self.registry.register(FamilyCollector(list(self._f.values())))
         for cause in Refused:
             self.counter("push_receiver_refused").labels(cause.value)
         self._card: dict[str, tuple[str, ...]] = {}
@@ -200,14 +212,31 @@ class Metrics:
         assert isinstance(m, Histogram)
         return m
 
+    # the per-agent families (labels begin with `agent`): kept rendered, see probe/exposition.py
+
+    def agent_gauge(self, name: str) -> GaugeFamily:
+        f = self._f[name]
+        assert isinstance(f, GaugeFamily)
+        return f
+
+    def agent_counter(self, name: str) -> CounterFamily:
+        f = self._f[name]
+        assert isinstance(f, CounterFamily)
+        return f
+
+    def agent_histogram(self, name: str) -> HistogramFamily:
+        f = self._f[name]
+        assert isinstance(f, HistogramFamily)
+        return f
+
     # ---- config lifecycle
 
     def add_job(self, agent: str, module: str, interval: float, timeout: float, detailed: bool = False) -> None:
         """Create the series a job will have. Detailed jobs get every reason and cause at 0 as well;
         lean ones only what fits the per-agent series budget (docs/metrics.md)."""
-        self.gauge("interval_seconds").labels(agent, module).set(interval)
-        self.gauge("timeout_seconds").labels(agent, module).set(timeout)
-        self.counter("runs").labels(agent, module)
+        self.agent_gauge("interval_seconds").labels(agent, module).set(interval)
+        self.agent_gauge("timeout_seconds").labels(agent, module).set(timeout)
+        self.agent_counter("runs").labels(agent, module)
         key = (agent, module)
         if not detailed:
             if key in self._detailed:
@@ -217,29 +246,29 @@ class Metrics:
             return
         self._detailed.add(key)
         for reason in Reason:
-            self.counter("failures").labels(agent, module, reason.value)
+            self.agent_counter("failures").labels(agent, module, reason.value)
         for cause in MISSED_CAUSES:
-            self.counter("scheduler_missed_runs").labels(agent, module, cause)
+            self.agent_counter("scheduler_missed_runs").labels(agent, module, cause)
 
     def add_push_job(self, agent: str, module: str) -> None:
         """The push series of a `push` job, at 0 from the start."""
-        self.counter("push_deliveries").labels(agent, module)
+        self.agent_counter("push_deliveries").labels(agent, module)
         for problem in DeliveryProblem:
-            self.counter("push_delivery_problems").labels(agent, module, problem.value)
+            self.agent_counter("push_delivery_problems").labels(agent, module, problem.value)
 
     def push_refused(self, cause: Refused) -> None:
         self.counter("push_receiver_refused").labels(cause.value).inc()
 
     def observe_push(self, agent: str, module: str, push: PushDelivery) -> None:
-        self.counter("push_deliveries").labels(agent, module).inc(push.deliveries)
-        latency = self.histogram("push_delivery_latency_seconds")
+        self.agent_counter("push_deliveries").labels(agent, module).inc(push.deliveries)
+        latency = self.agent_histogram("push_delivery_latency_seconds")
         for delivery, seconds in zip(PUSH_DELIVERIES, (push.first_s, push.terminal_s), strict=True):
             if seconds is not None:
                 latency.labels(agent, module, delivery).observe(max(0.0, seconds))
         known = {p.value for p in DeliveryProblem}
         for problem in push.problems:
             if problem in known:  # label values from the fixed enum only
-                self.counter("push_delivery_problems").labels(agent, module, problem).inc()
+                self.agent_counter("push_delivery_problems").labels(agent, module, problem).inc()
 
     def detailed(self, agent: str, module: str) -> bool:
         return (agent, module) in self._detailed
@@ -257,21 +286,21 @@ class Metrics:
         """Remove a job's series; on a downgrade to lean, keep what the lean set has and counters that counted
         (so rate() never sees a reset)."""
         for name in names:
-            metric = self._m[name]
-            for labelvalues in _children(metric):
+            family = self._f[name]
+            for labelvalues in family.series():
                 if labelvalues[:2] != (agent, module):
                     continue
-                if downgrade and ((name in ("failures", "scheduler_missed_runs") and _value(metric, labelvalues))
+                if downgrade and ((name in ("failures", "scheduler_missed_runs") and family.value(labelvalues))
                                   or (name == "step_success" and labelvalues[2] in LEAN_STEPS)):
                     continue
-                metric.remove(*labelvalues)
+                family.remove(*labelvalues)
 
     def remove_agent(self, agent: str) -> None:
         for name in ("agent_info", "agent_card_info", *TLS_METRICS):
-            metric = self._m[name]
-            for labelvalues in list(_children(metric)):
+            family = self._f[name]
+            for labelvalues in family.series():
                 if labelvalues[0] == agent:
-                    metric.remove(*labelvalues)
+                    family.remove(*labelvalues)
         self._card.pop(agent, None)
         self._info.pop(agent, None)
         for key in [k for k in self._tls if k.startswith(agent + "\0")]:
@@ -285,21 +314,21 @@ class Metrics:
                 self.gauge("agents_configured").set(agents)
 
     def missed(self, agent: str, module: str, cause: str) -> None:
-        self.counter("scheduler_missed_runs").labels(agent, module, cause).inc()
+        self.agent_counter("scheduler_missed_runs").labels(agent, module, cause).inc()
 
     # ---- per probe
 
     def observe(self, module: str, r: ProbeResult) -> None:
         a = r.agent
-        self.gauge("success").labels(a, module).set(1 if r.success else 0)
-        self.histogram("duration_seconds").labels(a, module).observe(r.duration_s)
-        self.counter("runs").labels(a, module).inc()
+        self.agent_gauge("success").labels(a, module).set(1 if r.success else 0)
+        self.agent_histogram("duration_seconds").labels(a, module).observe(r.duration_s)
+        self.agent_counter("runs").labels(a, module).inc()
         now = time.time()
-        self.gauge("last_run_timestamp_seconds").labels(a, module).set(now)
+        self.agent_gauge("last_run_timestamp_seconds").labels(a, module).set(now)
         if r.success:
-            self.gauge("last_success_timestamp_seconds").labels(a, module).set(now)
+            self.agent_gauge("last_success_timestamp_seconds").labels(a, module).set(now)
         else:
-            self.counter("failures").labels(a, module, (r.reason or Reason.PROBE_ERROR).value).inc()
+            self.agent_counter("failures").labels(a, module, (r.reason or Reason.PROBE_ERROR).value).inc()
         self._set_reason(a, module, r.reason.value if r.reason else NO_REASON)
         if r.protocol_version and r.binding:
             card = (r.protocol_version, r.binding, (r.card_version or "")[:64])
@@ -308,7 +337,7 @@ class Metrics:
             self.observe_push(a, module, r.push)
         self._observe_tls(r)
         if (a, module) not in self._detailed:
-            step_ok = self.gauge("step_success")
+            step_ok = self.agent_gauge("step_success")
             for step in r.steps:
                 if step.status is not Status.SKIP and step.name in LEAN_STEPS:
                     step_ok.labels(a, module, step.name.value).set(1 if step.status is Status.PASS else 0)
@@ -317,20 +346,20 @@ class Metrics:
 
     def _observe_detail(self, module: str, r: ProbeResult) -> None:
         a = r.agent
-        self.gauge("last_duration_seconds").labels(a, module).set(r.duration_s)
-        self.gauge("checks_failed").labels(a, module).set(sum(1 for c in r.checks if c.status is Status.FAIL))
+        self.agent_gauge("last_duration_seconds").labels(a, module).set(r.duration_s)
+        self.agent_gauge("checks_failed").labels(a, module).set(sum(1 for c in r.checks if c.status is Status.FAIL))
         for step in r.steps:
             if step.status is Status.SKIP:
                 continue
             s = step.name.value
-            self.gauge("step_success").labels(a, module, s).set(1 if step.status is Status.PASS else 0)
-            self.gauge("last_step_duration_seconds").labels(a, module, s).set(step.duration_s)
+            self.agent_gauge("step_success").labels(a, module, s).set(1 if step.status is Status.PASS else 0)
+            self.agent_gauge("last_step_duration_seconds").labels(a, module, s).set(step.duration_s)
             if step.name in REMOTE_STEPS:
-                self.histogram("step_duration_seconds").labels(a, module, s).observe(step.duration_s)
+                self.agent_histogram("step_duration_seconds").labels(a, module, s).observe(step.duration_s)
             if step.name in HTTP_STEPS:
-                self.gauge("http_status_code").labels(a, module, s).set(step.http_status or 0)
+                self.agent_gauge("http_status_code").labels(a, module, s).set(step.http_status or 0)
                 for phase, value in phase_totals(step).items():
-                    self.gauge("http_phase_duration_seconds").labels(a, module, s, phase).set(value)
+                    self.agent_gauge("http_phase_duration_seconds").labels(a, module, s, phase).set(value)
     # ---- exposition
 
     async def render(self, accept: str, accept_encoding: str, names: tuple[str, ...] = ()) -> tuple[bytes, str, bool]:
@@ -349,8 +378,13 @@ class Metrics:
 
     def _render(self, accept: str, gz: bool, names: tuple[str, ...]) -> tuple[bytes, str, bool]:
         encoder, content_type = choose_encoder(accept)
-        registry = self.registry.restricted_registry(list(names)) if names else self.registry
-        body = encoder(registry)
+        openmetrics = content_type.startswith("application/openmetrics-text")
+        own = encoder(self._own.restricted_registry(list(names)) if names else self._own)
+        parts = [own.removesuffix(b"# EOF\n") if openmetrics else own,
+                 exposition.render(self._f.values(), openmetrics, frozenset(names))]
+        if openmetrics:
+            parts.append(b"# EOF\n")
+        body = b"".join(parts)
         return (gzip.compress(body, compresslevel=1), content_type, True) if gz else (body, content_type, False)
 
     def close(self) -> None:
@@ -359,16 +393,17 @@ class Metrics:
     def _observe_tls(self, r: ProbeResult) -> None:
         """Per agent and binding; a run that made no TLS connection leaves the last values standing."""
         a = r.agent
-        self.gauge("tls_verification_disabled").labels(a).set(1 if r.tls_insecure else 0)
+        self.agent_gauge("tls_verification_disabled").labels(a).set(1 if r.tls_insecure else 0)
         for channel, info in r.tls.items():
             binding = channel if channel in TLS_CHANNELS else "other"
             if info.earliest_expiry is not None:
-                self.gauge("tls_earliest_cert_expiry_timestamp_seconds").labels(a, binding).set(info.earliest_expiry)
+                expiry = self.agent_gauge("tls_earliest_cert_expiry_timestamp_seconds")
+                expiry.labels(a, binding).set(info.earliest_expiry)
             values = (binding, tls_version_label(info.version), tls_cipher_label(info.cipher))
             self._replace_info("tls_info", self._tls, f"{a}\0{binding}", values, agent=a)
 
     def _set_reason(self, agent: str, module: str, reason: str) -> None:
-        g = self.gauge("failure_reason_info")
+        g = self.agent_gauge("failure_reason_info")
         prev = self._reason.get((agent, module))
         if prev is not None and prev != reason:
             g.remove(agent, module, prev)
@@ -379,7 +414,7 @@ class Metrics:
                       agent: str | None = None) -> None:
         """Info metrics keep one series per key (the agent, or agent and binding): drop the old label set when
         the values change."""
-        g = self.gauge(name)
+        g = self.agent_gauge(name)
         agent = key if agent is None else agent
         prev = seen.get(key)
         if prev is not None and prev != values:
@@ -403,14 +438,9 @@ def tls_cipher_label(cipher: str) -> str:
     return cipher if _CIPHER.match(cipher) else "other"
 
 
-def _children(metric: MetricWrapperBase) -> list[tuple[str, ...]]:
-    # prometheus_client has no public API to list label sets; _metrics is stable across 0.1x releases
-    return list(getattr(metric, "_metrics", {}).keys())
-
-
-def _value(metric: MetricWrapperBase, labelvalues: tuple[str, ...]) -> float:
-    child = getattr(metric, "_metrics", {}).get(labelvalues)
-    return float(child._value.get()) if child is not None and hasattr(child, "_value") else 0.0
+def per_agent(spec: Spec) -> bool:
+    """Families with an `agent` label grow with the fleet: they keep their own rendered text."""
+    return spec.labels[:1] == ("agent",)
 
 
 def series_per_job(steps: int, buckets: int, detailed: bool = False, remote_steps: int = 1) -> int:

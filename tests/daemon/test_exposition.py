@@ -1,0 +1,123 @@
+"""The fast /metrics exposition (probe/exposition.py) says exactly what prometheus_client says for the same state.
+
+The per-agent families keep their series rendered as they are written; `registry.collect()` builds the same
+families from the values instead. Both are rendered here, in the text format and in OpenMetrics, parsed with
+prometheus_client's parsers and compared sample by sample (and line by line), and the text is linted by promtool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import shutil
+import subprocess
+
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.openmetrics import exposition as om_exposition
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
+from prometheus_client.parser import text_string_to_metric_families
+
+from probe.checks.push import judge
+from probe.metrics import PREFIX, Metrics
+from probe.reasons import Reason
+from probe.results import TlsInfo
+from probe.wire.dialects import V1
+from tests.daemon.test_metrics import _result, _verdict
+
+OPENMETRICS = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+PROMETHEUS_TEXT = "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+NASTY = 'sre "core"\\ops\nline two ü'  # a config label value with every character the format escapes
+
+
+def _fleet() -> Metrics:
+    """A registry in every state a series can be in: lean and detailed jobs, failures, push, TLS, removals."""
+    m = Metrics([0.25, 1, 5], ["team"])
+    for i in range(5):
+        agent = f"agent-{i}"
+        m.add_job(agent, "ping", 30, 5, detailed=i == 1)
+        m.set_agent_info(agent, {"team": NASTY if i == 2 else "sre"})
+        r = _result(agent)
+        r.duration_s = 0.1 * i + 0.0123456789
+        m.observe("ping", r)
+        if i % 2:
+            m.observe("ping", _result(agent, success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
+    r = _result("agent-3")
+    r.tls = {"card": TlsInfo(version="TLSv1.2", cipher="ECDHE-RSA-AES128-GCM-SHA256", earliest_expiry=1.7654321e9)}
+    m.observe("ping", r)
+    m.add_push_job("agent-0", "push")
+    m.observe_push("agent-0", "push", _verdict().delivery())
+    m.observe_push("agent-0", "push", judge(V1, [], "t1", 0.0).delivery())
+    m.missed("agent-4", "ping", "overloaded")
+    m.add_job("agent-1", "ping", 30, 5, detailed=False)  # a downgrade drops the detail
+    m.remove_job("agent-4", "ping")  # a job and an agent that left the config
+    m.remove_agent("agent-4")
+    m.histogram("gc_pause_seconds").labels("0").observe(0.002)
+    m.histogram("scheduler_lateness_seconds").observe(0.3)
+    m.config_loaded(True, 4)
+    return m
+
+
+def _fast(m: Metrics, accept: str, names: tuple[str, ...] = ()) -> tuple[str, str]:
+    body, content_type, gz = asyncio.run(m.render(accept, "gzip", names))
+    assert gz
+    return gzip.decompress(body).decode(), content_type
+
+
+def _stable(text: str) -> list[str]:
+    # process_* values (CPU seconds, memory) move between two renders; everything else must not
+    return [line for line in text.splitlines() if not line.startswith("process_")]
+
+
+def _samples(families: object) -> set[tuple[str, tuple[tuple[str, str], ...], float]]:
+    return {(s.name, tuple(sorted(s.labels.items())), s.value) for fam in families for s in fam.samples  # type: ignore[attr-defined]
+            if not s.name.startswith("process_")}
+
+
+def test_text_format_equals_prometheus_client_line_for_line() -> None:
+    m = _fleet()
+    fast, content_type = _fast(m, PROMETHEUS_TEXT)
+    reference = generate_latest(m.registry).decode()
+    assert content_type.startswith("text/plain; version=0.0.4")
+    assert _stable(fast) == _stable(reference)
+    assert _samples(text_string_to_metric_families(fast)) == _samples(text_string_to_metric_families(reference))
+    # what the state says, read back from the fast text
+    parsed = {(s.name, tuple(sorted(s.labels.items()))): s.value for fam in text_string_to_metric_families(fast)
+              for s in fam.samples}
+    assert parsed[(PREFIX + "runs_total", (("agent", "agent-3"), ("module", "ping")))] == 3.0
+    assert parsed[(PREFIX + "agent_info", (("agent", "agent-2"), ("team", NASTY)))] == 1.0
+    assert not [k for k in parsed if ("agent", "agent-4") in k[1]], "a removed agent's series stay"
+    assert not [k for k in parsed if ("agent", "agent-1") in k[1] and "http_phase" in k[0]], "downgrade kept detail"
+    # HELP and TYPE once per family, before its samples
+    types = [line.split()[2] for line in fast.splitlines() if line.startswith("# TYPE ")]
+    assert len(types) == len(set(types)) and PREFIX + "success" in types and "process_cpu_seconds_total" in types
+
+
+def test_openmetrics_equals_prometheus_client() -> None:
+    m = _fleet()
+    fast, content_type = _fast(m, OPENMETRICS)
+    reference = om_exposition.generate_latest(m.registry).decode()
+    assert content_type.startswith("application/openmetrics-text")
+    assert fast.endswith("# EOF\n") and fast.count("# EOF") == 1
+    assert _stable(fast) == _stable(reference)
+    assert _samples(om_parse(fast)) == _samples(om_parse(reference))  # the strict OpenMetrics parser accepts it
+
+
+def test_name_filter_restricts_both_parts() -> None:
+    m = _fleet()
+    names = (PREFIX + "success", PREFIX + "duration_seconds_bucket", "python_info")
+    fast, _ = _fast(m, PROMETHEUS_TEXT, names)
+    reference = generate_latest(m.registry.restricted_registry(list(names))).decode()
+    assert sorted(_stable(fast)) == sorted(_stable(reference))  # the restricted registry orders by name
+    assert {f.name for f in text_string_to_metric_families(fast)} == {
+        PREFIX + "success", PREFIX + "duration_seconds", "python_info"}
+
+
+def test_promtool_accepts_the_exposition() -> None:
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.fail("promtool is required: apt-get install prometheus (as .ci/run does)")
+    fast, _ = _fast(_fleet(), PROMETHEUS_TEXT)
+    r = subprocess.run([promtool, "check", "metrics"], input=fast, capture_output=True, text=True, timeout=60,
+                       check=False)
+    assert r.returncode == 0, r.stdout + r.stderr  # 1 on a format error, 3 on lint findings
