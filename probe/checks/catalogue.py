@@ -215,6 +215,25 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "result).", "SEND-03"),
     Check("lifecycle.context_continuity", _LIFE, _M, "A follow-up in the same contextId keeps that contextId",
           "Keep the client's contextId on tasks created for messages that carry it.", "SEND-06", side_effects=_W),
+    Check("lifecycle.list_tasks", _LIFE, _M,
+          "ListTasks by contextId returns that context's tasks, newest first, without artifacts unless asked",
+          "Implement ListTasks: filter by contextId and status, sort by status timestamp (most recent first), omit "
+          "artifacts unless includeArtifacts is true, honour historyLength, and always send nextPageToken (\"\" on "
+          "the last page).", "TASK-03", side_effects=_W),
+    Check("lifecycle.list_pagination", _LIFE, _M,
+          "ListTasks pages by pageSize and pageToken, ending with an empty nextPageToken",
+          "Return at most pageSize tasks and a nextPageToken cursor that yields the next page; send \"\" as "
+          "nextPageToken on the final page.", "TASK-03", side_effects=_W),
+    Check("lifecycle.history_on_send", _LIFE, _M,
+          "SendMessage's configuration.historyLength limits the history of the returned task",
+          "Honour SendMessageConfiguration.historyLength: return at most that many of the most recent messages "
+          "(none for 0).", "TASK-02", side_effects=_W),
+    Check("lifecycle.history_kept", _LIFE, Severity.MAY, "A task's history holds the messages the client sent",
+          "Persist the messages of a task in its history so clients can read them back with GetTask.", "TASK-02",
+          side_effects=_W),
+    Check("lifecycle.history_order", _LIFE, _S, "A task's history holds the messages as sent, in the order sent",
+          "Append each message to the task's history as received (same messageId, role and parts), oldest first.",
+          "TASK-02", side_effects=_W),
     # --- streaming, beyond the stream step
     Check("streaming.subscribe", _STREAM, _M,
           "SubscribeToTask on a running task starts with the Task and ends at its terminal state",
@@ -229,6 +248,11 @@ SUITE_CHECKS: tuple[Check, ...] = (
     Check("streaming.not_declared", _STREAM, _M,
           "An agent without capabilities.streaming refuses streaming with UnsupportedOperationError",
           "Either declare capabilities.streaming: true, or answer SendStreamingMessage with -32004.", "STRM-05"),
+    Check("streaming.multi_stream", _STREAM, _M,
+          "Concurrent SubscribeToTask streams of one task all get its events, in the same order, to the terminal one",
+          "Broadcast every event of a task to all of its open streams in the same order, and keep the others "
+          "running when one closes (or refuse a second stream: serving several is optional).", "SUB-01",
+          side_effects=_W),
     # --- error handling
     Check("errors.parse_error", _ERR, _M, "Invalid JSON gets JSON-RPC -32700",
           "Answer a body that is not JSON with a JSON-RPC error -32700 (Parse error) and id null.", "ERR-01",

@@ -58,6 +58,9 @@ _STD_ERR_03 = "§8.1 Standard JSON-RPC Errors, §11.1.5 Data Format Compliance"
 # 0.3's topics/streaming-and-async.md: "The A2A protocol itself does not strictly define the HTTP body payload"
 _PUSH_BODY_03 = "§9.5 Push Notification Setup; topics/streaming-and-async (Notification Payload)"
 _PUSH_BODY_WORDS_03 = "the body is not strictly defined; a Task, an event or a StreamResponse is read"
+# 0.3 §3.5.6 and §7.3 list tasks/list for gRPC and REST only ("JSON-RPC: N/A"), with an empty payload, no rule
+# and no rpc in the 0.3 proto; 0.2 has no such method
+_NO_LIST = "0.3 lists tasks/list for gRPC/REST only (§3.5.6, §7.3), with no rule and no rpc in its proto; 0.2 has none"
 
 REQUIREMENTS: dict[str, Requirement] = {
     # --- discovery and the card
@@ -288,6 +291,34 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_S, "§6.4 Message Object (contextId)", "messages with a contextId belong to that context"),
          "0.2": _r(_S, "§6.4 Message Object (contextId)", "messages with a contextId belong to that context")},
         ("CORE-MULTI-002",)),
+    "lifecycle.list_tasks": Requirement(
+        {"1.0": _r(_M, "§3.1.4 List Tasks", "only the client's tasks; sorted by status timestamp, most recent "
+                   "first; artifacts MUST be omitted unless includeArtifacts; nextPageToken MUST always be present")},
+        ("CORE-LIST-001", "CORE-LIST-003", "CORE-LIST-004", "CORE-LIST-005"), _NO_LIST),
+    "lifecycle.list_pagination": Requirement(
+        {"1.0": _r(_M, "§3.1.4 List Tasks", "MUST use cursor-based pagination (pageToken/nextPageToken); "
+                   "nextPageToken MUST be \"\" on the final page")}, ("CORE-LIST-002", "CORE-LIST-004"), _NO_LIST),
+    "lifecycle.history_on_send": Requirement(
+        {"1.0": _r(_M, "§3.2.2 SendMessageConfiguration (historyLength), §3.2.4",
+                   "the server MUST NOT return more messages than the provided value; 0 asks for none"),
+         "0.3": _r(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.historyLength)",
+                   "the number of most recent messages to retrieve in the response (no MUST)"),
+         "0.2": _r(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.historyLength)",
+                   "the number of recent messages to be retrieved (no MUST)")},
+        ("CORE-HIST-003",), "0.3/0.2: only historyLength=1 is graded, as 0.3 never fixed what 0 means"),
+    "lifecycle.history_kept": Requirement(
+        {"1.0": _r(_MAY, "§3.7 Messages and Artifacts",
+                   "agents MAY choose to persist all Messages that contain important information in the Task history"),
+         "0.3": _r(_MAY, "§6.1 Task Object (history)", "history, optional: the messages exchanged during the task"),
+         "0.2": _r(_MAY, "§6.1 Task Object (history)", "history, optional: recent messages exchanged")},
+        ("CORE-HIST-004",)),
+    "lifecycle.history_order": Requirement(
+        {"1.0": _r(_S, "§3.2.4 History Length Semantics, §3.7",
+                   "the history holds the messages exchanged, as exchanged; the n most recent are its last n"),
+         "0.3": _r(_S, "§6.1 Task Object (history)", "the messages exchanged, representing the conversation history"),
+         "0.2": _r(_S, "§6.1 Task Object (history)", "recent messages exchanged")},
+        ("CORE-HIST-005", "CORE-HIST-006"),
+        "no sentence gives the order a keyword; graded SHOULD, as the TCK does (CORE-HIST-005/006)"),
     # --- streaming (suite)
     "streaming.subscribe": Requirement(
         {"1.0": _r(_M, "§3.1.6 Subscribe to Task", "first event the Task; the stream terminates at a terminal state"),
@@ -306,6 +337,12 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_S, "§7.2 message/stream, §8.2", "requires capabilities.streaming; A2A codes SHOULD be used"),
          "0.2": _r(_S, "§7.2 message/stream, §8.2", "requires capabilities.streaming; A2A codes SHOULD be used")},
         ("CORE-CAP-002",)),
+    "streaming.multi_stream": Requirement(
+        {"1.0": _r(_M, "§3.5.2 Streaming Event Delivery (Multiple Streams Per Task)",
+                   "events MUST be broadcast to all active streams of a task, the same events in the same order; "
+                   "closing one MUST NOT affect the others (serving several streams is MAY)")},
+        ("STREAM-ORDER-002", "STREAM-ORDER-003", "STREAM-ORDER-004"),
+        "0.3 and 0.2 say nothing about several streams of one task"),
     # --- errors (suite)
     "errors.parse_error": Requirement(_all(_M, "§9.5 Error Handling", _STD_ERR_03, "§8.1 Standard JSON-RPC Errors"),
                                       ("JSONRPC-ERR-001",)),
@@ -321,7 +358,7 @@ REQUIREMENTS: dict[str, Requirement] = {
     "errors.cancel_unknown": Requirement(
         {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotFoundError for a task that does not exist"),
          "0.3": _r(_S, _ERR_03, "TaskNotFoundError where applicable"),
-         "0.2": _r(_S, _ERR_03, "TaskNotFoundError where applicable")}),
+         "0.2": _r(_S, _ERR_03, "TaskNotFoundError where applicable")}, ("CORE-CANCEL-003",)),
     "errors.not_cancelable": Requirement(
         {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotCancelableError"), "0.3": _r(_S, _ERR_03),
          "0.2": _r(_S, _ERR_03)}, ("CORE-CANCEL-002",)),
@@ -409,15 +446,6 @@ REQUIREMENTS: dict[str, Requirement] = {
 
 # requirements of the texts that no check tests yet (the TCK's 89 JSON-RPC and card requirements include them)
 UNCOVERED: tuple[Uncovered, ...] = (
-    Uncovered("list_tasks", "ListTasks returns the caller's tasks, newest first, paginated, artifacts only on request",
-              {"1.0": _r(_M, "§3.1.4 List Tasks")}, "not implemented yet (issue 9 item 7)",
-              ("CORE-LIST-001", "CORE-LIST-002", "CORE-LIST-003", "CORE-LIST-004", "CORE-LIST-005")),
-    Uncovered("multi_stream", "Two concurrent streams of one task get the same events; closing one keeps the other",
-              {"1.0": _r(_M, "§3.5.2 Streaming Event Delivery")}, "not implemented yet (issue 9 item 7)",
-              ("STREAM-ORDER-002", "STREAM-ORDER-003", "STREAM-ORDER-004")),
-    Uncovered("history_order", "History is chronological and holds the messages sent",
-              {"1.0": _r(_M, "§3.2.4 History Length Semantics, §4.1.1 Task")},
-              "not implemented yet (issue 9 item 7)", ("CORE-HIST-004", "CORE-HIST-005", "CORE-HIST-006")),
     Uncovered("multi_turn_context", "Only taskId given: contextId inferred; mismatching contextId rejected; "
               "new tasks get unique ids", {"1.0": _r(_M, "§3.4.1 Context Identifier Semantics, §3.4.2")},
               "not implemented yet (issue 9 item 7)", ("CORE-MULTI-005", "CORE-MULTI-006")),

@@ -16,7 +16,7 @@ from probe.checks import grading
 from probe.checks.catalogue import BY_ID
 from probe.engine import FULL_STEPS, execute
 from probe.results import ProbeResult, Status, StepName, StepResult
-from probe.suite import errors, interop, lifecycle, push, security, streaming
+from probe.suite import errors, interop, lifecycle, push, security, streaming, tasks
 from probe.suite.context import Skip, Suite, SuiteOptions
 from probe.target import Target
 from probe.wire.http import Deadline, HttpClient, WireError
@@ -24,7 +24,7 @@ from probe.wire.http import Deadline, HttpClient, WireError
 __all__ = ["SuiteOptions", "run_suite"]
 
 CheckFn = Callable[[Suite], Awaitable[None]]
-MODULES = (lifecycle, streaming, errors, push, security, interop)
+MODULES = (lifecycle, tasks, streaming, errors, push, security, interop)
 
 log = structlog.get_logger("a2a_probe.suite")
 

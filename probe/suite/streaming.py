@@ -8,10 +8,10 @@ import uuid
 
 from probe.checks.stream import StreamJudge
 from probe.results import Status
-from probe.suite.context import Skip, Suite, expect_error
+from probe.suite.context import Skip, Suite, describe_answer, expect_error
 from probe.wire import a2a_errors as E
 from probe.wire.bindings import Answer, AnswerStream
-from probe.wire.dialects import TaskState, state_name
+from probe.wire.dialects import TERMINAL, TaskState, state_name
 from probe.wire.http import WireError
 
 
@@ -140,6 +140,116 @@ async def not_declared(s: Suite) -> None:
                  "the agent streamed although the card does not declare capabilities.streaming")
 
 
-CHECKS = (subscribe_terminal, subscribe_unknown, not_declared)
+class _Follower:
+    """One of several SubscribeToTask streams of one task: the events it got, as comparable signatures."""
+
+    def __init__(self, s: Suite, task_id: str) -> None:
+        self.s = s
+        self.task_id = task_id
+        self.events: list[tuple[object, ...]] = []
+        self.state: TaskState | None = None
+        self.refused: str | None = None  # a plain answer, an error event or no answer instead of a stream
+        self.first = asyncio.Event()  # the first event (or the refusal) arrived
+        self.task: asyncio.Task[None] = asyncio.create_task(self._follow())
+
+    async def _follow(self) -> None:
+        try:
+            async with self.s.client.subscribe(self.task_id) as es:
+                if es.plain is not None:
+                    self.refused = f"not a stream: {es.plain.describe()}"
+                    return
+                async for ev in es.events():
+                    if ev.error is not None or ev.problem is not None:
+                        self.refused = self.refused or (ev.error.describe() if ev.error else str(ev.problem))
+                        return
+                    item = self.s.dialect.result_item(ev.result)
+                    self.events.append((item.kind, item.state, item.artifact_id, item.append, item.last_chunk,
+                                        tuple(item.texts), item.status_text))
+                    self.state = item.state or self.state
+                    self.first.set()
+                    if item.state in TERMINAL:
+                        return
+        except WireError as exc:
+            self.refused = self.refused or f"no answer: {exc}"
+        finally:
+            self.first.set()
+
+    async def close(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+async def multi_stream(s: Suite) -> None:
+    """STREAM-ORDER-002/003/004 (1.0 §3.5.2): three SubscribeToTask streams of one running task; one is closed,
+    the task canceled; the other two both reach the terminal event, with the same events in the same order."""
+    if not s.card.streaming:
+        raise Skip("the card does not declare streaming")
+    if not s.v1:
+        raise Skip("0.3 and 0.2 say nothing about several streams of one task")
+    if not s.opts.slow_prompt:
+        raise Skip("no prompt that keeps a task running (--slow-prompt / slow_prompt)")
+    answer, item = await s.send(s.opts.slow_prompt, immediate=True)
+    if item is not None and item.kind == "message":
+        raise Skip("the agent answered the slow prompt with a Message, not a Task: no task to follow")
+    if item is None or item.kind != "task" or item.task_id is None or item.state in TERMINAL:
+        got = state_name(item.state) if item else describe_answer(answer)
+        raise Skip(f"the slow prompt did not leave a running task (got {got})")
+    followers = [_Follower(s, item.task_id) for _ in range(3)]
+    try:
+        await _judge_streams(s, item.task_id, followers)
+    finally:
+        for f in followers:
+            await f.close()
+
+
+async def _judge_streams(s: Suite, task_id: str, followers: list[_Follower]) -> None:
+    wait = min(3.0, s.deadline.remaining())
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(f.first.wait() for f in followers)), timeout=wait)
+    served = [f for f in followers if f.refused is None and f.events]
+    if not served:
+        raise Skip(f"no SubscribeToTask stream opened ({followers[0].refused or 'no event'}): streaming.subscribe")
+    if len(served) < len(followers):
+        # 1.0 §3.5.2: an agent MAY serve several streams of one task; the rules bind when it does
+        refusal = next(f.refused or "no event" for f in followers if f not in served)
+        await _cancel(s, task_id)
+        raise Skip(f"the agent serves one stream per task (MAY, §3.5.2); a further one got: {refusal}"[:300])
+    closed, kept = followers[-1], followers[:-1]
+    await closed.close()  # closing one MUST NOT affect the others
+    canceled = await _cancel(s, task_id)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(f.task for f in kept), return_exceptions=True),
+                               timeout=max(0.1, min(5.0, s.deadline.remaining())))
+    if canceled not in TERMINAL and all(f.state not in TERMINAL for f in kept):
+        raise Skip(f"the task did not end after CancelTask ({state_name(canceled)}), so no stream could finish")
+    ended = f"CancelTask made the task {state_name(canceled)}" if canceled in TERMINAL else "another stream ended"
+    problems = [f"stream {i + 1} stopped at {state_name(f.state)}: no terminal event, although {ended}"
+                if f.refused is None else f"stream {i + 1}: {f.refused}"
+                for i, f in enumerate(kept) if f.state not in TERMINAL]
+    # the first event is each stream's own Task snapshot; what follows is what the task broadcast while both
+    # were open, so the later-opened stream's events are the tail of the earlier one's
+    a, b = sorted((f.events[1:] for f in kept), key=len, reverse=True)
+    if not problems and a[len(a) - len(b):] != b:
+        problems.append(f"the two open streams got different events: {len(a)} vs {len(b)} after the Task, "
+                        f"first difference at {_first_difference(a, b)}")
+    s.record("streaming.multi_stream", Status.FAIL if problems else Status.PASS,
+             "; ".join(problems) or f"3 streams of task {task_id}: one closed, the other two got the same "
+             f"{len(b)} event(s) after the Task, through {state_name(kept[0].state)}")
+
+
+def _first_difference(a: list[tuple[object, ...]], b: list[tuple[object, ...]]) -> str:
+    tail = a[len(a) - len(b):]
+    index = next((i for i, (x, y) in enumerate(zip(tail, b, strict=False)) if x != y), len(b))
+    return f"event {index + 1}: {tail[index][:2] if index < len(tail) else None} vs " \
+           f"{b[index][:2] if index < len(b) else None}"
+
+
+async def _cancel(s: Suite, task_id: str) -> TaskState | None:
+    _, canceled = await s.client.cancel(task_id)
+    return canceled.state if canceled is not None else None
+
+
+CHECKS = (subscribe_terminal, subscribe_unknown, not_declared, multi_stream)
 IDS = {subscribe_terminal: ("streaming.subscribe_terminal",), subscribe_unknown: ("streaming.subscribe_unknown",),
-       not_declared: ("streaming.not_declared",)}
+       not_declared: ("streaming.not_declared",), multi_stream: ("streaming.multi_stream",)}

@@ -61,10 +61,10 @@ class A2AClient:
         return self.dialect.user_message(text, str(uuid.uuid4()), task_id, context_id)
 
     def send_params(self, message: dict[str, Any], *, immediate: bool | None = None,
-                    push: Webhook | None = None) -> dict[str, Any]:
+                    push: Webhook | None = None, history_length: int | None = None) -> dict[str, Any]:
         """1.0 returnImmediately (default: wait); 0.3 blocking, sent explicitly (the 0.3 default is unclear);
         `push` asks for push notifications to that webhook (1.0 taskPushNotificationConfig, 0.3
-        pushNotificationConfig)."""
+        pushNotificationConfig); `history_length` limits the history of the returned task."""
         params: dict[str, Any] = {"message": message}
         config: dict[str, Any] = {}
         if self.v1:
@@ -72,6 +72,8 @@ class A2AClient:
                 config["returnImmediately"] = True
         elif self.dialect.version == "0.3":
             config["blocking"] = not immediate
+        if history_length is not None:
+            config["historyLength"] = history_length
         if push is not None:
             config |= push_shapes.inline(self.dialect, *push)
         if config:
@@ -103,11 +105,11 @@ class A2AClient:
 
     async def send(self, text_or_message: str | dict[str, Any], *, task_id: str | None = None,
                    context_id: str | None = None, immediate: bool | None = None, headers: Headers | None = None,
-                   deadline: Deadline | None = None) -> Reply:
+                   deadline: Deadline | None = None, history_length: int | None = None) -> Reply:
         message = (self.message(text_or_message, task_id=task_id, context_id=context_id)
                    if isinstance(text_or_message, str) else text_or_message)
-        answer = await self.call(Op.SEND, self.send_params(message, immediate=immediate), headers=headers,
-                                 deadline=deadline)
+        params = self.send_params(message, immediate=immediate, history_length=history_length)
+        answer = await self.call(Op.SEND, params, headers=headers, deadline=deadline)
         return answer, self.item(answer)
 
     async def get(self, task_id: str, *, history_length: int | None = None, headers: Headers | None = None,
@@ -119,12 +121,23 @@ class A2AClient:
         return answer, self.item(answer, bare_task=True)
 
     async def list(self, *, context_id: str | None = None, page_size: int | None = None,
-                   headers: Headers | None = None) -> Answer:
+                   page_token: str | None = None, status: str | None = None, history_length: int | None = None,
+                   include_artifacts: bool | None = None, headers: Headers | None = None) -> Answer:
+        """ListTasks (1.0): the filters and page arguments given, by their ProtoJSON names; `status` is the
+        1.0 state name (TASK_STATE_COMPLETED)."""
         params: dict[str, Any] = {}
         if context_id:
             params["contextId"] = context_id
+        if status:
+            params["status"] = status
         if page_size is not None:
             params["pageSize"] = page_size
+        if page_token:
+            params["pageToken"] = page_token
+        if history_length is not None:
+            params["historyLength"] = history_length
+        if include_artifacts is not None:
+            params["includeArtifacts"] = include_artifacts
         return await self.call(Op.LIST, params, headers=headers)
 
     async def cancel(self, task_id: str, *, headers: Headers | None = None) -> Reply:

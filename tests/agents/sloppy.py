@@ -6,6 +6,8 @@ shown to fail on its own. Used by the test that proves every catalogued check ca
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -22,7 +24,11 @@ ALL = frozenset({
     "unknown_task_message", "context", "no_artifact", "subscribe", "subscribe_terminal", "parse_error",
     "invalid_request", "unknown_method", "invalid_params", "task_not_found", "not_cancelable", "version",
     "push", "extended_card", "error_info",
-})  # not in ALL, used alone: "same_task_id", "version_on_send"
+})  # not in ALL, used alone: "same_task_id", "version_on_send"; and, as ALL drops contextIds and cancels nothing:
+# "list_tasks" (no filter, oldest first, artifacts), "list_pagination" (pageSize ignored), "history_on_send"
+# (configuration.historyLength ignored), "history_kept" (no history), "history_order" (the follow-up first, texts
+# changed), "multi_stream" (only the last SubscribeToTask stream gets the task's events)
+FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
 
 
 class Sloppy:
@@ -36,6 +42,7 @@ class Sloppy:
         self.card_status = card_status
         self.card_headers = card_headers
         self.tasks: dict[str, dict[str, Any]] = {}
+        self.followers: dict[str, list[asyncio.Queue[dict[str, Any] | None]]] = {}  # task id -> live streams
         self.origin = ""
 
     # ---- card
@@ -52,13 +59,25 @@ class Sloppy:
 
     # ---- tasks
 
-    def _task(self, text: str, state: str, context_id: str | None) -> dict[str, Any]:
+    def _remember(self, task: dict[str, Any], msg: dict[str, Any]) -> None:
+        """Append a user message to the task's history, as sent (or, broken, first and with its text changed)."""
+        if "history_kept" in self.broken:
+            return
+        kept = {**msg, "taskId": task["id"], "contextId": task["contextId"]}
+        if "history_order" in self.broken:
+            kept["parts"] = [{"text": "something else"}]
+            task["history"].insert(0, kept)
+        else:
+            task["history"].append(kept)
+
+    def _task(self, text: str, state: str, context_id: str | None, msg: dict[str, Any]) -> dict[str, Any]:
         tid = "the-one-task" if "same_task_id" in self.broken else str(uuid.uuid4())
-        msg = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": text}]}
         task: dict[str, Any] = {"id": tid, "contextId": context_id or str(uuid.uuid4()),
-                                "status": {"state": f"TASK_STATE_{state}"},
-                                "history": [msg, {"role": "ROLE_AGENT", "messageId": str(uuid.uuid4()),
-                                                  "parts": [{"text": f"echo: {text}"}]}]}
+                                "status": {"state": f"TASK_STATE_{state}"}, "history": []}
+        self._remember(task, msg)
+        if "history_kept" not in self.broken:
+            task["history"].append({"role": "ROLE_AGENT", "messageId": str(uuid.uuid4()),
+                                    "parts": [{"text": f"echo: {text}"}]})
         if state == "COMPLETED" and "no_artifact" not in self.broken:
             task["artifacts"] = [{"artifactId": str(uuid.uuid4()), "parts": [{"text": f"echo: {text}"}]}]
         self.tasks[tid] = task
@@ -77,21 +96,47 @@ class Sloppy:
             if known is not None and known["status"]["state"] == "TASK_STATE_INPUT_REQUIRED":
                 known["status"]["state"] = "TASK_STATE_COMPLETED"
                 known["artifacts"] = [{"artifactId": "a", "parts": [{"text": "done"}]}]
-                return {"task": known}, None
+                self._remember(known, msg)
+                return {"task": self._limited(known, params)}, None
             if known is not None and "message_to_terminal" not in self.broken:
                 return None, {"code": -32004, "message": "task is terminal"}
         context = None if "context" in self.broken else msg.get("contextId")
         immediate = (params.get("configuration") or {}).get("returnImmediately") is True
         if "slow" in text and "cancel" not in self.broken:
-            return {"task": self._task(text, "WORKING", context)}, None
+            return {"task": self._task(text, "WORKING", context, msg)}, None
         if "input" in text and "input_required" not in self.broken:
-            return {"task": self._task(text, "INPUT_REQUIRED", context)}, None
+            return {"task": self._task(text, "INPUT_REQUIRED", context, msg)}, None
         state = "SUBMITTED" if immediate and "return_immediately" not in self.broken else "COMPLETED"
-        task = self._task(text, state, context)
+        task = self._task(text, state, context, msg)
         if state == "SUBMITTED":
             task["status"]["state"] = "TASK_STATE_COMPLETED"  # done by the next GetTask
             return {"task": {**task, "status": {"state": "TASK_STATE_SUBMITTED"}}}, None
-        return {"task": task}, None
+        return {"task": self._limited(task, params)}, None
+
+    def _limited(self, task: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        """SendMessage's configuration.historyLength applied to the returned task."""
+        n = (params.get("configuration") or {}).get("historyLength")
+        if not isinstance(n, int) or "history_on_send" in self.broken:
+            return task
+        return {**task, "history": task["history"][-n:]} if n else {k: v for k, v in task.items() if k != "history"}
+
+    def _list(self, params: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        tasks = list(self.tasks.values())
+        if "list_tasks" not in self.broken:  # broken: no filter, oldest first, artifacts always
+            tasks.reverse()  # newest first: the sloppy agent's tasks never change after their last turn
+            tasks = [t for t in tasks if params.get("contextId") in (None, t["contextId"])]
+            tasks = [t for t in tasks if params.get("status") in (None, t["status"]["state"])]
+            if params.get("includeArtifacts") is not True:
+                tasks = [{k: v for k, v in t.items() if k != "artifacts"} for t in tasks]
+        n = params.get("historyLength")
+        if isinstance(n, int):
+            tasks = [{**t, "history": t.get("history", [])[-n:] if n else []} for t in tasks]
+        start = int(params.get("pageToken") or 0)
+        size = len(tasks) if "list_pagination" in self.broken else int(params.get("pageSize") or 50)
+        page = tasks[start:start + size]
+        more = start + size < len(tasks)
+        return {"tasks": page, "nextPageToken": str(start + size) if more else "", "pageSize": size,
+                "totalSize": len(tasks)}, None
 
     def _not_found(self, tid: str) -> dict[str, Any]:
         err: dict[str, Any] = {"code": -32001, "message": f"task {tid} not found"}
@@ -123,6 +168,11 @@ class Sloppy:
         if terminal and "not_cancelable" not in self.broken:
             return None, {"code": -32002, "message": "not cancelable"}
         task["status"]["state"] = "TASK_STATE_CANCELED"
+        followers = self.followers.pop(task["id"], [])
+        update = {"statusUpdate": {"taskId": task["id"], "contextId": task["contextId"], "status": task["status"]}}
+        for i, queue in enumerate(followers):  # broken multi_stream: only the last stream hears of it
+            last = i == len(followers) - 1
+            queue.put_nowait(update if last or "multi_stream" not in self.broken else None)
         return task, None
 
     # ---- transport
@@ -149,7 +199,8 @@ class Sloppy:
             return self._reply(rid, None, {"code": -32600, "message": "invalid request"})
         if method in ("SendStreamingMessage", "SubscribeToTask"):
             return await self._stream(request, rid, method, params)
-        handler = {"SendMessage": self._send, "GetTask": self._get, "CancelTask": self._cancel}.get(method)
+        handler = {"SendMessage": self._send, "GetTask": self._get, "CancelTask": self._cancel,
+                   "ListTasks": self._list}.get(method)
         if handler is not None:
             return self._reply(rid, *handler(params))
         if method == "CreateTaskPushNotificationConfig" and "push" in self.broken:
@@ -179,6 +230,8 @@ class Sloppy:
                 return self._reply(rid, {"task": task}, None)  # a plain answer, not a stream
             if terminal and "subscribe_terminal" not in self.broken:
                 return self._reply(rid, None, {"code": -32004, "message": "task is terminal"})
+            if not terminal:
+                return await self._follow(request, rid, task)
             events = [{"task": task}]
         else:
             result, error = self._send(params)
@@ -193,6 +246,22 @@ class Sloppy:
         for ev in events:
             await resp.write(f"data: {json.dumps({'jsonrpc': '2.0', 'id': rid, 'result': ev})}\n\n".encode())
         await resp.write_eof()
+        return resp
+
+    async def _follow(self, request: web.Request, rid: Any, task: dict[str, Any]) -> web.StreamResponse:
+        """A live subscription: the Task, then the updates CancelTask broadcasts, to the terminal one."""
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.followers.setdefault(task["id"], []).append(queue)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        event: dict[str, Any] | None = {"task": task}
+        with contextlib.suppress(ConnectionError, TimeoutError):
+            while event is not None:
+                await resp.write(f"data: {json.dumps({'jsonrpc': '2.0', 'id': rid, 'result': event})}\n\n".encode())
+                if "statusUpdate" in event:
+                    break
+                event = await asyncio.wait_for(queue.get(), FOLLOW_TIMEOUT)
+            await resp.write_eof()
         return resp
 
 

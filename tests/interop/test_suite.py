@@ -65,6 +65,9 @@ def test_full_suite_levels_on_sdk_peers(peer_name: str, request: pytest.FixtureR
     ran = {r["test"] for r in rep["results"] if r["status"] != "skip"}
     # the prompts enable the multi-turn, cancel and subscribe checks on both SDKs
     assert {"lifecycle.input_required", "lifecycle.cancel", "streaming.subscribe", "errors.not_cancelable"} <= ran
+    if not peer.compat:  # ListTasks and several streams of one task are 1.0 rules; history is graded in both
+        assert {"lifecycle.list_tasks", "lifecycle.list_pagination", "streaming.multi_stream"} <= ran
+    assert {"lifecycle.history_on_send", "lifecycle.history_kept", "lifecycle.history_order"} <= ran
     assert {r["test"] for r in rep["results"]} == {c.id for c in ALL_CHECKS}
 
 
@@ -153,6 +156,11 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         await probe(url)  # streams although streaming is not declared
     async with sloppy_agent(Sloppy({"version_on_send"})) as url:
         await probe(url)
+    async with sloppy_agent(Sloppy({"list_tasks", "list_pagination", "history_on_send", "history_order",
+                                    "multi_stream"})) as url:
+        await probe(url)  # ListTasks unfiltered and unpaged, historyLength ignored, history reordered, no broadcast
+    async with sloppy_agent(Sloppy({"history_kept"})) as url:
+        await probe(url)  # no history kept at all
     auth = {"securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
             "securityRequirements": [{"schemes": {"bearer": {"list": []}}}]}
     from pydantic import SecretStr

@@ -57,8 +57,9 @@ def route(version: str, op: Op, params: Mapping[str, Any]) -> tuple[str, str, di
     if op is Op.GET:
         query = {"historyLength": params["historyLength"]} if "historyLength" in params else {}
         return "GET", f"{base}/tasks/{_q(tid)}", None, query
-    if op is Op.LIST:
-        return "GET", f"{base}/tasks", None, dict(params)
+    if op is Op.LIST:  # query values as ProtoJSON spells them (true/false, not Python's True/False)
+        return "GET", f"{base}/tasks", None, {k: str(v).lower() if isinstance(v, bool) else v
+                                              for k, v in params.items()}
     if op is Op.CANCEL:
         return "POST", f"{base}/tasks/{_q(tid)}:cancel", body, {}
     if op is Op.SUBSCRIBE:

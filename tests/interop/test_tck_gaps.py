@@ -1,0 +1,117 @@
+"""The TCK-gap checks (ListTasks, history, several streams of one task, unknown ids) on the real SDK peers, per
+binding and version, and each failure mode on a sloppy agent that gets exactly that rule wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from probe.checks.registry import UNCOVERED, requirement
+from probe.engine import execute
+from probe.results import Status, StepName
+from probe.suite import _run_check, errors, streaming, tasks
+from probe.suite.context import Suite, SuiteOptions
+from probe.target import Target
+from probe.wire.http import Deadline, HttpClient
+from tests.agents.sloppy import Sloppy, sloppy_agent
+from tests.peers.harness import Peer
+
+CHECKS = (*tasks.CHECKS, streaming.subscribe_unknown, streaming.multi_stream, errors.cancel_unknown)
+IDS = {**tasks.IDS, **streaming.IDS, **errors.IDS}
+NEW = ("lifecycle.list_tasks", "lifecycle.list_pagination", "lifecycle.history_on_send", "lifecycle.history_kept",
+       "lifecycle.history_order", "streaming.multi_stream", "streaming.subscribe_unknown", "errors.cancel_unknown")
+OPTS = SuiteOptions(timeout=40.0, slow_prompt="slow please", input_prompt="input please")
+
+
+async def _gap_checks(client: HttpClient, url: str, *, binding: str | None = None, version: str | None = None,
+                      opts: SuiteOptions = OPTS) -> dict[str, tuple[Status, str]]:
+    """Only these checks, through the suite's machinery (one client, skips, grading) on a pinged interface."""
+    from probe.checks import grading
+
+    target = Target(name="t", url=url, timeout=5.0, binding=binding, a2a_version=version)
+    run = await execute(target, client, steps=(StepName.PING,))
+    assert run.a2a is not None, run.r.problem
+    s = Suite(run, opts, Deadline.after(opts.timeout))
+    for fn in CHECKS:
+        await _run_check(s, fn, IDS[fn])
+    grading.grade(run.r)
+    return {c.id: (c.status, c.message) for c in run.r.checks if c.id in NEW}
+
+
+# every new check passes on both official SDKs, on every binding each serves, in 1.0
+PEERS_1_0 = [("py_peer", None), ("py_peer", "HTTP+JSON"), ("py_peer", "GRPC"), ("js_peer", None),
+             ("js_peer", "HTTP+JSON")]
+
+
+@pytest.mark.external
+@pytest.mark.parametrize(("peer_name", "binding"), PEERS_1_0)
+async def test_gap_checks_pass_on_the_sdk_peers_in_1_0(peer_name: str, binding: str | None, client: HttpClient,
+                                                       request: pytest.FixtureRequest) -> None:
+    peer: Peer = request.getfixturevalue(peer_name)
+    got = await _gap_checks(client, peer.base_url, binding=binding)
+    assert {cid: st for cid, (st, _) in got.items()} == dict.fromkeys(NEW, Status.PASS), got
+    assert "two turns in order" in got["lifecycle.history_order"][1]  # --input-prompt gives a two-turn task
+    assert "CANCELED" in got["streaming.multi_stream"][1]
+
+
+@pytest.mark.external
+@pytest.mark.parametrize("peer_name", ["py_peer_compat", "js_peer_compat"])
+async def test_gap_checks_graded_by_0_3_on_the_sdk_peers(peer_name: str, client: HttpClient,
+                                                        request: pytest.FixtureRequest) -> None:
+    peer: Peer = request.getfixturevalue(peer_name)
+    got = await _gap_checks(client, peer.base_url, version="0.3")
+    for cid in ("lifecycle.list_tasks", "lifecycle.list_pagination", "streaming.multi_stream"):
+        status, message = got[cid]  # 1.0 rules: no ListTasks on 0.3 JSON-RPC, nothing on several streams
+        assert status is Status.SKIP and message.startswith("not graded: A2A 0.3"), (cid, message)
+    for cid in ("lifecycle.history_on_send", "lifecycle.history_kept", "lifecycle.history_order",
+                "streaming.subscribe_unknown", "errors.cancel_unknown"):
+        assert got[cid][0] is Status.PASS, (cid, got[cid])
+    assert "historyLength 1 honoured" in got["lifecycle.history_on_send"][1]  # 0 is not graded in 0.3
+
+
+@pytest.mark.parametrize(("broken", "failed"), [
+    (frozenset(), set()),
+    ({"list_tasks"}, {"lifecycle.list_tasks"}),
+    ({"list_pagination"}, {"lifecycle.list_pagination"}),
+    ({"history_on_send"}, {"lifecycle.history_on_send"}),
+    ({"history_kept"}, {"lifecycle.history_kept"}),
+    ({"history_order"}, {"lifecycle.history_order"}),
+    ({"multi_stream"}, {"streaming.multi_stream"}),
+])
+async def test_each_gap_check_fails_on_its_own_fault(broken: set[str], failed: set[str], client: HttpClient) -> None:
+    async with sloppy_agent(Sloppy(broken)) as url:
+        got = await _gap_checks(client, url)
+    assert {cid for cid, (st, _) in got.items() if st is Status.FAIL} == failed, got
+    if broken == {"history_kept"}:
+        assert got["lifecycle.history_order"][1].startswith("depends on lifecycle.history_kept")
+
+
+async def test_messages_name_what_was_wrong(client: HttpClient) -> None:
+    async with sloppy_agent(Sloppy({"list_tasks", "list_pagination", "history_order", "multi_stream"})) as url:
+        got = await _gap_checks(client, url)
+    assert "comes before the newer" in got["lifecycle.list_tasks"][1]  # oldest first
+    assert "artifacts present without includeArtifacts" in got["lifecycle.list_tasks"][1]
+    assert "page 1 returned" in got["lifecycle.list_pagination"][1]
+    assert "not the order they were sent" in got["lifecycle.history_order"][1]
+    assert "no terminal event, although CancelTask made the task CANCELED" in got["streaming.multi_stream"][1]
+
+
+async def test_without_prompts_the_checks_say_what_they_need(client: HttpClient) -> None:
+    async with sloppy_agent(Sloppy(set())) as url:
+        got = await _gap_checks(client, url, opts=SuiteOptions(timeout=20.0))
+    assert got["streaming.multi_stream"] == (Status.SKIP, "no prompt that keeps a task running (--slow-prompt / "
+                                                          "slow_prompt)")
+    status, message = got["lifecycle.history_order"]  # one message: content only, and it says so
+    assert status is Status.PASS and "the order of two needs --input-prompt" in message
+
+
+def test_the_registry_no_longer_lists_these_as_not_tested() -> None:
+    assert not {"list_tasks", "multi_stream", "history_order"} & {u.id for u in UNCOVERED}
+    tck = {t for cid in NEW for t in requirement(cid).tck}
+    assert {f"CORE-LIST-00{i}" for i in range(1, 6)} <= tck
+    assert {"CORE-HIST-003", "CORE-HIST-004", "CORE-HIST-005", "CORE-HIST-006"} <= tck
+    assert {"STREAM-ORDER-002", "STREAM-ORDER-003", "STREAM-ORDER-004", "STREAM-SUB-004", "CORE-CANCEL-003"} <= tck
+    # graded by each version's own text: ListTasks and several streams are 1.0 rules; history is in 0.3 too
+    for cid in ("lifecycle.list_tasks", "lifecycle.list_pagination", "streaming.multi_stream"):
+        assert set(requirement(cid).rules) == {"1.0"}
+    assert requirement("lifecycle.history_kept").rules["1.0"].level.value == "MAY"
+    assert requirement("lifecycle.history_on_send").rules["0.3"].level.value == "SHOULD"
