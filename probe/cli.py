@@ -25,7 +25,7 @@ from probe.daemon import Daemon, ListenError
 from probe.engine import FULL_STEPS, run_interfaces, run_probe
 from probe.inbox import Listener
 from probe.results import ProbeResult
-from probe.suite import SuiteOptions, run_suite
+from probe.suite import SuiteOptions, run_suite, run_suite_interfaces
 from probe.target import AuthSpec, InvalidUrl, Target, TlsSpec, check_url
 from probe.wire.http import HttpClient
 
@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--a2a-version", choices=["1.0", "0.3"], help="force the protocol version of the interface")
     c.add_argument("--binding", choices=[*BINDING_CHOICES, "all"],
                    help="probe the interface of this binding, or every advertised one (all: one report entry each, "
-                        "and interop.bindings_agree); default: the card's JSON-RPC interface, 1.0 first")
+                        "with --suite full the whole suite on each, and interop.bindings_agree); default: the card's "
+                        "JSON-RPC interface, 1.0 first")
     c.add_argument("--message", default="a2a-probe health check", help="text of the probe message")
     c.add_argument("--expect-text", help="fail unless this text appears in the answer")
     c.add_argument("--timeout", type=positive, default=30.0, help="hard deadline for the whole probe, seconds")
@@ -318,7 +319,8 @@ async def _check(target: Target, stream: bool, progress: bool, suite: SuiteOptio
             except OSError as exc:
                 raise UsageError(f"--push-listen {listener.host}:{listener.port}: {exc.strerror}") from None
         steps = FULL_STEPS if stream else FULL_STEPS[:1]
-        work = (run_suite(target, client, suite) if suite is not None
+        work = (run_suite_interfaces(target, client, suite) if suite is not None and every
+                else run_suite(target, client, suite) if suite is not None
                 else run_interfaces(target, client, steps=steps) if every
                 else run_probe(target, client, steps=steps))
         task = asyncio.create_task(work)

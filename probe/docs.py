@@ -71,6 +71,9 @@ def checks_md() -> str:
     rows += [f"| `{c.id}` | {c.category.value} | {_rule_cell(c.id, '1.0')} | {_rule_cell(c.id, '0.3')} | "
              f"{_rule_cell(c.id, '0.2')} | {', '.join(REQUIREMENTS[c.id].tck)} | {c.title} | {c.recommendation} |"
              for c in ALL_CHECKS]
+    rows += ["", "## Checks of one binding only", "", "Every other check runs on each binding (`check --binding "
+             "all` runs it on every advertised interface); these are skipped elsewhere, with that reason.", ""]
+    rows += [f"- `{c.id}`: {', '.join(c.bindings)} only" for c in ALL_CHECKS if c.bindings]
     notes = [(c.id, REQUIREMENTS[c.id].note) for c in ALL_CHECKS if REQUIREMENTS[c.id].note]
     rows += ["", "## Notes on reading the texts", ""] + [f"- `{cid}`: {note}" for cid, note in notes]
     rows += ["", "## Not tested yet", "", "Requirements of the texts no check tests; reports list them under "
@@ -146,8 +149,14 @@ def report_schema() -> str:
                                                             "words": {"type": "string"},
                                                             "tck": {"type": "array", "items": {"type": "string"}}}},
                              "reason": {**_nullable(reasons),
-                                        "description": "on the failed check that carries the verdict's reason"}}}
+                                        "description": "on the failed check that carries the verdict's reason"},
+                             "interface": {"type": ["string", "null"],
+                                           "description": "--binding all: the interface the check ran on "
+                                                          "(\"grpc 1.0\"); null for the card's own checks and "
+                                                          "those about the agent as a whole"}}}
     nullable_str = {"type": ["string", "null"]}
+    summary = {"type": "object", "additionalProperties": False, "required": ["total", "passed", "failed", "skipped"],
+               "properties": {k: {"type": "integer", "minimum": 0} for k in ("total", "passed", "failed", "skipped")}}
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "a2a-probe conformance report",
@@ -181,7 +190,20 @@ def report_schema() -> str:
                                "protocolBinding": {"type": "string"}, "protocolVersion": nullable_str,
                                "interfaceUrl": nullable_str, "success": {"type": "boolean"},
                                "reason": _nullable(reasons), "finalState": nullable_str,
-                               "duration_ms": {"type": "number", "minimum": 0}}}},
+                               "duration_ms": {"type": "number", "minimum": 0},
+                               "outcomes": {"type": "object", "additionalProperties": {"type": "string"},
+                                            "description": "what the same operations gave on this interface "
+                                                           "(interop.bindings_agree): operation -> A2A error name "
+                                                           "or result"},
+                               "artifacts": {"type": ["array", "null"], "items": {"type": "array", "items": {
+                                   "enum": ["text", "file", "data", "?"]}},
+                                             "description": "the invoke answer's artifacts: the kinds of each "
+                                                            "one's parts"},
+                               "conformanceLevel": {"enum": [*(lvl.value for lvl in Level), None]},
+                               "summary": summary,
+                               "results": {"type": "array", "items": result,
+                                           "description": "this interface's own checks (the top-level results "
+                                                          "whose `interface` names it)"}}}},
             "tls": {"type": "object", "additionalProperties": tls,
                     "description": "per connection kind (card, or the binding): the TLS seen, earliest expiry first"},
             "tlsInsecure": {"type": "boolean", "description": "tls.insecure_skip_verify is on for this agent"},
@@ -203,10 +225,7 @@ def report_schema() -> str:
                                              "is configured"},
             "duration_ms": {"type": "number", "minimum": 0},
             "conformanceLevel": {"enum": [lvl.value for lvl in Level]},
-            "summary": {"type": "object", "additionalProperties": False,
-                        "required": ["total", "passed", "failed", "skipped"],
-                        "properties": {k: {"type": "integer", "minimum": 0}
-                                       for k in ("total", "passed", "failed", "skipped")}},
+            "summary": summary,
             "steps": {"type": "array", "items": step},
             "levels": {"type": "object", "description": "per level: graded checks passed, failed, pass percentage",
                        "additionalProperties": {"type": "object", "properties": {

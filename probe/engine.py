@@ -120,6 +120,8 @@ class ProbeRun:
         self.binding: Binding | None = None
         self.a2a: A2AClient | None = None  # the one A2A client, on the selected binding
         self.final_state: str | None = None  # the invoke step's terminal state (for the equivalence check)
+        self.final_item: Item | None = None  # the invoke step's final answer (its artifacts, the task to cancel)
+        self.outcomes: dict[str, str] = {}  # the equivalence check's calls: operation -> what it gave
         self.flow: authflows.AuthFlow | None = None
         self.call_config = ClientConfig()  # the selected interface's: TLS, fresh connections and the auth flow
         self.transport = ClientConfig(fresh=target.fresh_connection)  # TLS and fresh connections, no credentials
@@ -603,6 +605,7 @@ class ProbeRun:
         """Judge the final task state and the expected text; shared by invoke and stream."""
         if prefix == "invoke":
             self.final_state = state_name(item.state) if item.kind == "task" else "message"
+            self.final_item = item
         if item.kind == "task":
             if item.state is TaskState.COMPLETED:
                 self.check(f"{prefix}.task_completed", Status.PASS, f"task {item.task_id} COMPLETED", step=step)
@@ -814,56 +817,203 @@ async def run_interfaces(target: Target, client: HttpClient, *, steps: Sequence[
                          bindings: Bindings | None = None) -> ProbeResult:
     """Probe every interface the card advertises that the probe can call (`--binding all`).
 
-    The first interface (the card's preference, as a plain probe picks it) gives the top-level result; each
-    interface gets its own entry in `interfaces`, and `interop.bindings_agree` reports when they disagree."""
-    first = await execute(target, client, steps=steps, bindings=bindings)
-    result = first.r
+    The first interface (the card's preference, as a plain probe picks it) gives the top-level fields; each
+    interface gets its own entry in `interfaces` and its checks are tagged with it, and `interop.bindings_agree`
+    reports when they disagree."""
+    async def probe_one(t: Target) -> ProbeRun:
+        return await execute(t, client, steps=steps, bindings=bindings)
+
+    return await combine(await each_interface(target, probe_one, bindings), client)
+
+
+RunOne = typing.Callable[[Target], Awaitable["ProbeRun"]]
+AGREE_TIMEOUT = 10.0  # the equivalence check's own calls (GetTask of an unknown id, cancel of a finished task)
+OP_GET_UNKNOWN = "GetTask of an unknown task id"
+OP_CANCEL_TERMINAL = "CancelTask of a finished task"
+
+
+async def each_interface(target: Target, run_one: RunOne, bindings: Bindings | None = None) -> list[ProbeRun]:
+    """`run_one` on the card's preferred interface, then once per other (binding, version) the probe can call,
+    each followed by the equivalence check's own calls. The engine's probe and the conformance suite share it."""
+    first = await run_one(target)
+    runs = [first]
     if first.card is None:
-        return result
+        return runs
+    await _agreement_calls(first)
     known = bindings if bindings is not None else BY_CARD_NAME
     seen: list[tuple[str, str]] = []
-    runs = [first]
     for iface in first.card.interfaces:
         d = for_version(iface.version)
         key = (iface.binding.upper(), d.version if d else "")
         if d is None or d.version == "0.1" or key[0] not in known or key in seen:
             continue
         seen.append(key)
-        if key == (str(result.binding or "").upper(), result.protocol_version or ""):
+        if key == (str(first.r.binding or "").upper(), first.r.protocol_version or ""):
             continue  # the first run already probed it
-        other = target.model_copy(update={"binding": key[0], "a2a_version": key[1]})
-        runs.append(await execute(other, client, steps=steps, bindings=bindings))
-    result.interfaces = [_interface_result(run) for run in runs]
-    _equivalence(result)
+        run = await run_one(target.model_copy(update={"binding": key[0], "a2a_version": key[1]}))
+        await _agreement_calls(run)
+        runs.append(run)
+    return runs
+
+
+async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> ProbeResult:
+    """One result for an agent probed on each interface: the first run's fields, every run's checks (tagged with
+    its interface; the card's own checks, identical on every run, once and untagged), one entry per interface,
+    the equivalence check, and a failed verdict when any interface fails."""
+    result = runs[0].r
+    if len(runs) == 1 and runs[0].card is None:
+        return result
+    entries = [_interface_result(run) for run in runs]
+    result.interfaces = entries
+    if len(runs) > 1:
+        shared = _card_level(runs)
+        key0 = entries[0].key
+        merged = [c if (c.id, c.status, c.message) in shared else c.model_copy(update={"interface": key0})
+                  for c in runs[0].r.checks if c.id != "interop.bindings_agree"]
+        for run, e in zip(runs[1:], entries[1:], strict=True):
+            for seen in run.r.error_statuses:  # errorMapping: the statuses of every binding
+                result.note_error_status(seen.error, seen.binding, seen.status, tuple(seen.mappings))
+            merged += [c.model_copy(update={"interface": e.key}) for c in run.r.checks
+                       if c.id != "interop.bindings_agree" and (c.id, c.status, c.message) not in shared]
+        result.checks = merged
+    else:
+        result.checks = [c for c in result.checks if c.id != "interop.bindings_agree"]
+    noisy = await _nondeterminism(runs) if client is not None else frozenset()
+    _equivalence(result, noisy)
     # one broken binding is a failed agent: every real client of that binding breaks
-    broken = next((i for i in result.interfaces if not i.success), None)
+    broken = next((i for i in entries if not i.success), None)
     if broken is not None and result.reason is None:
         result.reason = broken.reason
     result.success = result.reason is None
-    return result
+    return redact.result(result)  # the equivalence check quotes what the agent answered
+
+
+_CARD_STEPS = (StepName.DISCOVER, StepName.VALIDATE)
+
+
+def _card_level(runs: list[ProbeRun]) -> set[tuple[str, Status, str]]:
+    """Checks of the card itself: the same id, status and message on every run (each run fetched the card)."""
+    def keys(run: ProbeRun) -> set[tuple[str, Status, str]]:
+        return {(c.id, c.status, c.message) for c in run.r.checks if c.step in _CARD_STEPS}
+
+    shared = keys(runs[0])
+    for run in runs[1:]:
+        shared &= keys(run)
+    return shared
+
+
+async def _agreement_calls(run: ProbeRun) -> None:
+    """The same operations on every interface, for the equivalence check: GetTask of an unknown id (every
+    binding must answer TaskNotFoundError) and CancelTask of the task the invoke step finished (a terminal task
+    cannot be canceled). Both leave the agent as it was; nothing is called after a route, transport or version
+    failure (the verdict already says why)."""
+    if run.binding is None or run.r.reason in _NO_AGREEMENT_CALLS:
+        return
+    c = A2AClient(run.binding, Deadline.after(min(run.t.timeout, AGREE_TIMEOUT)))
+    c.hooks.append(error_status_hook(run.r))  # their statuses are errorMapping evidence too
+    run.outcomes[OP_GET_UNKNOWN] = await _outcome_of(c, c.get(f"a2a-probe-agree-{uuid.uuid4()}"))
+    item = run.final_item
+    if item is not None and item.kind == "task" and item.task_id and item.state in TERMINAL:
+        run.outcomes[OP_CANCEL_TERMINAL] = await _outcome_of(c, c.cancel(item.task_id))
+
+
+# the interface cannot be reached or spoken to as A2A: more calls would only repeat the verdict's cause
+_NO_AGREEMENT_CALLS = _ROUTE_REASONS | {
+    Reason.INVOKE_AUTH, Reason.INVOKE_VERSION_UNSUPPORTED, Reason.INVOKE_LEGACY_PROTOCOL, Reason.NO_USABLE_INTERFACE,
+    Reason.CARD_UNREACHABLE, Reason.CARD_HTTP_STATUS, Reason.INVOKE_PROTOCOL_ERROR, Reason.AUTH_TOKEN_FAILED,
+    Reason.TLS_CERTIFICATE_INVALID, Reason.TLS_CLIENT_CERT_REFUSED, Reason.PROBE_CONFIG_ERROR, Reason.PROBE_ERROR,
+    Reason.TARGET_NOT_ALLOWED, Reason.PROBE_OVERLOADED, Reason.INTERFACE_PATH_DOUBLED,
+    Reason.INTERFACE_URL_UNROUTABLE, Reason.CARD_UNSIGNED, Reason.CARD_SIGNATURE_INVALID, Reason.TASK_TIMEOUT,
+    Reason.WORK_LIMIT_EXCEEDED}
+
+
+async def _outcome_of(c: A2AClient, pending: Awaitable[Reply]) -> str:
+    """What one call gave, in binding-neutral words: an A2A error by name, a result, or no answer."""
+    try:
+        answer, item = await pending
+    except Exception as exc:  # a transport failure is an outcome too; never a crash of the probe
+        return f"no answer ({type(exc).__name__})"
+    if answer.error is not None:
+        return answer.error.name or f"an error the spec does not name ({answer.exchange.outcome})"
+    if answer.problem is not None:
+        return f"no A2A answer ({answer.problem.kind.value}, {answer.exchange.outcome})"
+    if item is not None and item.kind == "task":
+        return f"a Task {state_name(item.state)}"
+    return "a result"
 
 
 def _interface_result(run: ProbeRun) -> InterfaceResult:
-    r = run.r
+    r, item = run.r, run.final_item
+    arts = item is not None and item.kind == "task"
     return InterfaceResult(binding=run.binding.name if run.binding else str(r.binding or "").lower(),
                            protocol_binding=str(r.binding or run.t.binding or ""), protocol_version=r.protocol_version,
                            interface_url=r.interface_url, success=r.success, reason=r.reason,
-                           duration_s=r.duration_s, final_state=run.final_state)
+                           duration_s=r.duration_s, final_state=run.final_state, outcomes=dict(run.outcomes),
+                           artifacts=[list(p) for p in item.artifact_parts] if item is not None and arts else None,
+                           artifact_texts=[t[:200] for t in item.artifact_texts] if item is not None and arts
+                           else None, steps=r.steps)
 
 
-def _equivalence(result: ProbeResult) -> None:
+async def _nondeterminism(runs: list[ProbeRun]) -> frozenset[str]:
+    """Which artifact aspects ("parts", "text") vary between two answers of the SAME binding to the same message.
+
+    An LLM answers differently each time, so different artifacts across bindings prove nothing by themselves:
+    only when they differ is the first interface asked once more, and an aspect that changes there too is not
+    compared. A deterministic agent (an echo, a fixed reply) costs no extra call and is compared in full."""
+    first = runs[0]
+    seen = [(run.final_item.artifact_parts, run.final_item.artifact_texts) for run in runs
+            if run.final_item is not None and run.final_item.kind == "task"]
+    differs = {aspect for aspect, i in (("parts", 0), ("text", 1)) if len({repr(s[i]) for s in seen}) > 1}
+    if not differs or first.binding is None or first.final_item is None:
+        return frozenset()
+    c = A2AClient(first.binding, Deadline.after(first.t.timeout))
+    try:
+        _, item = await c.send(first.t.message)
+        if item is not None and item.kind == "task" and item.task_id and item.state not in TERMINAL | INTERRUPTED:
+            _, item = await c.poll(item.task_id)
+    except Exception:  # no second answer: nothing proves the differences are the agent's own variance
+        return frozenset()
+    if item is None or item.kind != "task":
+        return frozenset(differs)  # it answered another way this time: it varies
+    again = (item.artifact_parts, item.artifact_texts)
+    base = (first.final_item.artifact_parts, first.final_item.artifact_texts)
+    return frozenset(a for a, i in (("parts", 0), ("text", 1)) if a in differs and again[i] != base[i])
+
+
+def _equivalence(result: ProbeResult, noisy: frozenset[str] = frozenset()) -> None:
+    """interop.bindings_agree: the same agent on every interface — the verdict, the invoke's terminal state, the
+    error each gives to the same impossible request, and the artifacts of the same message (an aspect found to
+    vary on one binding alone, `noisy`, is not compared: see _nondeterminism)."""
     entries = result.interfaces
     if len(entries) < 2:
         result.checks.append(make_check("interop.bindings_agree", Status.SKIP, "the card advertises one interface"))
         return
-    verdicts = {f"{e.binding} {e.protocol_version}": (e.success, e.reason, e.final_state) for e in entries}
     problems = []
-    if len({ok for ok, _, _ in verdicts.values()}) > 1:
-        passing = [k for k, (ok, _, _) in verdicts.items() if ok]
-        failing = [f"{k} ({reason.value if reason else '?'})" for k, (ok, reason, _) in verdicts.items() if not ok]
+    if len({e.success for e in entries}) > 1:
+        passing = [e.key for e in entries if e.success]
+        failing = [f"{e.key} ({e.reason.value if e.reason else '?'})" for e in entries if not e.success]
         problems.append(f"{', '.join(passing)} pass(es) but {', '.join(failing)} fail(s)")
-    states = {k: s for k, (_, _, s) in verdicts.items() if s is not None}
+    states = {e.key: e.final_state for e in entries if e.final_state is not None}
     if len(set(states.values())) > 1:
-        problems.append("terminal states differ: " + ", ".join(f"{k} {s}" for k, s in states.items()))
+        problems.append("SendMessage ended differently: " + ", ".join(f"{k} {s}" for k, s in states.items()))
+    for op in (OP_GET_UNKNOWN, OP_CANCEL_TERMINAL):
+        got = {e.key: e.outcomes[op] for e in entries if op in e.outcomes}
+        if len(set(got.values())) > 1:
+            problems.append(f"{op}: " + ", ".join(f"{k} gave {v}" for k, v in got.items()))
+    arts = [e for e in entries if e.artifacts is not None]
+    if "parts" not in noisy and len({repr(e.artifacts) for e in arts}) > 1:
+        problems.append("SendMessage's artifacts differ: " + ", ".join(
+            f"{e.key} {len(e.artifacts or [])} artifact(s) {_kinds(e.artifacts)}" for e in arts))
+    if "text" not in noisy and len({repr(e.artifact_texts) for e in arts}) > 1:
+        problems.append("SendMessage's artifact text differs: " + ", ".join(
+            f"{e.key} {' | '.join(e.artifact_texts or [])[:80]!r}" for e in arts))
+    compared = "verdicts, terminal states, error names and artifacts" if arts else "verdicts and error names"
+    varies = f"; {' and '.join(sorted(noisy))} of the artifacts not compared: they vary between two answers on " \
+             f"{entries[0].key} alone (a nondeterministic agent)" if noisy else ""
     result.checks.append(make_check("interop.bindings_agree", Status.FAIL if problems else Status.PASS,
-                                    "; ".join(problems) or f"{len(entries)} interfaces agree"))
+                                    ("; ".join(problems) or f"{len(entries)} interfaces agree on {compared}")
+                                    + varies))
+
+
+def _kinds(artifacts: list[list[str]] | None) -> str:
+    return "[" + "; ".join(",".join(parts) or "no parts" for parts in artifacts or []) + "]"

@@ -14,7 +14,7 @@ from probe.checks.registry import REQUIREMENTS, not_tested
 from probe.checks.urls import doubled_prefix
 from probe.levels import level
 from probe.reasons import Reason, describe, recommend
-from probe.results import CheckResult, ProbeResult, Status, StepName
+from probe.results import CheckResult, InterfaceResult, ProbeResult, Status, StepName
 from probe.wire import a2a_errors
 
 _CALL_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM)
@@ -50,10 +50,7 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
         "interfaceUrl": result.interface_url,
         "binding": result.binding,
         "protocolVersion": result.protocol_version,
-        "interfaces": [{"binding": i.binding, "protocolBinding": i.protocol_binding,
-                        "protocolVersion": i.protocol_version, "interfaceUrl": i.interface_url, "success": i.success,
-                        "reason": i.reason.value if i.reason else None, "finalState": i.final_state,
-                        "duration_ms": round(i.duration_s * 1000, 3)} for i in result.interfaces],
+        "interfaces": [_interface_dict(result, i) for i in result.interfaces],
         **_error_mapping(result),
         "cardSignature": result.card_signature,
         "tls": {channel: info.model_dump() for channel, info in result.tls.items()},
@@ -75,13 +72,7 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
                       for e in s.exchanges]}
             for s in result.steps
         ],
-        "results": [
-            {"test": c.id, "category": c.category.value, "severity": c.severity.value, "status": c.status.value,
-             "message": c.message, "duration_ms": c.duration_ms, "recommendation": c.recommendation,
-             "step": c.step.value if c.step else None, "reason": c.reason.value if c.reason else None,
-             "requirement": _requirement(c.id, result.protocol_version)}
-            for c in checks
-        ],
+        "results": [_result_dict(c, result.protocol_version) for c in checks],
         "levels": _level_totals(checks),
         "notTested": [{"id": n.id, "title": n.title, "level": n.level.value, "section": n.section, "why": n.why}
                       for n in not_tested(result.protocol_version, {c.id: (c.status.value, c.message) for c in checks},
@@ -94,6 +85,37 @@ def _error_mapping(result: ProbeResult) -> dict[str, Any]:
     seen = [(e.error, e.binding, e.status, tuple(e.mappings)) for e in result.error_statuses]
     verdict, lines = a2a_errors.mapping_followed(result.protocol_version, seen)
     return {"errorMapping": verdict, "errorMappingEvidence": lines}
+
+
+def _result_dict(c: CheckResult, version: str | None) -> dict[str, Any]:
+    """One check; a check of one interface (`--binding all`) names it and is graded by that interface's version."""
+    if c.interface:
+        version = c.interface.rpartition(" ")[2]
+    return {"test": c.id, "category": c.category.value, "severity": c.severity.value, "status": c.status.value,
+            "message": c.message, "duration_ms": c.duration_ms, "recommendation": c.recommendation,
+            "step": c.step.value if c.step else None, "reason": c.reason.value if c.reason else None,
+            "requirement": _requirement(c.id, version), "interface": c.interface}
+
+
+def interface_view(result: ProbeResult, entry: InterfaceResult) -> ProbeResult:
+    """One interface as a result of its own: the card's checks, its own checks and steps (for its level)."""
+    return result.model_copy(update={
+        "checks": [c for c in result.checks if c.interface in (None, entry.key) and c.id != "interop.bindings_agree"],
+        "steps": entry.steps, "success": entry.success, "reason": entry.reason,
+        "protocol_version": entry.protocol_version, "interfaces": []})
+
+
+def _interface_dict(result: ProbeResult, i: InterfaceResult) -> dict[str, Any]:
+    own = [c for c in result.checks if c.interface == i.key]
+    counts = {s: sum(1 for c in own if c.status is s) for s in Status}
+    return {"binding": i.binding, "protocolBinding": i.protocol_binding, "protocolVersion": i.protocol_version,
+            "interfaceUrl": i.interface_url, "success": i.success, "reason": i.reason.value if i.reason else None,
+            "finalState": i.final_state, "duration_ms": round(i.duration_s * 1000, 3), "outcomes": i.outcomes,
+            "artifacts": i.artifacts,
+            "conformanceLevel": level(interface_view(result, i)).value if own else None,
+            "summary": {"total": len(own), "passed": counts[Status.PASS], "failed": counts[Status.FAIL],
+                        "skipped": counts[Status.SKIP]},
+            "results": [_result_dict(c, i.protocol_version) for c in own]}
 
 
 def _requirement(check_id: str, version: str | None) -> dict[str, Any] | None:
@@ -141,6 +163,10 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
         lines.append(f"  card       {result.card_url}  — {result.card_name} {result.card_version or ''}".rstrip())
     if result.interface_url:
         lines.append(f"  interface  {result.binding} {result.protocol_version} at {result.interface_url}")
+    if len(result.interfaces) > 1:
+        for i in result.interfaces:
+            why = f" — {i.reason.value}" if i.reason else ""
+            lines.append(f"  {_MARK[Status.PASS if i.success else Status.FAIL]} {i.key:<14} {i.interface_url}{why}")
     if result.card_signature:
         lines.append(f"  signature  {result.card_signature}")
     if d["errorMapping"] != a2a_errors.NOT_APPLICABLE:
@@ -166,9 +192,11 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
     if shown:
         lines.append("  checks:" if verbose else "  failed checks:")
     for c in shown:
-        rule = rule_for(c.id, result.protocol_version)
-        where = f" ({family(result.protocol_version)} {rule.section})" if rule else ""
-        lines.append(f"    {_MARK[c.status]} [{c.severity.value}] {c.id}{where}: {c.message}")
+        version = c.interface.rpartition(" ")[2] if c.interface else result.protocol_version
+        rule = rule_for(c.id, version)
+        where = f" ({family(version)} {rule.section})" if rule else ""
+        on = f" on {c.interface}" if c.interface else ""
+        lines.append(f"    {_MARK[c.status]} [{c.severity.value}] {c.id}{on}{where}: {c.message}")
         if c.status is Status.FAIL and c.recommendation:
             lines.append(f"        → {c.recommendation}")
     s = d["summary"]
@@ -285,16 +313,23 @@ def _document(result: ProbeResult, module: str | None) -> _Doc:
     doc.facts.append(("Pass rate by level", [("; ".join(
         f"{lvl} {t['percent']:g}% ({t['passed']:g}/{t['passed'] + t['failed']:g})" for lvl, t in d["levels"].items()),
         False)]))
+    if len(d["interfaces"]) > 1:
+        doc.tables.append(("Interfaces", ["interface", "url", "verdict", "reason", "level", "checks failed"],
+                           [[f"{i['binding']} {i['protocolVersion']}", i["interfaceUrl"],
+                             "PASS" if i["success"] else "FAIL", i["reason"] or "", i["conformanceLevel"] or "",
+                             f"{i['summary']['failed']} of {i['summary']['total']}"] for i in d["interfaces"]]))
     failed = [r for r in d["results"] if r["status"] == "fail"]
+    tagged = any(r["interface"] for r in d["results"])
     if failed:
-        doc.tables.append(("Failed tests", ["test", "category", "severity", "requirement", "message",
-                                            "recommendation"],
-                           [[r["test"], r["category"], r["severity"], _section(r), r["message"], r["recommendation"]]
-                            for r in failed]))
-    for cat in sorted({r["category"] for r in d["results"]}):
-        doc.tables.append((cat, ["test", "severity", "status", "requirement", "message"],
+        doc.tables.append(("Failed tests", ["test", *(["interface"] if tagged else []), "category", "severity",
+                                            "requirement", "message", "recommendation"],
+                           [[r["test"], *([r["interface"] or "all"] if tagged else []), r["category"], r["severity"],
+                             _section(r), r["message"], r["recommendation"]] for r in failed]))
+    for where, cat in sorted({(r["interface"] or "", r["category"]) for r in d["results"]}):
+        doc.tables.append((f"{cat} ({where})" if where else cat, ["test", "severity", "status", "requirement",
+                                                                  "message"],
                            [[r["test"], r["severity"], r["status"], _section(r), r["message"]]
-                            for r in d["results"] if r["category"] == cat]))
+                            for r in d["results"] if r["category"] == cat and (r["interface"] or "") == where]))
     if d["notTested"]:
         doc.tables.append((f"Not tested ({d['protocolVersion']} requirements no check ran)",
                            ["requirement", "level", "section", "why"],
@@ -384,14 +419,16 @@ def to_junit(result: ProbeResult, module: str | None = None) -> str:
     root = ET.Element("testsuites", name=f"a2a-probe {result.agent}", tests=str(d["summary"]["total"]),
                       failures=str(d["summary"]["failed"]), skipped=str(d["summary"]["skipped"]),
                       time=f"{result.duration_s:.3f}")
-    for cat in sorted({r["category"] for r in d["results"]}):
-        rows = [r for r in d["results"] if r["category"] == cat]
-        suite = ET.SubElement(root, "testsuite", name=cat, tests=str(len(rows)),
+    # a testsuite per category, and with --binding all per interface and category: "grpc 1.0 lifecycle"
+    for where, cat in sorted({(r["interface"] or "", r["category"]) for r in d["results"]}):
+        rows = [r for r in d["results"] if r["category"] == cat and (r["interface"] or "") == where]
+        scope = f"a2a.{where.replace(' ', '_').replace('.', '_')}." if where else "a2a."
+        suite = ET.SubElement(root, "testsuite", name=f"{where} {cat}".strip(), tests=str(len(rows)),
                               failures=str(sum(r["status"] == "fail" for r in rows)),
                               skipped=str(sum(r["status"] == "skip" for r in rows)),
                               timestamp=d["testDate"])
         for r in rows:
-            case = ET.SubElement(suite, "testcase", classname=f"a2a.{cat}", name=r["test"],
+            case = ET.SubElement(suite, "testcase", classname=f"{scope}{cat}", name=r["test"],
                                  time=f"{r['duration_ms'] / 1000:.3f}")
             if r["status"] == "fail":
                 fail = ET.SubElement(case, "failure", message=r["message"][:500], type=r["severity"])

@@ -109,6 +109,7 @@ class CheckResult(BaseModel):
     step: StepName | None = None
     duration_ms: float = 0.0
     reason: Reason | None = None  # set on the failed check that carries the verdict's reason
+    interface: str | None = None  # `--binding all`: the interface it ran on ("grpc 1.0"); None = the agent's
 
 
 class StepResult(BaseModel):
@@ -142,6 +143,16 @@ class InterfaceResult(BaseModel):
     reason: Reason | None = None
     duration_s: float = 0.0
     final_state: str | None = None  # the invoke step's terminal task state, for the equivalence check
+    # what the same operations gave on this interface (op -> A2A error name or result), for the equivalence check
+    outcomes: dict[str, str] = Field(default_factory=dict)
+    artifacts: list[list[str]] | None = None  # the invoke answer's artifacts: part kinds of each, in order
+    artifact_texts: list[str] | None = None  # and their texts (bounded; compared, never rendered on their own)
+    steps: list[StepResult] = Field(default_factory=list)  # this interface's own steps (its level needs them)
+
+    @property
+    def key(self) -> str:
+        """How reports and checks name it: "grpc 1.0"."""
+        return f"{self.binding} {self.protocol_version or '?'}"
 
 
 class ErrorStatus(BaseModel):

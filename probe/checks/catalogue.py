@@ -316,7 +316,8 @@ SUITE_CHECKS: tuple[Check, ...] = (
     Check("interop.delegation", _IOP, _S, "A delegation prompt to agent A produces agent B's answer",
           "Check agent A's client configuration for agent B (URL, version, credentials).", side_effects=_W),
     Check("interop.bindings_agree", _IOP, _S,
-          "Every advertised interface of the agent gives the same verdict and the same terminal state",
+          "Every advertised interface of the agent gives the same verdict, terminal state, error names (GetTask of "
+          "an unknown id, CancelTask of a finished task) and artifacts",
           "Route every advertised binding to the same agent: one binding passing while another fails means a "
           "gateway route or a binding handler is broken.", side_effects=_W),
     # --- push notifications (only where the card declares capabilities.pushNotifications)

@@ -14,14 +14,14 @@ import structlog
 from probe import redact
 from probe.checks import grading
 from probe.checks.catalogue import BY_ID
-from probe.engine import FULL_STEPS, execute
+from probe.engine import FULL_STEPS, ProbeRun, combine, each_interface, execute
 from probe.results import ProbeResult, Status, StepName, StepResult
 from probe.suite import errors, interop, lifecycle, push, security, streaming, tasks
 from probe.suite.context import Skip, Suite, SuiteOptions
 from probe.target import Target
 from probe.wire.http import Deadline, HttpClient, WireError
 
-__all__ = ["SuiteOptions", "run_suite"]
+__all__ = ["SuiteOptions", "run_suite", "run_suite_interfaces"]
 
 CheckFn = Callable[[Suite], Awaitable[None]]
 MODULES = (lifecycle, tasks, streaming, errors, push, security, interop)
@@ -31,12 +31,25 @@ log = structlog.get_logger("a2a_probe.suite")
 
 async def run_suite(target: Target, client: HttpClient, opts: SuiteOptions) -> ProbeResult:
     """Every check of the catalogue that applies; a failed basic probe still yields the side-effect-free ones."""
+    return (await _suite_run(target, client, opts)).r
+
+
+async def run_suite_interfaces(target: Target, client: HttpClient, opts: SuiteOptions) -> ProbeResult:
+    """The suite on every interface the card advertises (`--suite full --binding all`), each with its own time
+    budget; one result whose checks name their interface, plus interop.bindings_agree across them."""
+    async def suite_one(t: Target) -> ProbeRun:
+        return await _suite_run(t, client, opts)
+
+    return await combine(await each_interface(target, suite_one), client)
+
+
+async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> ProbeRun:
     t0 = time.monotonic()
     steps = (StepName.PING,) if opts.safe_only else FULL_STEPS
     run = await execute(target, client, steps=steps)
     result = run.r
     if run.card is None or run.binding is None:
-        return result  # no card or no interface: nothing more can run
+        return run  # no card or no interface: nothing more can run
     step = StepResult(name=StepName.SUITE)
     result.steps.append(step)
     suite = Suite(run, opts, Deadline(t0 + opts.timeout))  # one budget for the basic probe and the suite
@@ -63,7 +76,8 @@ async def run_suite(target: Target, client: HttpClient, opts: SuiteOptions) -> P
     step.detail = f"{len(failed)} suite check(s) failed" if failed else ""
     result.duration_s = time.monotonic() - t0
     grading.finish(result)  # the suite's checks are graded by the probed version too
-    return redact.result(result)  # the suite's own checks quote agent answers too
+    redact.result(result)  # the suite's own checks quote agent answers too
+    return run
 
 
 async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:

@@ -60,6 +60,10 @@ class Item:
     last_chunk: bool = False
     texts: list[str] = field(default_factory=list)
     artifacts: int = 0
+    # per artifact, its parts' kinds (text, file, data; 1.0 raw/url count as file) and its texts: what the
+    # equivalence check compares across bindings, in a form both versions share
+    artifact_parts: list[tuple[str, ...]] = field(default_factory=list)
+    artifact_texts: list[str] = field(default_factory=list)
     status_text: str = ""
     problems: list[str] = field(default_factory=list)
 
@@ -139,6 +143,23 @@ def _texts(parts: Any, problems: list[str], v1: bool) -> list[str]:
     return out
 
 
+_KIND_V1 = {"text": "text", "raw": "file", "url": "file", "data": "data"}
+
+
+def part_kinds(parts: Any, v1: bool) -> tuple[str, ...]:
+    """The kinds of a parts list, named alike in 1.0 and 0.3 (a part of no known kind is "?")."""
+    out: list[str] = []
+    for p in parts if isinstance(parts, list) else []:
+        if not isinstance(p, dict):
+            out.append("?")
+        elif v1:
+            out.append(next((_KIND_V1[k] for k in _KIND_V1 if k in p), "?"))
+        else:
+            kind = p.get("kind", p.get("type"))
+            out.append(kind if kind in ("text", "file", "data") else "?")
+    return tuple(out)
+
+
 def _status(d: Dialect, item: Item, status: Any) -> None:
     if not isinstance(status, dict):
         item.problems.append("status is missing or not an object")
@@ -160,7 +181,10 @@ def _task_fields(d: Dialect, item: Item, task: dict[str, Any]) -> None:
     item.artifacts = len(arts) if isinstance(arts, list) else 0
     for art in arts if isinstance(arts, list) else []:
         if isinstance(art, dict):
-            item.texts += _texts(art.get("parts"), item.problems, v1)
+            texts = _texts(art.get("parts"), item.problems, v1)
+            item.texts += texts
+            item.artifact_parts.append(part_kinds(art.get("parts"), v1))
+            item.artifact_texts.append(" ".join(texts))
     for msg in task.get("history") or []:
         if isinstance(msg, dict) and msg.get("role") == d.roles[1]:
             item.texts += _texts(msg.get("parts"), [], v1)

@@ -211,3 +211,60 @@ async def test_binding_all_names_the_broken_binding(client: HttpClient) -> None:
     agree = r.check("interop.bindings_agree")
     assert agree is not None and agree.status is Status.FAIL
     assert "http_json 1.0 (invoke_route_not_found)" in agree.message
+
+
+# ---- the full suite on every advertised interface (--suite full --binding all)
+
+# what each SDK peer really deviates in, per interface (None: the card's own checks); sdk-peers.md §9, §12.6
+SUITE_DEVIATIONS = {
+    "py_peer": {(None, "card.cache_headers"), ("grpc 1.0", "interface.grpc_url"),
+                ("grpc 1.0", "errors.version_not_supported")},
+    "js_peer": {("jsonrpc 1.0", "errors.invalid_request")},
+}
+
+
+@pytest.mark.external
+@pytest.mark.parametrize("peer_name", PEERS)
+def test_full_suite_on_every_binding(peer_name: str, request: pytest.FixtureRequest, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from xml.etree import ElementTree as ET
+
+    peer: Peer = request.getfixturevalue(peer_name)
+    args = ["check", peer.base_url, "--suite", "full", "--binding", "all", "--slow-prompt", "slow",
+            "--input-prompt", "input please", "--suite-timeout", "60"]
+    code = main([*args, "--format", "json"])
+    rep = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(rep)
+    failed = {(r["interface"], r["test"]) for r in rep["results"] if r["status"] == "fail"}
+    assert failed == SUITE_DEVIATIONS[peer_name], failed
+    musts = [r for r in rep["results"] if r["status"] == "fail" and r["severity"] == "MUST"]
+    assert code == (1 if musts else 0)  # --fail-on must, the suite's default
+    entries = {f"{i['binding']} {i['protocolVersion']}": i for i in rep["interfaces"]}
+    expected = {"jsonrpc 1.0", "http_json 1.0"} | ({"grpc 1.0"} if peer_name == "py_peer" else set())
+    assert set(entries) == expected
+    for key, entry in entries.items():
+        assert entry["success"] and entry["reason"] is None, key
+        own = {r["test"] for r in entry["results"]}
+        # each interface ran the binding-neutral suite itself; JSON-RPC-only checks are skipped elsewhere, saying so
+        assert {"errors.task_not_found", "lifecycle.cancel", "streaming.subscribe", "errors.no_server_errors"} <= own
+        parse = next(r for r in entry["results"] if r["test"] == "errors.parse_error")
+        if key.startswith("jsonrpc"):
+            assert parse["status"] == "pass"
+        else:
+            assert parse["status"] == "skip" and "jsonrpc-only check" in parse["message"]
+        assert entry["summary"]["failed"] == sum(1 for (where, _) in failed if where == key)
+        assert entry["conformanceLevel"] in ("full", "partial")
+        assert entry["outcomes"] == {"GetTask of an unknown task id": "TaskNotFoundError",
+                                     "CancelTask of a finished task": "TaskNotCancelableError"}
+    agree = next(r for r in rep["results"] if r["test"] == "interop.bindings_agree")
+    assert agree["status"] == "pass", agree
+    # JUnit: a testsuite per interface and category; its failures are the JSON summary's, as is the exit code
+    out = tmp_path / "a2a.xml"
+    assert main([*args, "--format", "junit", "--output", str(out)]) == code
+    junit = ET.parse(out).getroot()
+    assert int(junit.get("failures", "-1")) == len(junit.findall(".//testcase/failure")) == len(failed)
+    suites = {s.get("name") for s in junit.findall("testsuite")}
+    assert {f"{key} error-handling" for key in expected} <= suites and "agent-card" in suites
+    assert main([*args, "--format", "markdown", "--output", str(tmp_path / "a2a.md")]) == code
+    md = (tmp_path / "a2a.md").read_text()
+    assert "## Interfaces" in md and all(f"## error-handling ({key})" in md for key in expected)
