@@ -230,6 +230,9 @@ async def _judge_streams(s: Suite, task_id: str, followers: list[_Follower]) -> 
     # the first event is each stream's own Task snapshot; what follows is what the task broadcast while both
     # were open, so the later-opened stream's events are the tail of the earlier one's
     a, b = sorted((f.events[1:] for f in kept), key=len, reverse=True)
+    if not problems and not a and all(f.events[0][1] in TERMINAL for f in kept):
+        raise Skip(f"the task was already {state_name(kept[0].state)} when the streams opened: nothing was "
+                   "broadcast to compare (the slow prompt must keep a task running)")
     if not problems and a[len(a) - len(b):] != b:
         problems.append(f"the two open streams got different events: {len(a)} vs {len(b)} after the Task, "
                         f"first difference at {_first_difference(a, b)}")

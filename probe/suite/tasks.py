@@ -61,11 +61,15 @@ def _timestamp(task: dict[str, Any]) -> datetime | None:
 
 
 async def _two_tasks(s: Suite) -> tuple[str, str, str]:
-    """(contextId, older task id, newer task id): the suite's completed task and a second one in its context."""
-    first = await s.completed()
-    if not first.context_id or not first.task_id:
-        raise Skip("the completed task has no contextId to list by")
-    answer, second = await s.send(f"a2a-probe list-tasks {uuid.uuid4().hex[:8]}", context_id=first.context_id)
+    """(contextId, older task id, newer task id): two tasks of the suite's own in one context."""
+    answer, first = await s.send(f"a2a-probe list-tasks one {uuid.uuid4().hex[:8]}")
+    if first is not None and first.kind == "message":
+        raise Skip("the agent answers with a Message, not a Task: there is no task to list")
+    if first is None or first.kind != "task" or not first.task_id:
+        raise Skip(f"needs a task, but SendMessage answered {describe_answer(answer)}")
+    if not first.context_id:
+        raise Skip("the task has no contextId to list by")
+    answer, second = await s.send(f"a2a-probe list-tasks two {uuid.uuid4().hex[:8]}", context_id=first.context_id)
     if second is None or second.kind != "task" or not second.task_id:
         raise Skip(f"needs a second task in the context, but SendMessage answered {describe_answer(answer)}")
     if second.context_id != first.context_id:
@@ -85,48 +89,82 @@ def _list_problems(s: Suite, answer: Answer, what: str) -> list[str]:
 
 
 async def list_tasks(s: Suite) -> None:
-    """CORE-LIST-001/003/004/005 on one call, CORE-LIST-002/004 by walking pages of one task each."""
+    """CORE-LIST-001/003/004/005 on one call (plus the status filter and historyLength), CORE-LIST-002/004 by
+    walking pages of one task each."""
     if not s.v1:
         raise Skip(_NO_LIST)
     ctx, older, newer = await _two_tasks(s)
-    answer = await s.client.list(context_id=ctx)
     what = f"ListTasks(contextId={ctx})"
+    answer = await s.client.list(context_id=ctx)
     problems = _list_problems(s, answer, what)
-    tasks = _tasks_of(answer) if not problems else None
-    if tasks is not None:
-        ids = [t.get("id") for t in tasks]
-        missing = [t for t in (older, newer) if t not in ids]
-        if missing:
-            problems.append(f"{what} lacks the suite's task(s) {', '.join(missing)}")
-        others = sorted({str(t.get("contextId")) for t in tasks if t.get("contextId") != ctx})
-        if others:
-            problems.append(f"{what} returned tasks of other contexts ({', '.join(others[:3])})")
-        by_id = {t.get("id"): _timestamp(t) for t in tasks}
-        same_time = by_id.get(older) is not None and by_id.get(older) == by_id.get(newer)
-        if not missing and not same_time and ids.index(newer) > ids.index(older):
-            problems.append(f"{what}: the older task {older} comes before the newer {newer} "
-                            "(tasks MUST be sorted by status timestamp, most recent first)")
-        stamps = [ts for ts in map(_timestamp, tasks) if ts is not None]
-        if any(a < b for a, b in itertools.pairwise(stamps)):
-            problems.append(f"{what}: status timestamps are not in descending order")
-        with_artifacts = [str(t.get("id")) for t in tasks if "artifacts" in t]
-        if with_artifacts:
-            problems.append(f"{what}: artifacts present without includeArtifacts (task {with_artifacts[0]}); "
-                            "the field MUST be omitted entirely")
-        if _token(s, answer, problems, what) not in (None, ""):
-            problems.append(f"{what}: the context's few tasks fit the default page of 50, yet nextPageToken is "
-                            "not \"\"")
-    limited = await s.client.list(context_id=ctx, history_length=1)
-    lim_problems = _list_problems(s, limited, "ListTasks(historyLength=1)")
-    for t in [] if lim_problems else _tasks_of(limited) or []:
-        if len(_history(t)) > 1:
-            lim_problems.append(f"ListTasks(historyLength=1) returned {len(_history(t))} messages for task "
-                                f"{t.get('id')}")
-    problems += lim_problems
+    tasks = _tasks_of(answer)
+    if answer.error is not None or answer.problem is not None or tasks is None:
+        s.record("lifecycle.list_tasks", Status.FAIL, "; ".join(problems) or f"{what}: tasks is not a list")
+        s.record("lifecycle.list_pagination", Status.SKIP,
+                 f"depends on lifecycle.list_tasks: {what} answered {describe_answer(answer)}"[:300])
+        return
+    problems += _listing_problems(s, answer, tasks, what, ctx, (older, newer))
+    problems += await _filter_problems(s, ctx, older)
     s.record("lifecycle.list_tasks", Status.FAIL if problems else Status.PASS,
-             "; ".join(problems[:5]) or f"{what}: the suite's 2 tasks, newest first, no artifacts, "
-             "nextPageToken \"\"; historyLength=1 honoured")
+             "; ".join(problems[:5]) or f"{what}: the suite's tasks, newest first, no artifacts, nextPageToken "
+             "\"\"; the status filter and historyLength=1 honoured")
     await _pages(s, ctx, {older, newer})
+
+
+def _listing_problems(s: Suite, answer: Answer, tasks: list[dict[str, Any]], what: str, ctx: str,
+                      ours: tuple[str, str]) -> list[str]:
+    problems: list[str] = []
+    older, newer = ours
+    ids = [t.get("id") for t in tasks]
+    missing = [t for t in ours if t not in ids]
+    if missing:
+        problems.append(f"{what} lacks the suite's task(s) {', '.join(missing)}")
+    others = sorted({str(t.get("contextId")) for t in tasks if t.get("contextId") != ctx})
+    if others:
+        problems.append(f"{what} returned tasks of other contexts ({', '.join(others[:3])})")
+    stamp = {t.get("id"): _timestamp(t) for t in tasks}
+    same_time = stamp.get(older) is not None and stamp.get(older) == stamp.get(newer)
+    # the older task was last updated before the newer one was created, once it is terminal
+    done = {t.get("id") for t in tasks if s.dialect.result_item({"task": t}).state in TERMINAL}
+    if not missing and not same_time and older in done and ids.index(newer) > ids.index(older):
+        problems.append(f"{what}: the older task {older} comes before the newer {newer} "
+                        "(tasks MUST be sorted by status timestamp, most recent first)")
+    stamps = [ts for ts in map(_timestamp, tasks) if ts is not None]
+    if any(a < b for a, b in itertools.pairwise(stamps)):
+        problems.append(f"{what}: status timestamps are not in descending order")
+    with_artifacts = [str(t.get("id")) for t in tasks if "artifacts" in t]
+    if with_artifacts:
+        problems.append(f"{what}: artifacts present without includeArtifacts (task {with_artifacts[0]}); "
+                        "the field MUST be omitted entirely")
+    if _token(s, answer, problems, what) not in (None, ""):
+        problems.append(f"{what}: the context's few tasks fit the default page of 50, yet nextPageToken is not "
+                        "\"\"")
+    return problems
+
+
+async def _filter_problems(s: Suite, ctx: str, completed: str) -> list[str]:
+    """The status filter both ways, and historyLength on the listed tasks (§3.2.4: the same on every operation)."""
+    problems: list[str] = []
+    what = "ListTasks(status=TASK_STATE_COMPLETED, historyLength=1)"
+    answer = await s.client.list(context_id=ctx, status="TASK_STATE_COMPLETED", history_length=1)
+    problems += _list_problems(s, answer, what)
+    listed = [] if problems else _tasks_of(answer) or []
+    if not problems and completed not in {t.get("id") for t in listed}:
+        problems.append(f"{what} lacks the suite's COMPLETED task {completed}")
+    for t in listed:
+        if len(_history(t)) > 1:
+            problems.append(f"{what} returned {len(_history(t))} history messages for task {t.get('id')}")
+            break
+    working = await s.client.list(context_id=ctx, status="TASK_STATE_WORKING")
+    what = "ListTasks(status=TASK_STATE_WORKING)"
+    wrong = _list_problems(s, working, what)
+    problems += wrong
+    for want, tasks in ((TaskState.COMPLETED, listed), (TaskState.WORKING, [] if wrong else _tasks_of(working) or [])):
+        odd = next((t for t in tasks if s.dialect.result_item({"task": t}).state is not want), None)
+        if odd is not None:
+            got = state_name(s.dialect.result_item({"task": odd}).state)
+            problems.append(f"ListTasks(status=TASK_STATE_{want.value}) returned task {odd.get('id')} in state {got}")
+    return problems
 
 
 async def _pages(s: Suite, ctx: str, expected: set[str]) -> None:
@@ -205,7 +243,8 @@ async def history(s: Suite) -> None:
     if task is None:
         raise Skip(f"GetTask({task_id}) answered {describe_answer(answer)}")
     entries = _history(task)
-    by_id = {str(m.get("messageId")): (i, m) for i, m in enumerate(entries)}
+    # the official clients' ProtoJSON parsers also read the proto name (message_id): so does this check
+    by_id = {str(m.get("messageId", m.get("message_id"))): (i, m) for i, m in enumerate(entries)}
     found = [(msg, by_id[msg["messageId"]]) for msg in sent if msg["messageId"] in by_id]
     if not found:
         s.record("lifecycle.history_kept", Status.FAIL,

@@ -25,9 +25,10 @@ ALL = frozenset({
     "invalid_request", "unknown_method", "invalid_params", "task_not_found", "not_cancelable", "version",
     "push", "extended_card", "error_info",
 })  # not in ALL, used alone: "same_task_id", "version_on_send"; and, as ALL drops contextIds and cancels nothing:
-# "list_tasks" (no filter, oldest first, artifacts), "list_pagination" (pageSize ignored), "history_on_send"
-# (configuration.historyLength ignored), "history_kept" (no history), "history_order" (the follow-up first, texts
-# changed), "multi_stream" (only the last SubscribeToTask stream gets the task's events)
+# "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
+# (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
+# "history_order" (the follow-up first, texts changed), "multi_stream" (only the last SubscribeToTask stream
+# gets the task's events)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
 
 
@@ -125,7 +126,8 @@ class Sloppy:
         if "list_tasks" not in self.broken:  # broken: no filter, oldest first, artifacts always
             tasks.reverse()  # newest first: the sloppy agent's tasks never change after their last turn
             tasks = [t for t in tasks if params.get("contextId") in (None, t["contextId"])]
-            tasks = [t for t in tasks if params.get("status") in (None, t["status"]["state"])]
+            if "list_filter" not in self.broken:
+                tasks = [t for t in tasks if params.get("status") in (None, t["status"]["state"])]
             if params.get("includeArtifacts") is not True:
                 tasks = [{k: v for k, v in t.items() if k != "artifacts"} for t in tasks]
         n = params.get("historyLength")

@@ -71,6 +71,7 @@ async def test_gap_checks_graded_by_0_3_on_the_sdk_peers(peer_name: str, client:
 @pytest.mark.parametrize(("broken", "failed"), [
     (frozenset(), set()),
     ({"list_tasks"}, {"lifecycle.list_tasks"}),
+    ({"list_filter"}, {"lifecycle.list_tasks"}),
     ({"list_pagination"}, {"lifecycle.list_pagination"}),
     ({"history_on_send"}, {"lifecycle.history_on_send"}),
     ({"history_kept"}, {"lifecycle.history_kept"}),
@@ -81,6 +82,8 @@ async def test_each_gap_check_fails_on_its_own_fault(broken: set[str], failed: s
     async with sloppy_agent(Sloppy(broken)) as url:
         got = await _gap_checks(client, url)
     assert {cid for cid, (st, _) in got.items() if st is Status.FAIL} == failed, got
+    if broken == {"list_filter"}:
+        assert "ListTasks(status=TASK_STATE_WORKING) returned task" in got["lifecycle.list_tasks"][1]
     if broken == {"history_kept"}:
         assert got["lifecycle.history_order"][1].startswith("depends on lifecycle.history_kept")
 
