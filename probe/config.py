@@ -86,8 +86,10 @@ class Module(_Strict):
                                                       "on this module (docs/metrics.md)")
     late_after: Duration | None = Field(None, description="push only: a terminal delivery later than this after the "
                                                           "send counts as late (measured; not a failure)")
-    fresh_connection: bool | None = Field(None, description="a new connection (DNS, TCP, TLS) for every request, "
-                                                            "so those timings are real; default: on for ping only")
+    fresh_connection: bool | None = Field(None, description="a new connection (DNS, TCP, TLS) for every call to "
+                                                            "the agent's interface, so those timings are real (the "
+                                                            "card comes over the kept-alive pool); default: on for "
+                                                            "ping only")
 
     max_stream_events: int | None = Field(None, ge=1, description="events read from one stream before the probe "
                                                                  "stops (work_limit_exceeded); default 10000")

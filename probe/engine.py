@@ -219,8 +219,10 @@ class ProbeRun:
                                       pem_files=(tls.ca_bundle, tls.client_cert, tls.client_key))
         self.r.tls_insecure = self.t.tls.insecure_skip_verify
         try:
+            # the card comes over the kept-alive pool even with fresh connections: those are for the calls to
+            # the agent, whose connect and TLS they measure (one new connection a probe, not two: docs/performance.md)
             card = await cardwire.discover(self.client, self.t.url, self.t.card_url, deadline=self.deadline,
-                                           headers=headers, record=record, config=self.transport,
+                                           headers=headers, record=record, config=replace(self.transport, fresh=False),
                                            allow_cross_origin_redirect=self.t.allow_cross_origin_redirect)
         except RedirectRefused as exc:
             self._attempts(step, record, exc.exchange)

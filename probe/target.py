@@ -150,7 +150,8 @@ class Target(BaseModel):
     signature_policy: Literal["require", "verify", "off"] = "off"
     auth: AuthSpec = Field(default_factory=AuthSpec)
     tls: TlsSpec = Field(default_factory=TlsSpec)
-    fresh_connection: bool = Field(False, description="a new connection (DNS, TCP, TLS) for every request")
+    fresh_connection: bool = Field(False, description="a new connection (DNS, TCP, TLS) for every call to the "
+                                                       "agent's interface (the card comes over the kept-alive pool)")
 
     @field_validator("url", "card_url")
     @classmethod

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from probe import redact
 from probe.checks.catalogue import from_problems, make_check
 from probe.checks.urls import LOOPBACK, host_class
-from probe.results import CheckResult, Status, StepName
+from probe.results import CheckResult, Status, StepName, copy_check
 from probe.target import InvalidUrl, check_url
 from probe.wire.card import Card
 
@@ -257,7 +257,7 @@ def validate_cached(card: Card) -> list[CheckResult]:
             _CACHE.popitem(last=False)
     else:
         _CACHE.move_to_end(key)
-    return [c.model_copy() for c in hit]
+    return [copy_check(c) for c in hit]
 
 
 def validate(card: Card) -> list[CheckResult]:

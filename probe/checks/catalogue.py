@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from probe.results import Category, CheckResult, Severity, Status, StepName
+from probe.results import Category, CheckResult, Severity, Status, StepName, new_check
 
 __all__ = ["ALL_CHECKS", "BY_ID", "CHECKS", "JSONRPC", "SUITE_CHECKS", "Category", "Check", "Rule", "Severity",
            "from_problems", "get", "make_check"]
@@ -390,6 +390,4 @@ def make_check(check_id: str, status: Status, message: str = "", *, step: StepNa
     spec = get(check_id)
     rec = "" if status is Status.PASS else (recommendation or spec.recommendation)
     # every field comes typed from the catalogue and our own enums: skip re-validation on the hot path
-    return CheckResult.model_construct(id=spec.id, category=spec.category, severity=spec.severity, status=status,
-                                       message=message or spec.title, recommendation=rec, step=step,
-                                       duration_ms=duration_ms)
+    return new_check(spec.id, spec.category, spec.severity, status, message or spec.title, rec, step, duration_ms)

@@ -7,13 +7,15 @@ does not have is not graded (skipped, saying so and what was observed), so a 1.0
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from probe.checks.catalogue import Category, Rule, Severity, get, make_check
 from probe.checks.registry import REQUIREMENTS
 from probe.reasons import Reason
-from probe.results import CheckResult, ProbeResult, Status, StepName
+from probe.results import CheckResult, ProbeResult, Status, StepName, copy_check
 
 
+@lru_cache(maxsize=256)  # a handful of versions, asked about ~30 times a probe
 def family(version: str | None) -> str | None:
     """"1.0.1" -> "1.0", "0.3.0" -> "0.3", "0.2.5" -> "0.2"; None when unknown."""
     if not version:
@@ -32,6 +34,7 @@ def rule_for(check_id: str, version: str | None) -> Rule | None:
     return _rules(check_id).get(fam) if fam else None
 
 
+@lru_cache(maxsize=4096)  # checks x versions: bounded by the catalogue, a pure function of the registry
 def level_of(check_id: str, version: str | None) -> Severity | None:
     """The check's level in `version` (the registry's); None when that version has no such requirement."""
     rules = _rules(check_id)
@@ -67,12 +70,11 @@ def _graded(c: CheckResult, version: str | None) -> CheckResult:
     if level is None:
         others = ", ".join(f"{v} {r.section}" for v, r in rules.items())
         observed = f"; observed: {c.message}" if c.message and c.message != get(c.id).title else ""
-        return c.model_copy(update={
-            "status": Status.SKIP, "recommendation": "",
-            "message": f"not graded: A2A {family(version)} has no such requirement ({others}){observed}"})
+        return copy_check(c, status=Status.SKIP, recommendation="",
+                          message=f"not graded: A2A {family(version)} has no such requirement ({others}){observed}")
     if level is c.severity:
         return c
-    return c.model_copy(update={"severity": level})
+    return copy_check(c, severity=level)
 
 
 # reason -> the checks that can carry it: a failed one is marked; when none failed, the first whose prefix fits
