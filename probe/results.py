@@ -113,16 +113,24 @@ class CheckResult(BaseModel):
 
 
 _set = object.__setattr__
-_CHECK_GIVEN = frozenset({"id", "category", "severity", "status", "message", "recommendation", "step", "duration_ms"})
+
+
+def _template(model: type[BaseModel]) -> dict[str, object]:
+    """Every field in declaration order, at its default (required ones at None until given)."""
+    fields = model.model_fields
+    assert all(f.default_factory is None for f in fields.values()), "new_check copies plain defaults only"
+    return {name: (None if f.is_required() else f.default) for name, f in fields.items()}
 
 
 def new_check(id: str, category: Category, severity: Severity, status: Status, message: str, recommendation: str,
               step: StepName | None, duration_ms: float) -> CheckResult:
-    """What `CheckResult.model_construct(...)` with exactly these fields builds (unvalidated, `reason` at its
-    default), without pydantic's per-field work: a probe makes about 20 of them (tests/unit/test_results.py)."""
+    """What `CheckResult.model_construct(...)` with exactly these fields builds (unvalidated, every other field
+    at its default), without pydantic's per-field work: a probe makes about 20 of them (tests/unit/test_results.py)."""
     c = CheckResult.__new__(CheckResult)
-    _set(c, "__dict__", {"id": id, "category": category, "severity": severity, "status": status, "message": message,
-                         "recommendation": recommendation, "step": step, "duration_ms": duration_ms, "reason": None})
+    values = _CHECK_TEMPLATE.copy()  # declaration order, as model_construct keeps it
+    values.update(id=id, category=category, severity=severity, status=status, message=message,
+                  recommendation=recommendation, step=step, duration_ms=duration_ms)
+    _set(c, "__dict__", values)
     _set(c, "__pydantic_fields_set__", set(_CHECK_GIVEN))
     _set(c, "__pydantic_extra__", None)
     _set(c, "__pydantic_private__", None)
@@ -236,3 +244,7 @@ class ProbeResult(BaseModel):
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if c.status is Status.FAIL]
+
+
+_CHECK_TEMPLATE = _template(CheckResult)
+_CHECK_GIVEN = frozenset({"id", "category", "severity", "status", "message", "recommendation", "step", "duration_ms"})
