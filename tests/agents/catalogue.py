@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from tests.agents.cards import valid_card
 from tests.agents.fault_agent import ORIGIN_PLACEHOLDER, DemoAgent, Faults
 
 __all__ = ["FAULTS", "GATEWAY_PREFIX", "faults_for", "run_agent"]
@@ -25,20 +26,7 @@ _ORIGIN = ORIGIN_PLACEHOLDER.decode()
 
 def _valid_card_fields(origin: str = _ORIGIN, **extra: Any) -> dict[str, Any]:
     """A complete 1.0 card whose interface URL points at the serving agent (via ``__ORIGIN__``)."""
-    card: dict[str, Any] = {
-        "name": "raw-card-agent",
-        "description": "card served from raw bytes",
-        "supportedInterfaces": [
-            {"url": f"{origin}/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-        ],
-        "version": "1.0.0",
-        "capabilities": {"streaming": True},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "echo", "name": "Echo", "description": "echoes", "tags": ["demo"]}],
-    }
-    card.update(extra)
-    return card
+    return valid_card(f"{origin}/", name="raw-card-agent", description="card served from raw bytes") | extra
 
 
 def _oversized_card(size: int = 2 * 1024 * 1024) -> bytes:

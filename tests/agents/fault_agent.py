@@ -30,6 +30,9 @@ from typing import Any, Final
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from tests.agents.cards import valid_card
+from tests.agents.server import serve
+
 __all__ = ["DemoAgent", "Faults", "RecordedRequest", "RpcError"]
 
 Json = dict[str, Any]
@@ -558,7 +561,7 @@ class DemoAgent:
         self._runners: set[asyncio.Task[None]] = set()
         self._closing = asyncio.Event()
         self._open_streams = 0
-        self._runner: web.AppRunner | None = None
+        self._served: contextlib.AsyncExitStack | None = None  # the serve() context while started
         self._methods = self._method_table()
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -579,28 +582,20 @@ class DemoAgent:
         app.on_shutdown.append(self._on_shutdown)
         return app
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        """Serve on ``host:port`` (0 = any free port); return the origin ``http://host:PORT``."""
-        if self._runner is not None:
+    async def start(self, host: str = "127.0.0.1") -> str:
+        """Serve on ``host`` and a free port (the one server helper); return the origin ``http://host:PORT``."""
+        if self._served is not None:
             raise RuntimeError("agent already started")
-        runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        site = web.TCPSite(runner, host, port)
-        try:
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        bound_host, bound_port = runner.addresses[0][:2]
-        self._runner = runner
-        self.origin = f"http://{bound_host}:{bound_port}"
+        served = contextlib.AsyncExitStack()
+        self.origin = await served.enter_async_context(serve(self.app(), host=host))
+        self._served = served
         return self.origin
 
     async def stop(self) -> None:
         """Stop serving; open streams end, running tasks are cancelled."""
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            await runner.cleanup()
+        served, self._served = self._served, None
+        if served is not None:
+            await served.aclose()
         await self._shutdown_work()
         self.origin = None
 
@@ -712,31 +707,16 @@ class DemoAgent:
                 "defaultOutputModes": ["text/plain"],
                 "skills": [{"id": "echo", "name": "Echo"}],
             }
-        common: Json = {
-            "capabilities": {"streaming": f.streaming, "pushNotifications": False},
-            "defaultInputModes": ["text/plain"],
-            "defaultOutputModes": ["text/plain"],
-            "skills": self._skills(),
-        }
+        common: Json = {"description": description, "skills": self._skills(),
+                        "capabilities": {"streaming": f.streaming, "pushNotifications": False}}
         if f.protocol == "0.3":
-            return {
-                "protocolVersion": "0.3.0",
-                "name": self.name,
-                "description": description,
-                "url": url,
-                "preferredTransport": "JSONRPC",
-                "version": "1.0.0",
-                **common,
-            }
-        interfaces = [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
-        card: Json = {"name": self.name, "description": description, "supportedInterfaces": interfaces}
+            return valid_card(url, name=self.name, version="0.3", **common)
+        interfaces: list[tuple[str, str, str] | str] = [url]
+        hybrid: Json = {}
         if f.protocol == "hybrid":
-            interfaces.append({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"})
-        card["version"] = "1.0.0"
-        card.update(common)
-        if f.protocol == "hybrid":
-            card.update({"preferredTransport": "JSONRPC", "protocolVersion": "0.3", "url": url})
-        return card
+            interfaces.append((url, "JSONRPC", "0.3"))
+            hybrid = {"preferredTransport": "JSONRPC", "protocolVersion": "0.3", "url": url}
+        return valid_card(*interfaces, name=self.name, **common, **hybrid)
 
     async def _handle_card(self, request: web.Request) -> web.StreamResponse:
         f = self.faults

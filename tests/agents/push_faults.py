@@ -27,6 +27,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from tests.agents.cards import valid_card
 from tests.agents.server import serve
 
 FAULTS = ("none", "never", "no_terminal", "out_of_order", "no_token", "token_only", "wrong_task", "bad_payload",
@@ -44,12 +45,8 @@ class PushFault:
         self._pending: set[asyncio.Task[None]] = set()
 
     def card(self) -> dict[str, Any]:
-        return {"name": f"push-{self.fault}", "description": "push fault agent", "version": "1.0.0",
-                "supportedInterfaces": [{"url": f"{self.origin}/rpc", "protocolBinding": "JSONRPC",
-                                         "protocolVersion": "1.0"}],
-                "capabilities": {"streaming": False, "pushNotifications": True},
-                "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-                "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]}
+        return valid_card(f"{self.origin}/rpc", name=f"push-{self.fault}", description="push fault agent",
+                          capabilities={"streaming": False, "pushNotifications": True})
 
     async def card_handler(self, _: web.Request) -> web.Response:
         return web.json_response(self.card(), headers={"Cache-Control": "max-age=60", "ETag": '"p"'})

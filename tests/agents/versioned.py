@@ -13,26 +13,17 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.agents.cards import valid_card
 from tests.agents.scripted import Reply
 from tests.agents.server import serve
 
 CACHE_HEADERS = {"Cache-Control": "max-age=60", "ETag": '"v1"'}
-_SKILLS = [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]
 
 
 def card_for(version: str, origin: str, **extra: Any) -> dict[str, Any]:
     """A complete card of `version` whose interface is `{origin}/rpc`."""
-    common = {"name": f"agent-{version}", "description": "scripted", "version": "1.0.0",
-              "capabilities": {"streaming": False}, "defaultInputModes": ["text/plain"],
-              "defaultOutputModes": ["text/plain"], "skills": _SKILLS}
-    if version == "1.0":
-        body = {**common, "supportedInterfaces": [{"url": f"{origin}/rpc", "protocolBinding": "JSONRPC",
-                                                   "protocolVersion": "1.0"}]}
-    elif version == "0.3":
-        body = {**common, "protocolVersion": "0.3.0", "url": f"{origin}/rpc", "preferredTransport": "JSONRPC"}
-    else:  # 0.2: no preferredTransport, the same JSON-RPC methods as 0.3
-        body = {**common, "protocolVersion": "0.2.5", "url": f"{origin}/rpc"}
-    return {**body, **extra}
+    return valid_card(f"{origin}/rpc", name=f"agent-{version}", streaming=False, version=version,
+                      description="scripted") | extra
 
 
 def rpc(result: Any = None, *, error: dict[str, Any] | None = None) -> Reply:

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from tests.agents.cards import valid_card
 from tests.agents.server import serve
 
 
@@ -49,12 +50,8 @@ async def echo_agent() -> AsyncIterator[str]:
 
     async def card(_request: web.Request) -> web.Response:
         desc = f"echo agent; last caller sent: {seen['last']}"
-        doc = {"name": f"echo {seen['last'][:80]}", "description": desc, "version": "1.0.0",
-               "supportedInterfaces": [{"url": f"{origin}/rpc", "protocolBinding": "JSONRPC",
-                                        "protocolVersion": "1.0"}],
-               "capabilities": {"streaming": True}, "defaultInputModes": ["text/plain"],
-               "defaultOutputModes": ["text/plain"],
-               "skills": [{"id": "echo", "name": "echo", "description": desc, "tags": ["echo"]}]}
+        doc = valid_card(f"{origin}/rpc", name=f"echo {seen['last'][:80]}", description=desc,
+                         skills=[{"id": "echo", "name": "echo", "description": desc, "tags": ["echo"]}])
         return web.json_response(doc, headers={"Cache-Control": "max-age=1", "ETag": '"e"'})
 
     async def broken_card(_request: web.Request) -> web.Response:

@@ -12,6 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.agents.cards import valid_card
 from tests.agents.server import serve
 
 Gate = Callable[[web.Request], web.Response | None]  # None lets the request through
@@ -42,12 +43,8 @@ class TrustAgent:
 
 
 def base_card(origin: str, **extra: Any) -> dict[str, Any]:
-    return {"name": "trust-agent", "description": "loopback trust agent", "version": "1.0.0",
-            "supportedInterfaces": [{"url": f"{origin}/rpc", "protocolBinding": "JSONRPC",
-                                     "protocolVersion": "1.0"}],
-            "capabilities": {"streaming": False, "extendedAgentCard": False},
-            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-            "skills": [{"id": "echo", "name": "Echo", "description": "echoes", "tags": ["t"]}], **extra}
+    return valid_card(f"{origin}/rpc", name="trust-agent", description="loopback trust agent",
+                      capabilities={"streaming": False, "extendedAgentCard": False}) | extra
 
 
 def _task(text: str) -> dict[str, Any]:
