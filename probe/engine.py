@@ -27,7 +27,7 @@ from probe.checks.catalogue import Severity, make_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
-from probe.results import CheckResult, InterfaceResult, ProbeResult, Status, StepName, StepResult
+from probe.results import CheckResult, InterfaceResult, ProbeResult, Status, StepName, StepResult, copy_check
 from probe.target import Target
 from probe.trust import auth as authflows
 from probe.trust import signatures
@@ -870,12 +870,12 @@ async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> Pro
     if len(runs) > 1:
         shared = _card_level(runs)
         key0 = entries[0].key
-        merged = [c if (c.id, c.status, c.message) in shared else c.model_copy(update={"interface": key0})
+        merged = [c if (c.id, c.status, c.message) in shared else copy_check(c, interface=key0)
                   for c in runs[0].r.checks if c.id != "interop.bindings_agree"]
         for run, e in zip(runs[1:], entries[1:], strict=True):
             for seen in run.r.error_statuses:  # errorMapping: the statuses of every binding
                 result.note_error_status(seen.error, seen.binding, seen.status, tuple(seen.mappings))
-            merged += [c.model_copy(update={"interface": e.key}) for c in run.r.checks
+            merged += [copy_check(c, interface=e.key) for c in run.r.checks
                        if c.id != "interop.bindings_agree" and (c.id, c.status, c.message) not in shared]
         result.checks = merged
     else:
