@@ -238,6 +238,13 @@ def evidence(result: ProbeResult) -> list[Hop]:
     elif disc is not None and disc.status is Status.FAIL:  # failed before any request went out
         hops.append(Hop("card", result.target_url, None, disc.detail))
     failing = next((s for s in result.steps if s.status is Status.FAIL and s.name in _CALL_STEPS), None)
+    broken = next((i for i in result.interfaces if not i.success), None)
+    if failing is None and broken is not None:  # --binding all: the first interface works, another does not
+        failing = next((s for s in broken.steps if s.status is Status.FAIL and s.name in _CALL_STEPS), None)
+        if failing is not None and broken.interface_url:
+            status = failing.http_status or next((e.status for e in reversed(failing.exchanges) if e.status), None)
+            hops.append(Hop("advertised URL", broken.interface_url, status, f"{broken.key}: {failing.detail}"))
+        return hops
     if failing is not None and result.interface_url:
         repeated = doubled_prefix(result.card_url, result.interface_url) if result.card_url else None
         status = failing.http_status or next((e.status for e in reversed(failing.exchanges) if e.status), None)

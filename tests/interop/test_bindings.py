@@ -268,3 +268,23 @@ def test_full_suite_on_every_binding(peer_name: str, request: pytest.FixtureRequ
     assert main([*args, "--format", "markdown", "--output", str(tmp_path / "a2a.md")]) == code
     md = (tmp_path / "a2a.md").read_text()
     assert "## Interfaces" in md and all(f"## error-handling ({key})" in md for key in expected)
+
+
+async def test_binding_all_names_a_rest_error_body_with_the_wrong_status(client: HttpClient) -> None:
+    from probe.engine import run_interfaces
+
+    status = {"error": {"code": 500, "status": "INTERNAL", "message": "no such task", "details": [NOT_FOUND_INFO]}}
+
+    async def get_task(_: web.Request) -> web.Response:
+        return web.json_response(status, status=500)
+
+    async with serve(_rest_agent({"GET /rest/tasks/{id}": get_task})) as origin:
+        r = await run_interfaces(Target(name="r", url=origin), client, steps=(StepName.PING,))
+    rep = to_dict(r)
+    entries = {i["binding"]: i for i in rep["interfaces"]}
+    assert entries["jsonrpc"]["success"] and entries["http_json"]["reason"] == "invoke_unexpected_status"
+    assert rep["reason"] == "invoke_unexpected_status"  # one broken binding fails the agent, with its reason
+    carrier = next(x for x in rep["results"] if x["reason"] == "invoke_unexpected_status")
+    assert carrier["interface"] == "http_json 1.0"
+    agree = next(x for x in rep["results"] if x["test"] == "interop.bindings_agree")
+    assert "jsonrpc 1.0 pass(es) but http_json 1.0 (invoke_unexpected_status) fail(s)" in agree["message"]

@@ -120,3 +120,29 @@ def test_the_cli_report_names_the_disagreeing_binding(capsys: pytest.CaptureFixt
     assert "grpc 1.0 gave an error the spec does not name (gRPC INTERNAL)" in agree["message"]
     outcomes = {i["binding"]: i["outcomes"]["GetTask of an unknown task id"] for i in rep["interfaces"]}
     assert outcomes == {"jsonrpc": "TaskNotFoundError", "grpc": "an error the spec does not name (gRPC INTERNAL)"}
+
+
+@pytest.mark.parametrize("fault", ["task_lost", "get_unknown_internal"])
+async def test_the_suite_on_every_binding_agrees_with_itself(client: HttpClient, fault: str) -> None:
+    from probe.suite import SuiteOptions, run_suite_interfaces
+
+    async with grpc_fault_agent(fault) as origin:
+        r = await run_suite_interfaces(Target(name="g", url=origin, timeout=5), client, SuiteOptions(timeout=20))
+    assert_agree(r)  # exit code, JSON summary and JUnit failures: one story across both interfaces
+    checks = {(c.interface, c.id): c for c in r.checks}
+    if fault == "get_unknown_internal":  # the suite's own check on gRPC finds it too, named on that interface
+        assert checks[("grpc 1.0", "errors.task_not_found")].status is Status.FAIL
+        assert checks[("jsonrpc 1.0", "errors.task_not_found")].status is Status.PASS
+        assert "gRPC INTERNAL" in checks[("grpc 1.0", "errors.no_server_errors")].message
+    else:
+        assert r.reason is Reason.INVOKE_A2A_ERROR
+    assert checks[(None, "interop.bindings_agree")].status is Status.FAIL
+    assert checks[("grpc 1.0", "errors.parse_error")].status is Status.SKIP  # a JSON-RPC-only check
+
+
+async def test_the_evidence_is_the_broken_interfaces_call(client: HttpClient) -> None:
+    r = await _all(client, "task_lost")
+    [card, call] = to_dict(r)["evidence"]
+    grpc = next(i for i in r.interfaces if i.binding == "grpc")
+    assert card["what"] == "card" and call["what"] == "advertised URL"
+    assert call["url"] == grpc.interface_url and call["cause"].startswith("grpc 1.0: GetTask ")
