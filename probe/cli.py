@@ -108,8 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="basic: discover, validate, invoke, stream; full: every conformance check")
     c.add_argument("--safe-only", action="store_true",
                    help="with --suite full: only checks that start no agent work")
-    c.add_argument("--slow-prompt", help="text that keeps a task running (enables the cancel and subscribe checks)")
-    c.add_argument("--input-prompt", help="text that makes the agent ask for input (enables the multi-turn check)")
+    c.add_argument("--slow-prompt",
+                   help="text that keeps a task running (enables the cancel, subscribe and multi-stream checks)")
+    c.add_argument("--input-prompt",
+                   help="text that makes the agent ask for input (enables the multi-turn check; history of two turns)")
     c.add_argument("--peer", metavar="URL", help="a second agent for the interop checks")
     c.add_argument("--delegation-prompt", help="text that makes this agent call the peer (interop.delegation)")
     c.add_argument("--delegation-expect", help="text the delegated answer must contain")

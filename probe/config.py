@@ -304,7 +304,8 @@ class Agent(_Strict):
     auth: Auth = Field(default_factory=Auth)
     message: str = "a2a-probe health check"
     expect_text: str | None = None
-    slow_prompt: str | None = Field(None, description="full: a text that keeps a task running (cancel, subscribe)")
+    slow_prompt: str | None = Field(None, description="full: a text that keeps a task running (cancel, subscribe, "
+                                                      "multi-stream)")
     input_prompt: str | None = Field(None, description="full: a text that makes the agent ask for input")
     labels: dict[str, str] = Field(default_factory=dict, description="exported only via a2a_probe_agent_info")
     allow_cross_origin_redirect: bool = False

@@ -140,6 +140,9 @@ async def not_declared(s: Suite) -> None:
                  "the agent streamed although the card does not declare capabilities.streaming")
 
 
+_MAX_FOLLOWED = 1_000  # events kept per stream: a flood must not grow the probe's memory
+
+
 class _Follower:
     """One of several SubscribeToTask streams of one task: the events it got, as comparable signatures."""
 
@@ -161,6 +164,9 @@ class _Follower:
                 async for ev in es.events():
                     if ev.error is not None or ev.problem is not None:
                         self.refused = self.refused or (ev.error.describe() if ev.error else str(ev.problem))
+                        return
+                    if len(self.events) >= _MAX_FOLLOWED:
+                        self.refused = f"more than {_MAX_FOLLOWED} events without a terminal state"
                         return
                     item = self.s.dialect.result_item(ev.result)
                     self.events.append((item.kind, item.state, item.artifact_id, item.append, item.last_chunk,
@@ -196,35 +202,38 @@ async def multi_stream(s: Suite) -> None:
         got = state_name(item.state) if item else describe_answer(answer)
         raise Skip(f"the slow prompt did not leave a running task (got {got})")
     followers = [_Follower(s, item.task_id) for _ in range(3)]
+    ended: list[TaskState | None] = []
     try:
-        await _judge_streams(s, item.task_id, followers)
+        await _judge_streams(s, item.task_id, followers, ended)
     finally:
         for f in followers:
             await f.close()
+        if not ended:  # leave no task of the suite running
+            await _cancel(s, item.task_id)
 
 
-async def _judge_streams(s: Suite, task_id: str, followers: list[_Follower]) -> None:
+async def _judge_streams(s: Suite, task_id: str, followers: list[_Follower], ended: list[TaskState | None]) -> None:
     wait = min(3.0, s.deadline.remaining())
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.gather(*(f.first.wait() for f in followers)), timeout=wait)
-    served = [f for f in followers if f.refused is None and f.events]
+    served = [f for f in followers if f.events]  # opened and sent the Task (it may break later: judged below)
     if not served:
         raise Skip(f"no SubscribeToTask stream opened ({followers[0].refused or 'no event'}): streaming.subscribe")
     if len(served) < len(followers):
         # 1.0 §3.5.2: an agent MAY serve several streams of one task; the rules bind when it does
         refusal = next(f.refused or "no event" for f in followers if f not in served)
-        await _cancel(s, task_id)
         raise Skip(f"the agent serves one stream per task (MAY, §3.5.2); a further one got: {refusal}"[:300])
     closed, kept = followers[-1], followers[:-1]
     await closed.close()  # closing one MUST NOT affect the others
     canceled = await _cancel(s, task_id)
+    ended.append(canceled)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.gather(*(f.task for f in kept), return_exceptions=True),
                                timeout=max(0.1, min(5.0, s.deadline.remaining())))
     if canceled not in TERMINAL and all(f.state not in TERMINAL for f in kept):
         raise Skip(f"the task did not end after CancelTask ({state_name(canceled)}), so no stream could finish")
-    ended = f"CancelTask made the task {state_name(canceled)}" if canceled in TERMINAL else "another stream ended"
-    problems = [f"stream {i + 1} stopped at {state_name(f.state)}: no terminal event, although {ended}"
+    why = f"CancelTask made the task {state_name(canceled)}" if canceled in TERMINAL else "another stream ended"
+    problems = [f"stream {i + 1} stopped at {state_name(f.state)}: no terminal event, although {why}"
                 if f.refused is None else f"stream {i + 1}: {f.refused}"
                 for i, f in enumerate(kept) if f.state not in TERMINAL]
     # the first event is each stream's own Task snapshot; what follows is what the task broadcast while both

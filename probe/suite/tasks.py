@@ -48,6 +48,10 @@ def _token(s: Suite, answer: Answer, problems: list[str], what: str) -> str | No
     return token or ""
 
 
+def _id(task: dict[str, Any]) -> str:
+    return str(task.get("id"))  # a hostile id (a list, a number) must not break the comparisons
+
+
 def _timestamp(task: dict[str, Any]) -> datetime | None:
     status = task.get("status")
     raw = status.get("timestamp") if isinstance(status, dict) else None
@@ -115,24 +119,24 @@ def _listing_problems(s: Suite, answer: Answer, tasks: list[dict[str, Any]], wha
                       ours: tuple[str, str]) -> list[str]:
     problems: list[str] = []
     older, newer = ours
-    ids = [t.get("id") for t in tasks]
+    ids = [_id(t) for t in tasks]
     missing = [t for t in ours if t not in ids]
     if missing:
         problems.append(f"{what} lacks the suite's task(s) {', '.join(missing)}")
     others = sorted({str(t.get("contextId")) for t in tasks if t.get("contextId") != ctx})
     if others:
         problems.append(f"{what} returned tasks of other contexts ({', '.join(others[:3])})")
-    stamp = {t.get("id"): _timestamp(t) for t in tasks}
+    stamp = {_id(t): _timestamp(t) for t in tasks}
     same_time = stamp.get(older) is not None and stamp.get(older) == stamp.get(newer)
     # the older task was last updated before the newer one was created, once it is terminal
-    done = {t.get("id") for t in tasks if s.dialect.result_item({"task": t}).state in TERMINAL}
+    done = {_id(t) for t in tasks if s.dialect.result_item({"task": t}).state in TERMINAL}
     if not missing and not same_time and older in done and ids.index(newer) > ids.index(older):
         problems.append(f"{what}: the older task {older} comes before the newer {newer} "
                         "(tasks MUST be sorted by status timestamp, most recent first)")
     stamps = [ts for ts in map(_timestamp, tasks) if ts is not None]
     if any(a < b for a, b in itertools.pairwise(stamps)):
         problems.append(f"{what}: status timestamps are not in descending order")
-    with_artifacts = [str(t.get("id")) for t in tasks if "artifacts" in t]
+    with_artifacts = [_id(t) for t in tasks if "artifacts" in t]
     if with_artifacts:
         problems.append(f"{what}: artifacts present without includeArtifacts (task {with_artifacts[0]}); "
                         "the field MUST be omitted entirely")
@@ -149,7 +153,7 @@ async def _filter_problems(s: Suite, ctx: str, completed: str) -> list[str]:
     answer = await s.client.list(context_id=ctx, status="TASK_STATE_COMPLETED", history_length=1)
     problems += _list_problems(s, answer, what)
     listed = [] if problems else _tasks_of(answer) or []
-    if not problems and completed not in {t.get("id") for t in listed}:
+    if not problems and completed not in {_id(t) for t in listed}:
         problems.append(f"{what} lacks the suite's COMPLETED task {completed}")
     for t in listed:
         if len(_history(t)) > 1:
@@ -163,7 +167,7 @@ async def _filter_problems(s: Suite, ctx: str, completed: str) -> list[str]:
         odd = next((t for t in tasks if s.dialect.result_item({"task": t}).state is not want), None)
         if odd is not None:
             got = state_name(s.dialect.result_item({"task": odd}).state)
-            problems.append(f"ListTasks(status=TASK_STATE_{want.value}) returned task {odd.get('id')} in state {got}")
+            problems.append(f"ListTasks(status=TASK_STATE_{want.value}) returned task {_id(odd)} in state {got}")
     return problems
 
 
@@ -180,7 +184,7 @@ async def _pages(s: Suite, ctx: str, expected: set[str]) -> None:
             break
         if len(tasks) > 1:
             problems.append(f"{what} returned {len(tasks)} tasks")
-        seen += [str(t.get("id")) for t in tasks]
+        seen += [_id(t) for t in tasks]
         token = _token(s, answer, problems, what) or ""
         if problems or not token:
             break
@@ -258,7 +262,8 @@ async def history(s: Suite) -> None:
     problems: list[str] = []
     user = s.dialect.roles[0]
     for msg, (index, entry) in found:
-        texts = [p.get("text") for p in entry.get("parts") or [] if isinstance(p, dict) and "text" in p]
+        parts = entry.get("parts")
+        texts = [p.get("text") for p in parts if isinstance(p, dict) and "text" in p] if isinstance(parts, list) else []
         want = [p["text"] for p in msg["parts"]]
         if texts != want or entry.get("role") != user:
             problems.append(f"history entry {index} (messageId {msg['messageId']}) is {entry.get('role')} "

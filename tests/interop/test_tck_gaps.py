@@ -3,6 +3,9 @@ binding and version, and each failure mode on a sloppy agent that gets exactly t
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from probe.checks.registry import UNCOVERED, requirement
@@ -12,6 +15,7 @@ from probe.suite import _run_check, errors, streaming, tasks
 from probe.suite.context import Suite, SuiteOptions
 from probe.target import Target
 from probe.wire.http import Deadline, HttpClient
+from tests.agents.scripted import Reply, scripted_agent, sse, status, task
 from tests.agents.sloppy import Sloppy, sloppy_agent
 from tests.peers.harness import Peer
 
@@ -118,3 +122,29 @@ def test_the_registry_no_longer_lists_these_as_not_tested() -> None:
         assert set(requirement(cid).rules) == {"1.0"}
     assert requirement("lifecycle.history_kept").rules["1.0"].level.value == "MAY"
     assert requirement("lifecycle.history_on_send").rules["0.3"].level.value == "SHOULD"
+
+
+def _rpc(result: Any) -> Reply:
+    return Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": result})])
+
+
+async def test_hostile_answers_fail_the_checks_without_breaking_them(client: HttpClient) -> None:
+    """Junk ids, parts and tokens, and a subscription that floods without end: failures naming what was wrong,
+    never a probe error, and a bounded number of events kept."""
+    junk_history = [{"messageId": ["x"], "role": "ROLE_USER", "parts": 5}, "not a message"]
+    done = task("COMPLETED", history=junk_history)
+    replies = {"SendMessage": _rpc(done), "GetTask": _rpc(done["task"]),
+               "ListTasks": _rpc({"tasks": [{"id": ["x"], "contextId": "c1", "status": {"state": 3}}, "junk"],
+                                  "nextPageToken": 7})}
+    async with scripted_agent(replies) as url:
+        got = await _gap_checks(client, url)
+    assert not [m for _, m in got.values() if m.startswith("probe error")], got
+    assert got["lifecycle.list_tasks"][0] is Status.FAIL and "result.tasks" in got["lifecycle.list_tasks"][1]
+    assert got["lifecycle.history_on_send"][0] is Status.FAIL  # historyLength=0, one message back
+    flood = {"SendMessage": _rpc(task("WORKING")), "CancelTask": _rpc(task("CANCELED")["task"]),
+             "SubscribeToTask": Reply(content_type="text/event-stream",
+                                      chunks=sse(task("WORKING"), *[status("WORKING")] * 1500))}
+    async with scripted_agent(flood) as url:
+        got = await _gap_checks(client, url)
+    status_, message = got["streaming.multi_stream"]
+    assert status_ is Status.FAIL and "more than 1000 events without a terminal state" in message, message
