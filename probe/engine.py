@@ -22,7 +22,7 @@ import structlog
 
 from probe import redact
 from probe.checks import card as card_checks
-from probe.checks import grading, urls
+from probe.checks import catalogue, grading, urls
 from probe.checks.catalogue import Severity, make_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
@@ -870,13 +870,13 @@ async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> Pro
     if len(runs) > 1:
         shared = _card_level(runs)
         key0 = entries[0].key
-        merged = [c if (c.id, c.status, c.message) in shared else copy_check(c, interface=key0)
+        merged = [c if _observed(c) in shared else copy_check(c, interface=key0)
                   for c in runs[0].r.checks if c.id != "interop.bindings_agree"]
         for run, e in zip(runs[1:], entries[1:], strict=True):
             for seen in run.r.error_statuses:  # errorMapping: the statuses of every binding
                 result.note_error_status(seen.error, seen.binding, seen.status, tuple(seen.mappings))
             merged += [copy_check(c, interface=e.key) for c in run.r.checks
-                       if c.id != "interop.bindings_agree" and (c.id, c.status, c.message) not in shared]
+                       if c.id != "interop.bindings_agree" and _observed(c) not in shared]
         result.checks = merged
     else:
         result.checks = [c for c in result.checks if c.id != "interop.bindings_agree"]
@@ -893,15 +893,24 @@ async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> Pro
 _CARD_STEPS = (StepName.DISCOVER, StepName.VALIDATE)
 
 
-def _card_level(runs: list[ProbeRun]) -> set[tuple[str, Status, str]]:
-    """Checks of the card itself: the same id, status and message on every run (each run fetched the card)."""
-    def keys(run: ProbeRun) -> set[tuple[str, Status, str]]:
-        return {(c.id, c.status, c.message) for c in run.r.checks if c.step in _CARD_STEPS}
+def _card_level(runs: list[ProbeRun]) -> set[tuple[str, str]]:
+    """Checks of the card itself: the same observation on every run (each run fetched the card). Graded once, by
+    the first interface's version, as the top-level fields are: a 0.3 run's "not graded" skip of a 1.0-only rule
+    is the same observation, not another finding."""
+    def keys(run: ProbeRun) -> set[tuple[str, str]]:
+        return {_observed(c) for c in run.r.checks if c.step in _CARD_STEPS}
 
     shared = keys(runs[0])
     for run in runs[1:]:
         shared &= keys(run)
     return shared
+
+
+def _observed(c: CheckResult) -> tuple[str, str]:
+    """(check id, what was seen), whatever the version graded it as."""
+    if c.status is Status.SKIP and c.message.startswith("not graded: "):
+        return c.id, c.message.partition("; observed: ")[2] or catalogue.get(c.id).title
+    return c.id, c.message
 
 
 async def _agreement_calls(run: ProbeRun) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from probe import __version__, templates
 from probe.checks.catalogue import Severity
-from probe.checks.grading import family, rule_for
+from probe.checks.grading import family, grade, rule_for
 from probe.checks.registry import REQUIREMENTS, not_tested
 from probe.checks.urls import doubled_prefix
 from probe.levels import level
@@ -99,10 +99,12 @@ def _result_dict(c: CheckResult, version: str | None) -> dict[str, Any]:
 
 def interface_view(result: ProbeResult, entry: InterfaceResult) -> ProbeResult:
     """One interface as a result of its own: the card's checks, its own checks and steps (for its level)."""
-    return result.model_copy(update={
+    view = result.model_copy(update={
         "checks": [c for c in result.checks if c.interface in (None, entry.key) and c.id != "interop.bindings_agree"],
         "steps": entry.steps, "success": entry.success, "reason": entry.reason,
         "protocol_version": entry.protocol_version, "interfaces": []})
+    grade(view)  # the card's checks were graded by the first interface's version; this one may speak another
+    return view
 
 
 def _interface_dict(result: ProbeResult, i: InterfaceResult) -> dict[str, Any]:

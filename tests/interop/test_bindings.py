@@ -288,3 +288,29 @@ async def test_binding_all_names_a_rest_error_body_with_the_wrong_status(client:
     assert carrier["interface"] == "http_json 1.0"
     agree = next(x for x in rep["results"] if x["test"] == "interop.bindings_agree")
     assert "jsonrpc 1.0 pass(es) but http_json 1.0 (invoke_unexpected_status) fail(s)" in agree["message"]
+
+
+@pytest.mark.external
+@pytest.mark.parametrize("peer_name", ["py_peer_compat", "js_peer_compat"])
+async def test_binding_all_across_versions_of_the_compat_peers(peer_name: str, request: pytest.FixtureRequest,
+                                                               client: HttpClient) -> None:
+    from probe.engine import run_interfaces
+
+    peer: Peer = request.getfixturevalue(peer_name)
+    r = await run_interfaces(Target(name=peer_name, url=peer.base_url), client)
+    versions = {i.protocol_version for i in r.interfaces}
+    assert versions == {"1.0", "0.3"}, r.interfaces
+    assert all(i.success for i in r.interfaces), [(i.key, i.reason) for i in r.interfaces]
+    for i in r.interfaces:  # the same error names in 1.0 and 0.3, on every binding
+        assert i.outcomes == {"GetTask of an unknown task id": "TaskNotFoundError",
+                              "CancelTask of a finished task": "TaskNotCancelableError"}, i.key
+    agree = r.check("interop.bindings_agree")
+    assert agree is not None and agree.status is Status.PASS, agree
+    # the card is judged once (graded by the first interface's version), not once per interface
+    cache = [c for c in r.checks if c.id == "card.cache_headers"]
+    assert len(cache) == 1 and cache[0].interface is None
+    assert (cache[0].status is Status.FAIL) is (peer_name == "py_peer_compat")  # only Python omits Cache-Control
+    rep = to_dict(r)
+    levels = {f"{i['binding']} {i['protocolVersion']}": i["conformanceLevel"] for i in rep["interfaces"]}
+    if peer_name == "py_peer_compat":  # the missing Cache-Control is a 1.0 SHOULD; 0.3 has no such rule
+        assert levels["jsonrpc 0.3"] == "full" and levels["jsonrpc 1.0"] == "partial", levels
