@@ -30,6 +30,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from probe import redact
+from probe.results import BindingName
 from probe.shard import Shard, ShardError
 from probe.shard import parse as parse_shard
 from probe.target import DEFAULT_LIMITS, ApiKeySpec, AuthSpec, BasicSpec, OAuth2Spec, Target, TlsSpec, check_url
@@ -74,6 +75,16 @@ class Prober(StrEnum):
     PUSH = "push"
 
 
+def _binding_list(v: list[BindingName] | None) -> list[BindingName] | None:
+    if v is not None and not v:
+        names = ", ".join(b.value for b in BindingName)
+        raise ValueError(f"an empty list probes nothing: name one or more of {names}, or leave bindings out to "
+                         "probe every advertised interface")
+    if v is not None and len(set(v)) != len(v):
+        raise ValueError("a binding is listed twice")
+    return v
+
+
 class Module(_Strict):
     prober: Prober
     interval: Duration = 60.0
@@ -86,6 +97,8 @@ class Module(_Strict):
                                                       "on this module (docs/metrics.md)")
     late_after: Duration | None = Field(None, description="push only: a terminal delivery later than this after the "
                                                           "send counts as late (measured; not a failure)")
+    bindings: list[BindingName] | None = Field(None, description="ping, invoke, stream: probe only the card's "
+                                               "interfaces of these bindings (default: every one it advertises)")
     fresh_connection: bool | None = Field(None, description="a new connection (DNS, TCP, TLS) for every call to "
                                                             "the agent's interface, so those timings are real (the "
                                                             "card comes over the kept-alive pool); default: on for "
@@ -108,6 +121,10 @@ class Module(_Strict):
             raise ValueError(f"timeout ({self.timeout:g}s) must not exceed interval ({self.interval:g}s)")
         if self.late_after is not None and self.prober is not Prober.PUSH:
             raise ValueError("late_after applies to the push prober only")
+        _binding_list(self.bindings)
+        if self.bindings is not None and self.prober not in MULTI_BINDING:
+            raise ValueError(f"bindings applies to the {', '.join(p.value for p in MULTI_BINDING)} probers only "
+                             f"({self.prober.value} probes the card's preferred interface)")
         if self.jitter is not None and self.jitter > self.interval / 4:
             raise ValueError(f"jitter ({self.jitter:g}s) must not exceed a quarter of the interval "
                              f"({self.interval / 4:g}s): runs stay near their phase slot")
@@ -121,6 +138,9 @@ class Module(_Strict):
     def effective_jitter(self) -> float:
         # runs are already spread by their phase (probe.scheduler); jitter only breaks exact lockstep
         return self.jitter if self.jitter is not None else min(1.0, self.interval * 0.02)
+
+
+MULTI_BINDING = (Prober.PING, Prober.INVOKE, Prober.STREAM)  # the probers that probe every advertised interface
 
 
 DEFAULT_MODULES: dict[str, Module] = {
@@ -299,7 +319,10 @@ class Agent(_Strict):
     card_url: str | None = None
     modules: list[str] = Field(default_factory=lambda: ["ping"])
     a2a_version: Literal["1.0", "0.3"] | None = None
-    binding: Literal["JSONRPC", "HTTP+JSON", "GRPC"] | None = None
+    binding: Literal["JSONRPC", "HTTP+JSON", "GRPC"] | None = Field(
+        None, description="probe only this binding's interface (the card's spelling, or jsonrpc/http_json/grpc)")
+    bindings: list[BindingName] | None = Field(None, description="probe only the card's interfaces of these "
+                                               "bindings (default: every one it advertises)")
     headers: dict[str, str] = Field(default_factory=dict, description="non-secret extra headers on invocation")
     auth: Auth = Field(default_factory=Auth)
     message: str = "a2a-probe health check"
@@ -324,6 +347,29 @@ class Agent(_Strict):
     @classmethod
     def _http_url(cls, v: str | None) -> str | None:
         return None if v is None else check_url(v)
+
+    @field_validator("binding", mode="before")
+    @classmethod
+    def _binding(cls, v: Any) -> Any:
+        name = BindingName.of(v) if isinstance(v, str) and v in {b.value for b in BindingName} else None
+        return name.card_name if name is not None else v  # the bounded names are accepted too
+
+    @field_validator("bindings")
+    @classmethod
+    def _bindings(cls, v: list[BindingName] | None) -> list[BindingName] | None:
+        return _binding_list(v)
+
+    @model_validator(mode="after")
+    def _one_binding_choice(self) -> Agent:
+        if self.binding is not None and self.bindings is not None:
+            raise ValueError("give binding (one) or bindings (a subset), not both")
+        return self
+
+    def binding_subset(self) -> frozenset[BindingName] | None:
+        """The bindings this agent's interfaces are narrowed to (None: every advertised one)."""
+        if self.binding is not None:
+            return frozenset({BindingName.of(self.binding) or BindingName.JSONRPC})
+        return frozenset(self.bindings) if self.bindings is not None else None
 
     @field_validator("headers")
     @classmethod
@@ -429,6 +475,10 @@ class ProbeConfig(_Strict):
             unknown = [m for m in a.modules if m not in known]
             if unknown:
                 raise ValueError(f"agent {a.name!r} uses unknown module(s) {unknown}; known: {sorted(known)}")
+            for m in a.modules:
+                if (subset := self.bindings(a, m)) is not None and not subset:
+                    raise ValueError(f"agent {a.name!r}: its bindings and module {m!r}'s bindings have none in "
+                                     "common, so the job would probe nothing")
             extra = set(a.labels) - set(self.metrics.agent_info_labels)
             if extra and self.metrics.agent_info_labels:
                 raise ValueError(f"agent {a.name!r} has labels {sorted(extra)} not in metrics.agent_info_labels")
@@ -436,6 +486,9 @@ class ProbeConfig(_Strict):
 
     def all_modules(self) -> dict[str, Module]:
         return DEFAULT_MODULES | self.modules
+
+    def bindings(self, agent: Agent, module: str) -> frozenset[BindingName] | None:
+        return job_bindings(agent, self.all_modules()[module])
 
     def push_jobs(self) -> list[tuple[str, str]]:
         """(agent, module) of every job whose module runs the push prober."""
@@ -452,6 +505,14 @@ class ProbeConfig(_Strict):
 
 class ConfigError(Exception):
     pass
+
+
+def job_bindings(agent: Agent, module: Module) -> frozenset[BindingName] | None:
+    """The bindings a job probes: the agent's subset within the module's (None: every advertised one)."""
+    mine, theirs = agent.binding_subset(), module.bindings
+    if theirs is None:
+        return mine
+    return frozenset(theirs) if mine is None else mine & frozenset(theirs)
 
 
 def check_public_url(url: str) -> str:

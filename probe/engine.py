@@ -7,11 +7,12 @@ primary failure reason. It never raises for anything an agent does; a bug in the
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import time
 import typing
 import uuid
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +28,16 @@ from probe.checks.catalogue import Severity, make_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
-from probe.results import CheckResult, InterfaceResult, ProbeResult, Status, StepName, StepResult, copy_check
+from probe.results import (
+    BindingName,
+    CheckResult,
+    InterfaceResult,
+    ProbeResult,
+    Status,
+    StepName,
+    StepResult,
+    copy_check,
+)
 from probe.target import Target
 from probe.trust import auth as authflows
 from probe.trust import signatures
@@ -88,21 +98,34 @@ async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepNam
     """Run the steps and return the run itself (card, selected binding), for the conformance suite to go on.
 
     `bindings` replaces the registry and `card` skips discovery (a fake binding in unit tests)."""
-    t0 = time.monotonic()
-    result = ProbeResult(agent=target.name, target_url=target.card_url or target.url)
-    run = ProbeRun(target, client, result, Deadline.after(target.timeout), bindings)
+    run = _start(target, client, bindings)
     run.card = card
+    await _guarded(run, run.walk(steps))
+    return _finish(run)
+
+
+def _start(target: Target, client: HttpClient, bindings: Bindings | None) -> ProbeRun:
+    result = ProbeResult(agent=target.name, target_url=target.card_url or target.url)
+    return ProbeRun(target, client, result, Deadline.after(target.timeout), bindings)
+
+
+async def _guarded(run: ProbeRun, work: Awaitable[Any]) -> None:
     try:
-        await run.walk(steps)
+        await work
     except Exception as exc:  # a probe bug must never take the daemon down
-        log.exception("probe_internal_error", agent=target.name)
+        log.exception("probe_internal_error", agent=run.t.name)
+        result = run.r
         result.reason = result.reason or Reason.PROBE_ERROR
         result.steps.append(StepResult(name=StepName.VALIDATE, status=Status.FAIL, reason=Reason.PROBE_ERROR,
                                        detail=f"internal error: {type(exc).__name__}: {exc}"[:300]))
+
+
+def _finish(run: ProbeRun) -> ProbeRun:
+    result = run.r
     if result.reason not in (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR):
         result.checks.append(make_check("probe.completed", Status.PASS, "the probe ran to its end"))
     grading.finish(result)
-    result.duration_s = time.monotonic() - t0
+    result.duration_s = time.monotonic() - run.t0
     result.success = result.reason is None
     redact.result(result)  # what an agent sent is scrubbed before any consumer (report, log, page) sees it
     return run
@@ -115,6 +138,7 @@ class ProbeRun:
         self.client = client
         self.r = result
         self.deadline = deadline
+        self.t0 = time.monotonic()
         self.bindings: Bindings = bindings if bindings is not None else {k: r.factory for k, r in BY_CARD_NAME.items()}
         self.card: Card | None = None
         self.binding: Binding | None = None
@@ -145,6 +169,21 @@ class ProbeRun:
             await self._remote(steps, card_invalid=not validated)
         finally:
             self._tls_findings()
+
+    async def discover_card(self) -> bool:
+        """The discover step alone: run_interfaces forks one run per interface from here. A failed
+        discovery ends the run (as `walk` would end it)."""
+        if await self._step(StepName.DISCOVER, self.discover):
+            return True
+        self._tls_findings()
+        return False
+
+    def fork(self, target: Target) -> ProbeRun:
+        """A run of another interface of the card this run discovered: the same card, transport, deadline and
+        discovery record (copied, so each interface is graded and redacted on its own)."""
+        run = ProbeRun(target, self.client, self.r.model_copy(deep=True), self.deadline, self.bindings)
+        run.card, run.transport, run.t0 = self.card, self.transport, self.t0
+        return run
 
     async def _remote(self, steps: Sequence[StepName], *, card_invalid: bool) -> None:
         if self.card is not None and _declares_extended(self.card) and steps:
@@ -816,16 +855,49 @@ def _a2a_error_reason(err: A2AError, c: A2AClient, op: Op) -> tuple[Reason, str]
 
 
 async def run_interfaces(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS,
-                         bindings: Bindings | None = None) -> ProbeResult:
-    """Probe every interface the card advertises that the probe can call (`--binding all`).
+                         bindings: Bindings | None = None, only: Collection[BindingName] | None = None,
+                         agree: bool = True) -> ProbeResult:
+    """Probe every interface the card advertises that the probe can call (`--binding all`, and the daemon).
 
-    The first interface (the card's preference, as a plain probe picks it) gives the top-level fields; each
-    interface gets its own entry in `interfaces` and its checks are tagged with it, and `interop.bindings_agree`
-    reports when they disagree."""
-    async def probe_one(t: Target) -> ProbeRun:
-        return await execute(t, client, steps=steps, bindings=bindings)
+    The card is discovered once; then each interface (`plan_interfaces`, narrowed to `only`) runs on its own,
+    all at once under the one deadline, so a hanging interface costs the others no time. The first interface (the
+    card's preference, as a plain probe picks it) gives the top-level fields; each interface gets its own entry in
+    `interfaces` and its checks are tagged with it, and `interop.bindings_agree` reports when they disagree. With
+    `agree` (the CLI) every interface also gets the equivalence check's own calls; the daemon passes
+    `agree=False`, so a card that offers one interface costs what a plain probe costs."""
+    runs = await probe_interfaces(target, client, steps=steps, bindings=bindings, only=only)
+    if agree and runs[0].card is not None:
+        await asyncio.gather(*(_agreement_calls(run) for run in runs))
+    result = await combine(runs, client if agree else None)
+    result.duration_s = max(run.r.duration_s for run in runs)  # they ran at once
+    return result
 
-    return await combine(await each_interface(target, probe_one, bindings), client)
+
+async def probe_interfaces(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS,
+                           bindings: Bindings | None = None,
+                           only: Collection[BindingName] | None = None) -> list[ProbeRun]:
+    """One finished run per interface of `plan_interfaces`, the preferred first, from one discovery; a single
+    run when the card could not be read or offers nothing to call (it says why)."""
+    base = _start(target, client, bindings)
+    await _guarded(base, base.discover_card())
+    card = base.card if base.r.reason is None else None
+    if card is None:
+        return [_finish(base)]
+    plan = plan_interfaces(card, target, base.bindings, only)
+    if not plan:  # nothing to call: the plain walk says why (no usable interface, 0.1, card invalid)
+        if only and target.binding is None:
+            base.t = target.model_copy(update={"binding": min(only, key=_PREFERENCE.index).card_name})
+        await _guarded(base, base.walk(steps))
+        return [_finish(base)]
+    runs = [base.fork(_interface_target(target, pair)) for pair in plan[1:]]
+    if not _plain_choice(target, plan[0]):
+        base.t = _interface_target(target, plan[0])
+    runs.insert(0, base)
+    if len(runs) == 1:
+        await _guarded(base, base.walk(steps))
+    else:
+        await asyncio.gather(*(_guarded(run, run.walk(steps)) for run in runs))
+    return [_finish(run) for run in runs]
 
 
 RunOne = typing.Callable[[Target], Awaitable["ProbeRun"]]
@@ -843,16 +915,10 @@ async def each_interface(target: Target, run_one: RunOne, bindings: Bindings | N
         return runs
     await _agreement_calls(first)
     known = bindings if bindings is not None else BY_CARD_NAME
-    seen: list[tuple[str, str]] = []
-    for iface in first.card.interfaces:
-        d = for_version(iface.version)
-        key = (iface.binding.upper(), d.version if d else "")
-        if d is None or d.version == "0.1" or key[0] not in known or key in seen:
-            continue
-        seen.append(key)
+    for key in plan_interfaces(first.card, target, known):
         if key == (str(first.r.binding or "").upper(), first.r.protocol_version or ""):
             continue  # the first run already probed it
-        run = await run_one(target.model_copy(update={"binding": key[0], "a2a_version": key[1]}))
+        run = await run_one(_interface_target(target, key))
         await _agreement_calls(run)
         runs.append(run)
     return runs
@@ -875,6 +941,7 @@ async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> Pro
         for run, e in zip(runs[1:], entries[1:], strict=True):
             for seen in run.r.error_statuses:  # errorMapping: the statuses of every binding
                 result.note_error_status(seen.error, seen.binding, seen.status, tuple(seen.mappings))
+            result.tls.update({channel: info for channel, info in run.r.tls.items() if channel != "card"})
             merged += [copy_check(c, interface=e.key) for c in run.r.checks
                        if c.id != "interop.bindings_agree" and _observed(c) not in shared]
         result.checks = merged
@@ -953,16 +1020,53 @@ async def _outcome_of(c: A2AClient, pending: Awaitable[Reply]) -> str:
     return "a result"
 
 
+_PREFERENCE = (BindingName.JSONRPC, BindingName.HTTP_JSON, BindingName.GRPC)
+_VERSION_ORDER = {"1.0": 0, "0.3": 1}
+
+
+def plan_interfaces(card: Card, target: Target, known: Collection[str],
+                    only: Collection[BindingName] | None = None) -> list[tuple[str, str]]:
+    """The interfaces `run_interfaces` probes, as (protocolBinding, version), one per binding and version the
+    probe can call, within `only` and the target's version. The first is the one a plain probe selects (the
+    target's binding, else JSON-RPC, 1.0 before 0.3); the others follow in the card's order."""
+    pairs: list[tuple[str, str]] = []
+    for iface in card.interfaces:
+        d = for_version(iface.version)
+        key = iface.binding.upper()
+        name = BindingName.of(key)
+        if d is None or d.version not in _VERSION_ORDER or key not in known or (key, d.version) in pairs:
+            continue
+        if (target.a2a_version and d.version != target.a2a_version) or (only is not None and name not in only):
+            continue
+        pairs.append((key, d.version))
+    want: str = target.binding or "JSONRPC"
+    if not any(b == want for b, _ in pairs) and pairs:
+        want = pairs[0][0]  # the card has no interface of the preferred binding: its first one leads
+    pairs.sort(key=lambda p: (p[0] != want, _VERSION_ORDER[p[1]] if p[0] == want else 0))
+    return pairs
+
+
+def _plain_choice(target: Target, pair: tuple[str, str]) -> bool:
+    """The target as it is already selects this interface (no copy needed: the common one-interface case)."""
+    return pair[0] == (target.binding or "JSONRPC") and target.a2a_version in (None, pair[1])
+
+
+def _interface_target(target: Target, pair: tuple[str, str]) -> Target:
+    return target.model_copy(update={"binding": pair[0], "a2a_version": pair[1]})
+
+
 def _interface_result(run: ProbeRun) -> InterfaceResult:
     r, item = run.r, run.final_item
     arts = item is not None and item.kind == "task"
+    failed = next((s for s in r.steps if s.reason is not None and s.reason is r.reason), None)
     return InterfaceResult(binding=run.binding.name if run.binding else str(r.binding or "").lower(),
                            protocol_binding=str(r.binding or run.t.binding or ""), protocol_version=r.protocol_version,
                            interface_url=r.interface_url, success=r.success, reason=r.reason,
                            duration_s=r.duration_s, final_state=run.final_state, outcomes=dict(run.outcomes),
                            artifacts=[list(p) for p in item.artifact_parts] if item is not None and arts else None,
                            artifact_texts=[t[:200] for t in item.artifact_texts] if item is not None and arts
-                           else None, steps=r.steps)
+                           else None, steps=r.steps, detail=(failed.detail if failed else r.problem or "")[:500],
+                           checks_failed=sum(1 for c in r.checks if c.status is Status.FAIL))
 
 
 async def _nondeterminism(runs: list[ProbeRun]) -> frozenset[str]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import platform
 import re
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -33,7 +35,7 @@ from probe.checks.push import DeliveryProblem
 from probe.exposition import CounterFamily, Family, FamilyCollector, GaugeFamily, HistogramFamily
 from probe.inbox import Refused
 from probe.reasons import Reason
-from probe.results import HttpPhases, ProbeResult, PushDelivery, Status, StepName, StepResult
+from probe.results import BindingName, HttpPhases, ProbeResult, PushDelivery, Status, StepName, StepResult
 
 # `*_created` series (one per counter and histogram child) would double /metrics for no use: Prometheus ignores them
 # unless created-timestamp ingestion is enabled, and every counter here starts with the job anyway
@@ -49,7 +51,10 @@ LEAN_STEPS = frozenset((StepName.DISCOVER, *REMOTE_STEPS, StepName.SUITE))  # st
 NO_REASON = "none"
 
 AM = ("agent", "module")
-AMS = ("agent", "module", "step")
+AMB = ("agent", "module", "binding")
+AMBS = ("agent", "module", "binding", "step")
+# the `binding` label: a BindingName value, or "card" for a run that reached no interface (see `outcomes`)
+CARD = "card"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,20 +72,22 @@ _SELF_BUCKETS = (0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10.0)
 
 CATALOGUE: tuple[Spec, ...] = (
     # ---- the lean default set, per agent and module (see `series_per_job`)
-    Spec("success", "gauge", AM, "1 if the last probe of this agent and module succeeded, else 0"),
-    Spec("step_success", "gauge", AMS,
+    Spec("success", "gauge", AMB,
+         "1 if the last probe of this agent and module succeeded on this binding, else 0 (binding=\"card\": the "
+         "run reached no interface)"),
+    Spec("step_success", "gauge", AMBS,
          "1 if the step passed in the last probe, 0 if it failed (absent if it did not run); "
          "discover and the remote step by default, every step with detailed metrics"),
-    Spec("duration_seconds", "histogram", AM, "Wall time of probes (buckets from metrics.duration_buckets)"),
-    Spec("runs", "counter", AM, "Probes run"),
-    Spec("failures", "counter", (*AM, "reason"),
+    Spec("duration_seconds", "histogram", AMB, "Wall time of probes (buckets from metrics.duration_buckets)"),
+    Spec("runs", "counter", AMB, "Probes run"),
+    Spec("failures", "counter", (*AMB, "reason"),
          "Failed probes by primary reason (a reason's series appears with its first failure; with detailed "
          "metrics every reason starts at 0)"),
-    Spec("failure_reason_info", "gauge", (*AM, "reason"),
+    Spec("failure_reason_info", "gauge", (*AMB, "reason"),
          "1 for the primary reason of the last probe (reason=\"none\" when it passed); "
          "one series per agent and module"),
     Spec("last_run_timestamp_seconds", "gauge", AM, "Unix time the last probe finished"),
-    Spec("last_success_timestamp_seconds", "gauge", AM, "Unix time of the last successful probe"),
+    Spec("last_success_timestamp_seconds", "gauge", AMB, "Unix time of the last successful probe"),
     Spec("interval_seconds", "gauge", AM, "Configured probe interval"),
     Spec("timeout_seconds", "gauge", AM, "Configured probe timeout"),
     Spec("scheduler_missed_runs", "counter", (*AM, "cause"),
@@ -88,16 +95,16 @@ CATALOGUE: tuple[Spec, ...] = (
          "overloaded (no free probe slot in time: the probe's overload, not the agent's failure); "
          "a cause's series appears with its first miss"),
     # ---- detailed, opt-in per agent or module (`detailed_metrics: true`) or for all (`metrics.detailed`)
-    Spec("last_duration_seconds", "gauge", AM, "Wall time of the last probe", detail=True),
-    Spec("last_step_duration_seconds", "gauge", AMS, "Wall time of each step in the last probe", detail=True),
-    Spec("step_duration_seconds", "histogram", AMS, "Wall time of the remote steps (ping, invoke, stream)",
+    Spec("last_duration_seconds", "gauge", AMB, "Wall time of the last probe", detail=True),
+    Spec("last_step_duration_seconds", "gauge", AMBS, "Wall time of each step in the last probe", detail=True),
+    Spec("step_duration_seconds", "histogram", AMBS, "Wall time of the remote steps (ping, invoke, stream)",
          detail=True),
-    Spec("http_status_code", "gauge", AMS,
+    Spec("http_status_code", "gauge", AMBS,
          "HTTP status of the step's last exchange in the last probe; 0 = no response", detail=True),
-    Spec("http_phase_duration_seconds", "gauge", (*AMS, "phase"),
+    Spec("http_phase_duration_seconds", "gauge", (*AMBS, "phase"),
          "Seconds per HTTP phase (resolve, connect, processing, transfer) summed over the step's exchanges",
          detail=True),
-    Spec("checks_failed", "gauge", AM, "Checks that failed in the last probe", detail=True),
+    Spec("checks_failed", "gauge", AMB, "Checks that failed in the last probe", detail=True),
     # ---- per agent
     Spec("agent_card_info", "gauge", ("agent", "protocol_version", "binding", "card_version"),
          "Always 1: the protocol version and binding the probe selected and the card's own version"),
@@ -141,6 +148,9 @@ CATALOGUE: tuple[Spec, ...] = (
          buckets=_SELF_BUCKETS),
 )
 MISSED_CAUSES = ("overlap", "misfire", "overloaded")
+_LABEL_DOMAINS: dict[str, tuple[str, ...]] = {  # every value the labels after (agent, module, binding) can take
+    "step": tuple(s.value for s in StepName), "phase": tuple(HttpPhases.model_fields),
+    "reason": (*(r.value for r in Reason), NO_REASON)}
 DETAIL = frozenset(spec.name for spec in CATALOGUE if spec.detail)
 PUSH_DELIVERIES = ("first", "terminal")
 
@@ -192,7 +202,8 @@ class Metrics:
         self._card: dict[str, tuple[str, ...]] = {}
         self._tls: dict[str, tuple[str, ...]] = {}  # "agent\0binding" -> (binding, version, cipher)
         self._info: dict[str, tuple[str, ...]] = {}
-        self._reason: dict[tuple[str, str], str] = {}
+        self._reason: dict[tuple[str, str, str], str] = {}
+        self._bindings: dict[tuple[str, str], tuple[str, ...]] = {}  # the binding label values a job exports
         self._detailed: set[tuple[str, str]] = set()
         self._render_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
         self._renders: dict[tuple[str, bool, tuple[str, ...]], asyncio.Future[tuple[bytes, str, bool]]] = {}
@@ -236,7 +247,6 @@ class Metrics:
         lean ones only what fits the per-agent series budget (docs/metrics.md)."""
         self.agent_gauge("interval_seconds").labels(agent, module).set(interval)
         self.agent_gauge("timeout_seconds").labels(agent, module).set(timeout)
-        self.agent_counter("runs").labels(agent, module)
         key = (agent, module)
         if not detailed:
             if key in self._detailed:
@@ -245,8 +255,8 @@ class Metrics:
             self._detailed.discard(key)
             return
         self._detailed.add(key)
-        for reason in Reason:
-            self.agent_counter("failures").labels(agent, module, reason.value)
+        for binding in self._bindings.get(key, ()):
+            self._zero_reasons(agent, module, binding)
         for cause in MISSED_CAUSES:
             self.agent_counter("scheduler_missed_runs").labels(agent, module, cause)
 
@@ -279,7 +289,8 @@ class Metrics:
     def remove_job(self, agent: str, module: str) -> None:
         """Drop every series of an agent/module that left the config, so dashboards don't show ghosts."""
         self._drop(agent, module, {spec.name for spec in CATALOGUE if spec.labels[:2] == AM})
-        self._reason.pop((agent, module), None)
+        for binding in self._bindings.pop((agent, module), ()):
+            self._reason.pop((agent, module, binding), None)
         self._detailed.discard((agent, module))
 
     def _drop(self, agent: str, module: str, names: set[str] | frozenset[str], downgrade: bool = False) -> None:
@@ -291,7 +302,7 @@ class Metrics:
                 if labelvalues[:2] != (agent, module):
                     continue
                 if downgrade and ((name in ("failures", "scheduler_missed_runs") and family.value(labelvalues))
-                                  or (name == "step_success" and labelvalues[2] in LEAN_STEPS)):
+                                  or (name == "step_success" and labelvalues[3] in LEAN_STEPS)):
                     continue
                 family.remove(*labelvalues)
 
@@ -320,46 +331,80 @@ class Metrics:
 
     def observe(self, module: str, r: ProbeResult) -> None:
         a = r.agent
-        self.agent_gauge("success").labels(a, module).set(1 if r.success else 0)
-        self.agent_histogram("duration_seconds").labels(a, module).observe(r.duration_s)
-        self.agent_counter("runs").labels(a, module).inc()
+        job = (a, module)
         now = time.time()
         self.agent_gauge("last_run_timestamp_seconds").labels(a, module).set(now)
-        if r.success:
-            self.agent_gauge("last_success_timestamp_seconds").labels(a, module).set(now)
-        else:
-            self.agent_counter("failures").labels(a, module, (r.reason or Reason.PROBE_ERROR).value).inc()
-        self._set_reason(a, module, r.reason.value if r.reason else NO_REASON)
-        if r.protocol_version and r.binding:
-            card = (r.protocol_version, r.binding, (r.card_version or "")[:64])
+        before = self._bindings.get(job, ())
+        outs = outcomes(r, before)
+        names = tuple(o.binding for o in outs)
+        if names != before:
+            for gone in set(before) - set(names):  # an interface left the card: no stale series
+                self._drop_binding(a, module, gone)
+            self._bindings[job] = names
+        detailed = job in self._detailed
+        for o in outs:
+            if detailed and o.binding not in before:
+                self._zero_reasons(a, module, o.binding)
+            self._observe_binding(a, module, o, now, detailed)
+        binding = BindingName.of(r.binding)
+        if r.protocol_version and binding is not None:
+            card = (r.protocol_version, binding.value, (r.card_version or "")[:64])
             self._replace_info("agent_card_info", self._card, a, card)
         if r.push is not None:
             self.observe_push(a, module, r.push)
         self._observe_tls(r)
-        if (a, module) not in self._detailed:
-            step_ok = self.agent_gauge("step_success")
-            for step in r.steps:
-                if step.status is not Status.SKIP and step.name in LEAN_STEPS:
-                    step_ok.labels(a, module, step.name.value).set(1 if step.status is Status.PASS else 0)
-            return
-        self._observe_detail(module, r)
 
-    def _observe_detail(self, module: str, r: ProbeResult) -> None:
-        a = r.agent
-        self.agent_gauge("last_duration_seconds").labels(a, module).set(r.duration_s)
-        self.agent_gauge("checks_failed").labels(a, module).set(sum(1 for c in r.checks if c.status is Status.FAIL))
-        for step in r.steps:
+    def _observe_binding(self, a: str, module: str, o: Outcome, now: float, detailed: bool) -> None:
+        b = o.binding
+        self.agent_gauge("success").labels(a, module, b).set(1 if o.success else 0)
+        self.agent_histogram("duration_seconds").labels(a, module, b).observe(o.duration_s)
+        self.agent_counter("runs").labels(a, module, b).inc()
+        if o.success:
+            self.agent_gauge("last_success_timestamp_seconds").labels(a, module, b).set(now)
+        else:
+            self.agent_counter("failures").labels(a, module, b, (o.reason or Reason.PROBE_ERROR).value).inc()
+        self._set_reason(a, module, b, o.reason.value if o.reason else NO_REASON)
+        if not detailed:
+            step_ok = self.agent_gauge("step_success")
+            for step in o.steps:
+                if step.status is not Status.SKIP and step.name in LEAN_STEPS:
+                    step_ok.labels(a, module, b, step.name.value).set(1 if step.status is Status.PASS else 0)
+            return
+        self._observe_detail(a, module, o)
+
+    def _observe_detail(self, a: str, module: str, o: Outcome) -> None:
+        b = o.binding
+        self.agent_gauge("last_duration_seconds").labels(a, module, b).set(o.duration_s)
+        self.agent_gauge("checks_failed").labels(a, module, b).set(o.checks_failed)
+        for step in o.steps:
             if step.status is Status.SKIP:
                 continue
             s = step.name.value
-            self.agent_gauge("step_success").labels(a, module, s).set(1 if step.status is Status.PASS else 0)
-            self.agent_gauge("last_step_duration_seconds").labels(a, module, s).set(step.duration_s)
+            self.agent_gauge("step_success").labels(a, module, b, s).set(1 if step.status is Status.PASS else 0)
+            self.agent_gauge("last_step_duration_seconds").labels(a, module, b, s).set(step.duration_s)
             if step.name in REMOTE_STEPS:
-                self.agent_histogram("step_duration_seconds").labels(a, module, s).observe(step.duration_s)
+                self.agent_histogram("step_duration_seconds").labels(a, module, b, s).observe(step.duration_s)
             if step.name in HTTP_STEPS:
-                self.agent_gauge("http_status_code").labels(a, module, s).set(step.http_status or 0)
+                self.agent_gauge("http_status_code").labels(a, module, b, s).set(step.http_status or 0)
                 for phase, value in phase_totals(step).items():
-                    self.agent_gauge("http_phase_duration_seconds").labels(a, module, s, phase).set(value)
+                    self.agent_gauge("http_phase_duration_seconds").labels(a, module, b, s, phase).set(value)
+
+    def _zero_reasons(self, agent: str, module: str, binding: str) -> None:
+        for reason in Reason:  # detailed: every reason starts at 0
+            self.agent_counter("failures").labels(agent, module, binding, reason.value)
+
+    def _drop_binding(self, agent: str, module: str, binding: str) -> None:
+        """Remove one binding's series of a job, by their known label values (no scan over the fleet)."""
+        prefix = (agent, module, binding)
+        for spec in CATALOGUE:
+            if spec.labels[:3] != AMB:
+                continue
+            family = self._f[spec.name]
+            domains = [_LABEL_DOMAINS[label] for label in spec.labels[3:]]
+            for rest in itertools.product(*domains):
+                family.remove(*prefix, *rest)
+        self._reason.pop(prefix, None)
+
     # ---- exposition
 
     async def render(self, accept: str, accept_encoding: str, names: tuple[str, ...] = ()) -> tuple[bytes, str, bool]:
@@ -395,20 +440,22 @@ class Metrics:
         a = r.agent
         self.agent_gauge("tls_verification_disabled").labels(a).set(1 if r.tls_insecure else 0)
         for channel, info in r.tls.items():
-            binding = channel if channel in TLS_CHANNELS else "other"
+            name = BindingName.of(channel)
+            binding = name.value if name is not None else CARD if channel == CARD else "other"
             if info.earliest_expiry is not None:
                 expiry = self.agent_gauge("tls_earliest_cert_expiry_timestamp_seconds")
                 expiry.labels(a, binding).set(info.earliest_expiry)
             values = (binding, tls_version_label(info.version), tls_cipher_label(info.cipher))
             self._replace_info("tls_info", self._tls, f"{a}\0{binding}", values, agent=a)
 
-    def _set_reason(self, agent: str, module: str, reason: str) -> None:
+    def _set_reason(self, agent: str, module: str, binding: str, reason: str) -> None:
         g = self.agent_gauge("failure_reason_info")
-        prev = self._reason.get((agent, module))
+        key = (agent, module, binding)
+        prev = self._reason.get(key)
         if prev is not None and prev != reason:
-            g.remove(agent, module, prev)
-        g.labels(agent, module, reason).set(1)
-        self._reason[(agent, module)] = reason
+            g.remove(agent, module, binding, prev)
+        g.labels(agent, module, binding, reason).set(1)
+        self._reason[key] = reason
 
     def _replace_info(self, name: str, seen: dict[str, tuple[str, ...]], key: str, values: tuple[str, ...],
                       agent: str | None = None) -> None:
@@ -424,7 +471,6 @@ class Metrics:
 
 
 TLS_METRICS = ("tls_earliest_cert_expiry_timestamp_seconds", "tls_info", "tls_verification_disabled")
-TLS_CHANNELS = frozenset({"card", "JSONRPC", "HTTP+JSON", "GRPC", "jsonrpc", "http_json", "grpc"})
 _TLS_VERSIONS = frozenset({"SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"})
 _CIPHER = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 
@@ -438,27 +484,72 @@ def tls_cipher_label(cipher: str) -> str:
     return cipher if _CIPHER.match(cipher) else "other"
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One binding's share of a run: what its series record."""
+
+    binding: str  # a BindingName value, or CARD
+    success: bool
+    reason: Reason | None
+    duration_s: float
+    steps: Sequence[StepResult]
+    checks_failed: int
+
+
+def outcomes(r: ProbeResult, previous: tuple[str, ...] = ()) -> list[Outcome]:
+    """A run split by binding, the label's bounded values.
+
+    One outcome per binding of the interfaces probed; several interfaces of one binding (JSON-RPC 1.0 and 0.3)
+    are one outcome that passes only when all pass. A run that reached no interface is counted against the
+    bindings the job exported before when the card could not be read (a client must discover the card first, so
+    every binding is down), and against binding="card" when the card offers nothing to call or no binding is
+    known yet; "card" gives way to the real bindings once an interface is reached."""
+    per: dict[str, Outcome] = {}
+    for i in r.interfaces:
+        name = BindingName.of(i.binding)
+        if name is None:
+            continue
+        o = Outcome(name.value, i.success, i.reason, i.duration_s, i.steps, i.checks_failed)
+        prev = per.get(name.value)
+        if prev is None or (prev.success and not o.success):
+            per[name.value] = o
+    if per:
+        return list(per.values())
+    name = BindingName.of(r.binding)
+    failed = sum(1 for c in r.checks if c.status is Status.FAIL)
+    if name is not None:
+        labels: tuple[str, ...] = (name.value,)
+    elif r.card_url is None and previous and previous != (CARD,):
+        labels = previous
+    else:
+        labels = (CARD,)
+    return [Outcome(b, r.success, r.reason, r.duration_s, r.steps, failed) for b in labels]
+
+
 def per_agent(spec: Spec) -> bool:
     """Families with an `agent` label grow with the fleet: they keep their own rendered text."""
     return spec.labels[:1] == ("agent",)
 
 
-def series_per_job(steps: int, buckets: int, detailed: bool = False, remote_steps: int = 1) -> int:
-    """Series one agent x module exports after a passing probe (no `_created`, no per-agent info).
+def series_per_job(steps: int, buckets: int, detailed: bool = False, remote_steps: int = 1, bindings: int = 1) -> int:
+    """Series one agent x module exports after a passing probe of `bindings` bindings (no `_created`, no
+    per-agent info).
 
-    The lean set: success, failure_reason_info, last run and last success, runs, interval, timeout,
-    step_success for discover and the remote step, and the duration histogram (buckets + +Inf + sum + count).
-    The docs print it and a test compares it with a real scrape.
+    Per job: last run, interval, timeout. Per binding, the lean set: success, failure_reason_info, last success,
+    runs, step_success for discover and the remote step, and the duration histogram (buckets + +Inf + sum +
+    count). The docs print it and a test compares it with a real scrape.
     """
-    lean = 7 + 2 + (buckets + 3)
+    job = 3
+    histogram = buckets + 3
     if not detailed:
-        return lean
+        return job + bindings * (4 + 2 + histogram)
     http_steps = 1 + remote_steps
-    return (lean - 2 + steps  # step_success for every step that ran
-            + 2 + steps  # last duration, checks failed, last step durations
-            + remote_steps * (buckets + 3)  # step histograms
-            + http_steps * (1 + len(PHASES))  # status code and phases
-            + len(Reason) + len(MISSED_CAUSES))  # every reason and cause at 0
+    return job + len(MISSED_CAUSES) + bindings * (  # every missed-run cause at 0, per job
+        4 + histogram + steps  # step_success for every step that ran
+        + 2 + steps  # last duration, checks failed, last step durations
+        + remote_steps * histogram  # step histograms
+        + http_steps * (1 + len(PHASES))  # status code and phases
+        + len(Reason))  # every reason at 0
 
 
 def phase_totals(step: StepResult) -> dict[str, float]:

@@ -49,6 +49,32 @@ class StepName(StrEnum):
     SUITE = "suite"
 
 
+class BindingName(StrEnum):
+    """The bounded binding names: the `binding` label on metrics, config `bindings:`, report entries (never the
+    card's own spelling, which an agent chooses)."""
+
+    JSONRPC = "jsonrpc"
+    HTTP_JSON = "http_json"
+    GRPC = "grpc"
+
+    @property
+    def card_name(self) -> str:
+        """The card's protocolBinding for this binding."""
+        return _CARD_NAMES[self]
+
+    @classmethod
+    def of(cls, protocol_binding: str | None) -> BindingName | None:
+        """The bounded name of a card's protocolBinding (any case), or of a bounded name; None when unknown."""
+        if not protocol_binding:
+            return None
+        return _BY_CARD_NAME.get(protocol_binding.upper()) or _BY_VALUE.get(protocol_binding)
+
+
+_CARD_NAMES = {BindingName.JSONRPC: "JSONRPC", BindingName.HTTP_JSON: "HTTP+JSON", BindingName.GRPC: "GRPC"}
+_BY_CARD_NAME = {card: name for name, card in _CARD_NAMES.items()}
+_BY_VALUE = {name.value: name for name in BindingName}
+
+
 class Transport(StrEnum):
     HTTP = "http"  # JSON-RPC and HTTP+JSON
     GRPC = "grpc"
@@ -183,6 +209,8 @@ class InterfaceResult(BaseModel):
     artifacts: list[list[str]] | None = None  # the invoke answer's artifacts: part kinds of each, in order
     artifact_texts: list[str] | None = None  # and their texts (bounded; compared, never rendered on their own)
     steps: list[StepResult] = Field(default_factory=list)  # this interface's own steps (its level needs them)
+    detail: str = ""  # what the failed step saw, in words (the status page's evidence line)
+    checks_failed: int = 0
 
     @property
     def key(self) -> str:

@@ -22,13 +22,13 @@ import structlog
 
 from probe import logs
 from probe.checks import grading
-from probe.config import Agent, ConfigError, Module, ProbeConfig, Prober
-from probe.engine import run_probe
+from probe.config import MULTI_BINDING, Agent, ConfigError, Module, ProbeConfig, Prober, job_bindings
+from probe.engine import run_interfaces
 from probe.history import History
 from probe.inbox import PushInbox
 from probe.metrics import Metrics
 from probe.reasons import Reason
-from probe.results import ProbeResult, StepName
+from probe.results import BindingName, ProbeResult, StepName
 from probe.scheduler import misfire_grace
 from probe.suite import SuiteOptions, run_suite
 from probe.suite.push import run_push
@@ -172,10 +172,15 @@ class Runner:
         remaining = timeout if start_by is not None else max(0.05, timeout - waited)
         try:
             async with asyncio.timeout(remaining + _GRACE):
+                only = job_bindings(agent, module)
                 try:
                     target = agent.target(remaining, fresh_connection=module.fresh)
                     if limits := module.limits():
                         target = target.model_copy(update=limits)
+                    if only and target.binding is None and module.prober not in MULTI_BINDING:
+                        # the suite and push probe one interface: the most preferred of the agent's bindings
+                        preferred = min(only, key=list(BindingName).index)
+                        target = target.model_copy(update={"binding": preferred.card_name})
                 except ConfigError as exc:
                     return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
                 self.metrics.gauge("probes_in_flight").inc()
@@ -191,7 +196,9 @@ class Runner:
                                            "daemon's push public URL (A2A_PROBE_PUSH_PUBLIC_URL)")
                         return await run_push(target, client or self.client, self.inbox,
                                               late_after=module.late_after)
-                    return await run_probe(target, client or self.client, steps=STEPS[module.prober])
+                    # every advertised interface (or the configured subset); one interface costs a plain probe
+                    return await run_interfaces(target, client or self.client, steps=STEPS[module.prober],
+                                                only=only)
                 finally:
                     self.in_flight.discard(task)
                     self.metrics.gauge("probes_in_flight").dec()

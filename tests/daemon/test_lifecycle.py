@@ -51,9 +51,9 @@ def test_demo_shows_one_passing_and_one_failing_agent_within_seconds() -> None:
         t0 = time.monotonic()
         text = _wait_metrics(base, lambda t: t.count("a2a_probe_success{") >= 6)
         assert time.monotonic() - t0 < 10
-        assert 'a2a_probe_success{agent="demo-healthy",module="stream"} 1.0' in text
-        assert 'a2a_probe_success{agent="demo-gateway-broken",module="invoke"} 0.0' in text
-        assert ('a2a_probe_failure_reason_info{agent="demo-gateway-broken",module="invoke",'
+        assert 'a2a_probe_success{agent="demo-healthy",binding="jsonrpc",module="stream"} 1.0' in text
+        assert 'a2a_probe_success{agent="demo-gateway-broken",binding="jsonrpc",module="invoke"} 0.0' in text
+        assert ('a2a_probe_failure_reason_info{agent="demo-gateway-broken",binding="jsonrpc",module="invoke",'
                 'reason="interface_path_doubled"} 1.0') in text
         md = _get(f"{base}/report?agent=demo-gateway-broken&format=markdown")
         assert "interface_path_doubled" in md and "base-URL setting should hold only scheme and host" in md

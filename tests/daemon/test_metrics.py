@@ -21,7 +21,17 @@ from probe.metrics import (
     series_per_job,
 )
 from probe.reasons import Reason
-from probe.results import HttpExchange, HttpPhases, ProbeResult, Status, StepName, StepResult, TlsInfo
+from probe.results import (
+    BindingName,
+    HttpExchange,
+    HttpPhases,
+    InterfaceResult,
+    ProbeResult,
+    Status,
+    StepName,
+    StepResult,
+    TlsInfo,
+)
 from probe.wire.dialects import V1
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,18 +81,18 @@ def test_every_exported_metric_is_catalogued_and_every_catalogued_metric_is_expo
 def test_failure_reasons_start_at_zero_and_count_the_primary_reason() -> None:
     m = Metrics([1], [])
     m.add_job("a", "ping", 30, 5, detailed=True)
+    m.observe("ping", _result())  # the binding's first run: with detailed metrics every reason starts at 0
     fails = {s[1]["reason"]: s[2] for s in _samples(m) if s[0] == PREFIX + "failures_total"}
     assert set(fails) == {r.value for r in Reason} and set(fails.values()) == {0.0}
     m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
-    val = m.registry.get_sample_value(PREFIX + "failures_total",
-                                      {"agent": "a", "module": "ping", "reason": "invoke_route_not_found"})
+    job = {"agent": "a", "module": "ping", "binding": "jsonrpc"}
+    val = m.registry.get_sample_value(PREFIX + "failures_total", {**job, "reason": "invoke_route_not_found"})
     assert val == 1.0
-    assert m.registry.get_sample_value(PREFIX + "success", {"agent": "a", "module": "ping"}) == 0.0
-    assert m.registry.get_sample_value(PREFIX + "http_status_code",
-                                       {"agent": "a", "module": "ping", "step": "invoke"}) == 404
+    assert m.registry.get_sample_value(PREFIX + "success", job) == 0.0
+    assert m.registry.get_sample_value(PREFIX + "http_status_code", {**job, "step": "invoke"}) == 404
     # phases are summed over the step's exchanges
     assert m.registry.get_sample_value(PREFIX + "http_phase_duration_seconds",
-                                       {"agent": "a", "module": "ping", "step": "invoke", "phase": "transfer"}) == 0.008
+                                       {**job, "step": "invoke", "phase": "transfer"}) == 0.008
 
 
 def _verdict() -> DeliveryVerdict:
@@ -123,7 +133,8 @@ def test_one_reason_series_per_agent_and_module() -> None:
     m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
     m.observe("ping", _result())
     reasons = [s for s in _samples(m) if s[0] == PREFIX + "failure_reason_info"]
-    assert reasons == [(PREFIX + "failure_reason_info", {"agent": "a", "module": "ping", "reason": "none"}, 1.0)]
+    assert reasons == [(PREFIX + "failure_reason_info",
+                        {"agent": "a", "module": "ping", "binding": "jsonrpc", "reason": "none"}, 1.0)]
 
 
 def test_labels_never_carry_urls_or_free_text() -> None:
@@ -131,7 +142,8 @@ def test_labels_never_carry_urls_or_free_text() -> None:
     m.add_job("a", "ping", 30, 5, detailed=True)
     m.observe("ping", _result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND))
     m.histogram("gc_pause_seconds").labels("2").observe(0.001)
-    allowed_label_values = {"a", "ping", "sre", "1.0", "JSONRPC", "2.3.4", "none", *MISSED_CAUSES, "0", "1", "2"}
+    allowed_label_values = {"a", "ping", "sre", "1.0", "2.3.4", "none", *MISSED_CAUSES, "0", "1", "2"}
+    allowed_label_values |= {b.value for b in BindingName}  # the bounded spelling, never the card's
     allowed_label_values |= {"0/1"}  # build_info's shard, from --shard
     allowed_label_values |= {r.value for r in Reason} | {s.value for s in StepName}
     allowed_label_values |= set(PHASES) | {CIPHER}
@@ -223,12 +235,101 @@ def test_tls_series_per_agent_and_binding_bounded_and_replaced() -> None:
     m.observe("ping", r)
     infos = sorted((s[1]["binding"], s[1]["version"], s[1]["cipher"]) for s in _samples(m)
                    if s[0] == PREFIX + "tls_info")
-    assert infos == [("JSONRPC", "TLSv1.3", CIPHER), ("card", "other", "other")]
+    assert infos == [("card", "other", "other"), ("jsonrpc", "TLSv1.3", CIPHER)]
     name = PREFIX + "tls_earliest_cert_expiry_timestamp_seconds"
     expiry = {s[1]["binding"]: s[2] for s in _samples(m) if s[0] == name}
-    assert expiry == {"JSONRPC": 1.9e9, "card": 1.8e9}
+    assert expiry == {"jsonrpc": 1.9e9, "card": 1.8e9}
     assert [s[2] for s in _samples(m) if s[0] == PREFIX + "tls_verification_disabled"] == [1.0]
     m.observe("ping", _result())  # a new cipher on the same binding replaces the series, never adds one
     assert len([s for s in _samples(m) if s[0] == PREFIX + "tls_info"]) == 2
     m.remove_agent("a")
     assert not [s for s in _samples(m) if s[0].startswith(PREFIX + "tls_")]
+
+
+# ---- the binding label: one series set per binding the card advertises
+
+
+def _multi(failing: dict[str, Reason] | None = None, bindings: tuple[str, ...] = ("jsonrpc", "http_json", "grpc"),
+           agent: str = "a") -> ProbeResult:
+    """A run over several interfaces (as engine.run_interfaces returns it): the first describes the top level."""
+    failing = failing or {}
+    top = _result(agent)
+    entries = []
+    for b in bindings:
+        one = _result(agent, success=b not in failing, reason=failing.get(b))
+        entries.append(InterfaceResult(binding=b, protocol_binding=BindingName(b).card_name, protocol_version="1.0",
+                                       success=one.success, reason=one.reason, duration_s=0.02, steps=one.steps))
+    top.interfaces = entries
+    top.success = not failing
+    top.reason = next(iter(failing.values()), None)
+    return top
+
+
+def _by_binding(m: Metrics, name: str, module: str = "ping", **labels: str) -> dict[str, float]:
+    return {lab["binding"]: v for n, lab, v in _samples(m) if n == PREFIX + name and lab.get("module") == module
+            and all(lab.get(k) == want for k, want in labels.items())}
+
+
+def test_each_binding_has_its_own_series_and_the_failing_one_is_named() -> None:
+    m = Metrics([1], [])
+    m.add_job("a", "ping", 30, 5)
+    m.observe("ping", _multi({"grpc": Reason.INVOKE_UNREACHABLE}))
+    assert _by_binding(m, "success") == {"jsonrpc": 1, "http_json": 1, "grpc": 0}
+    assert _by_binding(m, "failure_reason_info", reason="invoke_unreachable") == {"grpc": 1}
+    assert _by_binding(m, "failures_total") == {"grpc": 1}
+    assert _by_binding(m, "runs_total") == {"jsonrpc": 1, "http_json": 1, "grpc": 1}
+    assert set(_by_binding(m, "last_success_timestamp_seconds")) == {"jsonrpc", "http_json"}
+    assert _by_binding(m, "step_success", step="invoke") == {"jsonrpc": 1, "http_json": 1, "grpc": 0}
+    # the job-level series carry no binding: one staleness clock per job
+    assert [lab for n, lab, _ in _samples(m) if n == PREFIX + "last_run_timestamp_seconds"] == [
+        {"agent": "a", "module": "ping"}]
+    lean = _job_series(m)
+    # grpc has a failures_total series and (never having passed) no last_success: the lean count holds
+    assert len(lean) == series_per_job(steps=3, buckets=1, bindings=3)
+    cards = [lab for n, lab, _ in _samples(m) if n == PREFIX + "agent_card_info"]
+    assert [c["binding"] for c in cards] == ["jsonrpc"]  # the bounded spelling, never the card's
+
+
+def test_series_follow_the_cards_interfaces_and_a_failed_card_fails_every_known_binding() -> None:
+    m = Metrics([1], [])
+    m.add_job("a", "ping", 30, 5)
+    card_down = ProbeResult(agent="a", target_url="http://x", reason=Reason.CARD_UNREACHABLE, steps=[
+        StepResult(name=StepName.DISCOVER, status=Status.FAIL, reason=Reason.CARD_UNREACHABLE)])
+    m.observe("ping", card_down)  # no card read yet: one bounded set, binding="card"
+    assert _by_binding(m, "success") == {"card": 0}
+    assert _by_binding(m, "failure_reason_info", reason="card_unreachable") == {"card": 1}
+    m.observe("ping", _multi())  # the card is back: "card" gives way to the advertised bindings
+    assert _by_binding(m, "success") == {"jsonrpc": 1, "http_json": 1, "grpc": 1}
+    assert not [lab for _, lab, _ in _samples(m) if lab.get("binding") == "card"]
+    m.observe("ping", card_down)  # a client must read the card first: every binding is down
+    assert _by_binding(m, "success") == {"jsonrpc": 0, "http_json": 0, "grpc": 0}
+    assert _by_binding(m, "step_success", step="discover") == {"jsonrpc": 0, "http_json": 0, "grpc": 0}
+    m.observe("ping", _multi(bindings=("jsonrpc",)))  # the card no longer advertises REST and gRPC
+    assert {lab.get("binding") for _, lab, _ in _samples(m) if lab.get("agent") == "a" and "binding" in lab
+            and lab.get("module") == "ping"} == {"jsonrpc"}
+    assert len(_job_series(m)) == series_per_job(steps=3, buckets=1) + 1  # + the card failure's counter
+    no_iface = ProbeResult(agent="a", target_url="http://x", card_url="http://x/card",
+                           reason=Reason.NO_USABLE_INTERFACE)
+    m.observe("ping", no_iface)  # a card read that offers nothing to call
+    assert _by_binding(m, "success") == {"card": 0}
+    m.remove_job("a", "ping")
+    assert not _job_series(m)
+
+
+def test_two_interfaces_of_one_binding_share_one_set_that_fails_when_either_fails() -> None:
+    m = Metrics([1], [])
+    r = _multi({"jsonrpc": Reason.INVOKE_VERSION_UNSUPPORTED}, bindings=("jsonrpc",))
+    ok = r.interfaces[0].model_copy(update={"success": True, "reason": None, "protocol_version": "1.0"})
+    r.interfaces = [ok, r.interfaces[0].model_copy(update={"protocol_version": "0.3"})]
+    m.observe("ping", r)
+    assert _by_binding(m, "success") == {"jsonrpc": 0}
+    assert _by_binding(m, "failure_reason_info", reason="invoke_version_unsupported") == {"jsonrpc": 1}
+
+
+def test_detailed_series_are_per_binding() -> None:
+    m = Metrics([1], [])
+    m.add_job("a", "ping", 30, 5, detailed=True)
+    m.observe("ping", _multi({"http_json": Reason.INVOKE_ROUTE_NOT_FOUND}, bindings=("jsonrpc", "http_json")))
+    assert _by_binding(m, "http_status_code", step="invoke") == {"jsonrpc": 200, "http_json": 404}
+    # every reason is at 0 on both; http_json never passed, so it has no last_success yet
+    assert len(_job_series(m)) == series_per_job(steps=3, buckets=1, detailed=True, bindings=2) - 1

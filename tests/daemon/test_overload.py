@@ -78,11 +78,11 @@ async def test_a_run_that_never_got_a_slot_is_not_the_agents_failure() -> None:
     def sample(name: str, **labels: str) -> float | None:
         return metrics.registry.get_sample_value(PREFIX + name, {"module": "invoke", **labels})
 
-    assert sample("runs_total", agent="busy") == 1  # the one that ran is counted (and failed on its own)
-    assert sample("runs_total", agent="starved") == 0  # the starved one: no run, no failure, no verdict
-    assert sample("success", agent="starved") is None
-    assert not [s for fam in metrics.registry.collect() for s in fam.samples
-                if s.labels.get("agent") == "starved" and s.name == PREFIX + "failures_total"]
+    # the one that ran is counted (and failed on its own)
+    assert sample("runs_total", agent="busy", binding="jsonrpc") == 1
+    # the starved one: no run, no failure, no verdict, on no binding
+    assert not [s for fam in metrics.registry.collect() for s in fam.samples if s.labels.get("agent") == "starved"
+                and s.name in (PREFIX + "failures_total", PREFIX + "runs_total", PREFIX + "success")]
     assert sample("scheduler_missed_runs_total", agent="starved", cause="overloaded") == 1
     assert history.recent("starved", "invoke") == [] and len(history.recent("busy", "invoke")) == 1
     waits = metrics.registry.get_sample_value(PREFIX + "slot_wait_seconds_count")
@@ -194,7 +194,8 @@ async def test_memory_per_agent_is_bounded_and_flat(tmp_path: Path) -> None:
             async with running_daemon(cfg, history_limit=limit) as (d, url):
                 def runs() -> float:
                     return sum(d.metrics.registry.get_sample_value(
-                        PREFIX + "runs_total", {"agent": f"a{i}", "module": "fast"}) or 0 for i in range(n))
+                        PREFIX + "runs_total", {"agent": f"a{i}", "module": "fast", "binding": "jsonrpc"}) or 0
+                        for i in range(n))
 
                 await wait_for(lambda: runs() >= (limit + 1) * n, timeout=60)  # warm-up: the rings are full
                 await get(url + "/metrics")
