@@ -320,7 +320,7 @@ class Agent(_Strict):
     modules: list[str] = Field(default_factory=lambda: ["ping"])
     a2a_version: Literal["1.0", "0.3"] | None = None
     binding: Literal["JSONRPC", "HTTP+JSON", "GRPC"] | None = Field(
-        None, description="probe only this binding's interface (the card's spelling, or jsonrpc/http_json/grpc)")
+        None, description="probe only this binding's interface (the card's spelling)")
     bindings: list[BindingName] | None = Field(None, description="probe only the card's interfaces of these "
                                                "bindings (default: every one it advertises)")
     headers: dict[str, str] = Field(default_factory=dict, description="non-secret extra headers on invocation")
@@ -347,12 +347,6 @@ class Agent(_Strict):
     @classmethod
     def _http_url(cls, v: str | None) -> str | None:
         return None if v is None else check_url(v)
-
-    @field_validator("binding", mode="before")
-    @classmethod
-    def _binding(cls, v: Any) -> Any:
-        name = BindingName.of(v) if isinstance(v, str) and v in {b.value for b in BindingName} else None
-        return name.card_name if name is not None else v  # the bounded names are accepted too
 
     @field_validator("bindings")
     @classmethod

@@ -50,6 +50,23 @@ INVALID = {
     "reserved info label": ("metrics: {agent_info_labels: [job]}\nagents: []\n", "'job' is not an allowed label"),
     "label not allow-listed": ("metrics: {agent_info_labels: [team]}\nagents:\n  - {name: a, url: 'http://x', "
                                "labels: {owner: me}}\n", "labels ['owner'] not in metrics.agent_info_labels"),
+    "unknown binding name": ("agents:\n  - {name: a, url: 'http://x', bindings: [jsonrpc, REST]}\n",
+                             "agents.0.bindings.1: Input should be 'jsonrpc', 'http_json' or 'grpc' (got 'REST')"),
+    "card spelling in bindings": ("agents:\n  - {name: a, url: 'http://x', bindings: [GRPC]}\n",
+                                  "agents.0.bindings.0: Input should be 'jsonrpc', 'http_json' or 'grpc'"),
+    "empty bindings": ("agents:\n  - {name: a, url: 'http://x', bindings: []}\n",
+                       "agents.0.bindings: an empty list probes nothing"),
+    "binding listed twice": ("modules: {m: {prober: ping, bindings: [grpc, grpc]}}\nagents: []\n",
+                             "modules.m: a binding is listed twice"),
+    "binding and bindings": ("agents:\n  - {name: a, url: 'http://x', binding: GRPC, bindings: [grpc]}\n",
+                             "give binding (one) or bindings (a subset), not both"),
+    "bad single binding": ("agents:\n  - {name: a, url: 'http://x', binding: grpc}\n",
+                           "agents.0.binding: Input should be 'JSONRPC', 'HTTP+JSON' or 'GRPC' (got 'grpc')"),
+    "bindings on a one-interface prober": ("modules: {m: {prober: full, bindings: [grpc]}}\nagents: []\n",
+                                           "bindings applies to the ping, invoke, stream probers only"),
+    "agent and module bindings disjoint": (
+        "modules: {m: {prober: ping, bindings: [grpc]}}\nagents:\n  - {name: a, url: 'http://x', modules: [m], "
+        "bindings: [jsonrpc]}\n", "agent 'a': its bindings and module 'm''s bindings have none in common"),
     "not a mapping": ("- just\n- a list\n", "expected a mapping"),
     "yaml syntax": ("agents: [\n", "not valid YAML"),
 }
@@ -112,3 +129,22 @@ def test_config_check_command(tmp_path: Path) -> None:
     missing = subprocess.run([*exe, "config", "check", str(tmp_path / "nope.yaml")], capture_output=True, text=True,
                              timeout=60)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+def test_a_jobs_bindings_are_the_agents_within_the_modules() -> None:
+    from probe.results import BindingName as B
+
+    cfg = parse(b"""
+modules:
+  rest-and-grpc: {prober: ping, bindings: [http_json, grpc]}
+agents:
+  - {name: every, url: 'http://x', modules: [ping, rest-and-grpc]}
+  - {name: some, url: 'http://x', modules: [ping, rest-and-grpc], bindings: [jsonrpc, grpc]}
+  - {name: one, url: 'http://x', modules: [ping], binding: HTTP+JSON}
+""", "probe.yaml")
+    every, some, one = cfg.agents
+    assert cfg.bindings(every, "ping") is None  # every advertised interface
+    assert cfg.bindings(every, "rest-and-grpc") == {B.HTTP_JSON, B.GRPC}
+    assert cfg.bindings(some, "ping") == {B.JSONRPC, B.GRPC}
+    assert cfg.bindings(some, "rest-and-grpc") == {B.GRPC}
+    assert cfg.bindings(one, "ping") == {B.HTTP_JSON}  # the single override still works

@@ -635,6 +635,9 @@ def test_values_schema_mirrors_the_daemon_config() -> None:
         annotation = daemon_config.Agent.model_fields[field].annotation
         allowed = {a for arg in typing.get_args(annotation) for a in typing.get_args(arg)}
         assert set(defs["agent"]["properties"][field]["enum"]) == allowed, field
+    bounded = [b.value for b in daemon_config.BindingName]
+    for where in ("agent", "module"):
+        assert defs[where]["properties"]["bindings"]["items"]["enum"] == bounded, where
     assert set(defs["agent"]["properties"]["auth"]["properties"]) == set(daemon_config.Auth.model_fields)
     assert set(defs["secretRef"]["properties"]) == set(daemon_config.SecretRef.model_fields)
     settings = schema["properties"]["settings"]["properties"]

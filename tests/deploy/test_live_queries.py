@@ -189,7 +189,7 @@ def _check_panels(prom: Prometheus) -> None:
     uptime = instant(prom, healthy["Uptime [A]"])
     assert value(uptime) == 1
     card = instant(prom, healthy["Agent card [A]"])
-    assert {(r["metric"]["protocol_version"], r["metric"]["binding"]) for r in card.result} == {("1.0", "JSONRPC")}
+    assert {(r["metric"]["protocol_version"], r["metric"]["binding"]) for r in card.result} == {("1.0", "jsonrpc")}
     status = instant(prom, healthy["HTTP status by step [A]"])
     assert {r["value"][1] for r in status.result} == {"200"}
     broken = {where.split(": ", 1)[1]: expr for where, expr in dashboard_queries(AGENT, BROKEN)}

@@ -27,7 +27,7 @@ async def fleet() -> AsyncIterator[Fleet]:
 
 def _runs(metrics: str) -> dict[str, float]:
     return {agent: float(value) for agent, value in
-            re.findall(r'a2a_probe_runs_total\{agent="([^"]+)",module="ping"\} (\S+)', metrics)}
+            re.findall(r'a2a_probe_runs_total\{agent="([^"]+)",binding="jsonrpc",module="ping"\} (\S+)', metrics)}
 
 
 @pytest.mark.parametrize("n", [2, 3])
