@@ -84,7 +84,7 @@ def test_text_format_equals_prometheus_client_line_for_line() -> None:
     # what the state says, read back from the fast text
     parsed = {(s.name, tuple(sorted(s.labels.items()))): s.value for fam in text_string_to_metric_families(fast)
               for s in fam.samples}
-    assert parsed[(PREFIX + "runs_total", (("agent", "agent-3"), ("module", "ping")))] == 3.0
+    assert parsed[(PREFIX + "runs_total", (("agent", "agent-3"), ("binding", "jsonrpc"), ("module", "ping")))] == 3.0
     assert parsed[(PREFIX + "agent_info", (("agent", "agent-2"), ("team", NASTY)))] == 1.0
     assert not [k for k in parsed if ("agent", "agent-4") in k[1]], "a removed agent's series stay"
     assert not [k for k in parsed if ("agent", "agent-1") in k[1] and "http_phase" in k[0]], "downgrade kept detail"
