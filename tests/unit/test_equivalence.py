@@ -1,0 +1,78 @@
+"""interop.bindings_agree as a pure function of the per-interface entries, and the artifact shapes it compares."""
+
+from __future__ import annotations
+
+import pytest
+
+from probe.engine import OP_CANCEL_TERMINAL, OP_GET_UNKNOWN, _equivalence
+from probe.reasons import Reason
+from probe.results import InterfaceResult, ProbeResult, Status
+from probe.wire.dialects import V03, V1, part_kinds
+
+AGREED = {OP_GET_UNKNOWN: "TaskNotFoundError", OP_CANCEL_TERMINAL: "TaskNotCancelableError"}
+
+
+def _entry(binding: str, version: str = "1.0", **kw: object) -> InterfaceResult:
+    fields: dict[str, object] = {"success": True, "final_state": "COMPLETED", "outcomes": dict(AGREED),
+                                 "artifacts": [["text"]], "artifact_texts": ["echo: hi"]} | kw
+    return InterfaceResult(binding=binding, protocol_binding=binding.upper(), protocol_version=version,
+                           **fields)  # type: ignore[arg-type]
+
+
+def _judge(*entries: InterfaceResult, noisy: frozenset[str] = frozenset()) -> tuple[Status, str]:
+    r = ProbeResult(agent="a", target_url="http://a", interfaces=list(entries))
+    _equivalence(r, noisy)
+    c = r.check("interop.bindings_agree")
+    assert c is not None
+    return c.status, c.message
+
+
+def test_one_interface_is_not_compared() -> None:
+    assert _judge(_entry("jsonrpc"))[0] is Status.SKIP
+
+
+def test_agreeing_interfaces_pass_whatever_wire_code_each_used() -> None:
+    status, message = _judge(_entry("jsonrpc"), _entry("grpc"), _entry("jsonrpc", "0.3"))
+    assert status is Status.PASS and message.startswith("3 interfaces agree on verdicts")
+
+
+@pytest.mark.parametrize(("other", "expected"), [
+    ({"success": False, "reason": Reason.INVOKE_ROUTE_NOT_FOUND},
+     "jsonrpc 1.0 pass(es) but grpc 1.0 (invoke_route_not_found) fail(s)"),
+    ({"final_state": "FAILED"}, "SendMessage ended differently: jsonrpc 1.0 COMPLETED, grpc 1.0 FAILED"),
+    ({"outcomes": AGREED | {OP_GET_UNKNOWN: "InternalError"}},
+     "GetTask of an unknown task id: jsonrpc 1.0 gave TaskNotFoundError, grpc 1.0 gave InternalError"),
+    ({"artifacts": []}, "SendMessage's artifacts differ: jsonrpc 1.0 1 artifact(s) [text], grpc 1.0 0 artifact(s) []"),
+    ({"artifact_texts": ["echo: HI"]}, "SendMessage's artifact text differs: jsonrpc 1.0 'echo: hi', grpc 1.0 "
+                                       "'echo: HI'"),
+])
+def test_each_disagreement_names_the_operation_and_what_each_gave(other: dict[str, object], expected: str) -> None:
+    status, message = _judge(_entry("jsonrpc"), _entry("grpc", **other))
+    assert status is Status.FAIL and expected in message, message
+
+
+def test_an_operation_one_interface_did_not_run_is_not_a_disagreement() -> None:
+    assert _judge(_entry("jsonrpc"), _entry("grpc", outcomes={OP_GET_UNKNOWN: "TaskNotFoundError"}))[0] is Status.PASS
+
+
+def test_aspects_that_vary_on_one_binding_alone_are_not_compared() -> None:
+    texts = _entry("grpc", artifact_texts=["echo: something else"])
+    status, message = _judge(_entry("jsonrpc"), texts, noisy=frozenset({"text"}))
+    assert status is Status.PASS and "text of the artifacts not compared" in message
+    parts = _entry("grpc", artifacts=[["data"]], artifact_texts=["other"])
+    status, message = _judge(_entry("jsonrpc"), parts, noisy=frozenset({"text"}))
+    assert status is Status.FAIL and "[text], grpc 1.0 1 artifact(s) [data]" in message
+
+
+def test_part_kinds_are_named_alike_in_both_versions() -> None:
+    assert part_kinds([{"text": "a"}, {"raw": "AA=="}, {"url": "http://x"}, {"data": {}}, {}], v1=True) == (
+        "text", "file", "file", "data", "?")
+    assert part_kinds([{"kind": "text", "text": "a"}, {"kind": "file", "file": {}}, {"kind": "data"}, "x"],
+                      v1=False) == ("text", "file", "data", "?")
+    v1 = V1.result_item({"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
+                                  "artifacts": [{"artifactId": "a", "parts": [{"text": "hi"}, {"data": {}}]}]}})
+    v03 = V03.result_item({"kind": "task", "id": "t", "contextId": "c", "status": {"state": "completed"},
+                           "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "hi"},
+                                                                       {"kind": "data", "data": {}}]}]})
+    assert v1.artifact_parts == v03.artifact_parts == [("text", "data")]
+    assert v1.artifact_texts == v03.artifact_texts == ["hi"]
