@@ -294,7 +294,9 @@ REQUIREMENTS: dict[str, Requirement] = {
     "lifecycle.list_tasks": Requirement(
         {"1.0": _r(_M, "§3.1.4 List Tasks", "only the client's tasks; sorted by status timestamp, most recent "
                    "first; artifacts MUST be omitted unless includeArtifacts; nextPageToken MUST always be present")},
-        ("CORE-LIST-001", "CORE-LIST-003", "CORE-LIST-004", "CORE-LIST-005"), _NO_LIST),
+        ("CORE-LIST-001", "CORE-LIST-003", "CORE-LIST-004", "CORE-LIST-005"),
+        f"{_NO_LIST}; CORE-LIST-001 (only the caller's tasks) is checked as the contextId and status filters: "
+        "visibility across clients would need a second identity"),
     "lifecycle.list_pagination": Requirement(
         {"1.0": _r(_M, "§3.1.4 List Tasks", "MUST use cursor-based pagination (pageToken/nextPageToken); "
                    "nextPageToken MUST be \"\" on the final page")}, ("CORE-LIST-002", "CORE-LIST-004"), _NO_LIST),
