@@ -24,7 +24,8 @@ from probe.wire.http import Deadline, HttpClient, WireError
 __all__ = ["SuiteOptions", "run_suite", "run_suite_interfaces"]
 
 CheckFn = Callable[[Suite], Awaitable[None]]
-MODULES = (lifecycle, tasks, streaming, errors, push, security, interop)
+# cheap, central checks first: under a tight --suite-timeout the many-task listing and history checks go last
+MODULES = (lifecycle, streaming, errors, push, security, tasks, interop)
 
 log = structlog.get_logger("a2a_probe.suite")
 
