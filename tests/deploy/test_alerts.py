@@ -196,3 +196,29 @@ def test_runbook_covers_the_gateway_misconfigurations() -> None:
     for needle in ("controller.a2aBaseUrl", "interface_path_doubled", "interface_url_unroutable",
                    "/report?agent=", "a2a-probe check"):
         assert needle in text, needle
+
+
+#: Per-agent alerts that aggregate the binding away, and why: the card (one per agent and module), staleness (a
+#: job-level clock without binding).
+NO_BINDING = {"A2AAgentCardUnavailable", "A2AProbeStale"}
+
+
+def test_per_agent_alerts_keep_the_binding_dimension() -> None:
+    """An aggregation that drops `binding` would merge a broken gRPC interface into a working JSON-RPC one."""
+    for name, rule in alerts_by_name().items():
+        if name in DAEMON_ALERTS or name in NO_BINDING:
+            continue
+        for grouping in re.findall(r"\bby\s*\(([^)]*)\)", rule["expr"]):
+            assert "binding" in grouping, (name, grouping)
+        assert "binding" not in " ".join(re.findall(r"\bwithout\s*\(([^)]*)\)", rule["expr"])), name
+    assert "binding" in re.findall(r"without\s*\(([^)]*)\)", alerts_by_name()["A2AAgentCardUnavailable"]["expr"])[0]
+
+
+def test_a_broken_binding_next_to_working_ones_fires_with_its_binding() -> None:
+    """The promtool case (run by test_promtool_test_rules) where gRPC fails while JSON-RPC and HTTP+JSON pass."""
+    suite = yaml.safe_load(ALERT_TESTS.read_text())
+    fired = [(t["alertname"], a["exp_labels"]) for case in suite["tests"] for t in case.get("alert_rule_test", [])
+             for a in t.get("exp_alerts") or []]
+    headline = [labels for alert, labels in fired if alert == "A2AInvocationPathBroken" and labels["agent"] == "multi"]
+    assert headline == [{"severity": "critical", "job": "a2a-probe", "instance": "probe:9470", "agent": "multi",
+                         "binding": "grpc", "module": "ping", "step": "ping"}]

@@ -42,7 +42,7 @@ _VAR_RE = re.compile(r"\$\{([A-Za-z_]\w*)[^}]*\}|\$([A-Za-z_]\w*)|\[\[([A-Za-z_]
 _METRIC_RE = re.compile(r"\b" + PREFIX + r"[a-zA-Z0-9_]+")
 
 #: Values for the live test: what Grafana would substitute.
-SUBSTITUTIONS = {"job": "a2a-probe", "module": ".*", "__rate_interval": "1m", "__range": "5m",
+SUBSTITUTIONS = {"job": "a2a-probe", "module": ".*", "binding": ".*", "__rate_interval": "1m", "__range": "5m",
                  "__interval": "15s"}
 
 
@@ -159,6 +159,23 @@ def test_template_variables(dashboard: dict[str, Any]) -> None:
     assert variable_query(vs["agent"]) == 'label_values(a2a_probe_success{job=~"$job"}, agent)'
     assert vs["probe_url"]["type"] == "textbox"
     assert vs["probe_url"]["query"].startswith("http")
+
+
+def test_the_binding_variable_filters_every_per_binding_series(dashboard: dict[str, Any]) -> None:
+    """The daemon probes every advertised interface: each per-binding selector narrows to $binding, and a panel
+    that shows those series one by one names the binding in its legend."""
+    from probe.metrics import AMB
+
+    binding = variables(dashboard)["binding"]
+    assert variable_query(binding) == 'label_values(a2a_probe_success{job=~"$job", agent=~"$agent"}, binding)'
+    assert binding["multi"] is True and binding["includeAll"] is True
+    per_binding = {n for spec in CATALOGUE if spec.labels[:3] == AMB for n in exported_names(spec)}
+    for panel, target in panel_targets(dashboard):
+        for name, matchers in re.findall(r"(a2a_probe_\w+)\{([^}]*)\}", target["expr"]):
+            assert (name in per_binding) == ('binding=~"$binding"' in matchers), (panel["title"], name)
+        legend = target.get("legendFormat", "")
+        if "{{module}}" in legend and set(_METRIC_RE.findall(target["expr"])) <= per_binding:
+            assert "{{binding}}" in legend, (panel["title"], legend)
 
 
 def test_fleet_agent_variable_is_multi_select_with_all() -> None:

@@ -148,7 +148,8 @@ def _check_variables(prom: Prometheus) -> None:
             assert query.startswith("label_values(") and query.endswith(")"), query
             selector, label = query[len("label_values("):-1].rsplit(",", 1)
             found = prom.api(f"label/{label.strip()}/values", **{"match[]": selector.strip()})
-            expected = {"job": {"a2a-probe"}, "agent": {HEALTHY, BROKEN}, "module": MODULES}[name]
+            expected = {"job": {"a2a-probe"}, "agent": {HEALTHY, BROKEN}, "module": MODULES,
+                        "binding": {"jsonrpc"}}[name]  # the demo agents advertise JSON-RPC only
             assert set(found) == expected, (path.name, name, found)
 
 
