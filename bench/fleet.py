@@ -65,7 +65,10 @@ HTTP_TIMEOUT = 30.0  # a safety net per request, never a measurement
 SAMPLE_PERIOD = 1.0  # seconds between /proc samples of the daemon
 LATENESS = "a2a_probe_scheduler_lateness_seconds"
 # the daemon's self-measurements, read by name when present (reported as absent otherwise)
-SELF_HISTOGRAMS = (LATENESS, "a2a_probe_slot_wait_seconds", "a2a_probe_event_loop_lag_seconds")
+GC_PAUSE = "a2a_probe_gc_pause_seconds"
+BOOKKEEPING = "a2a_probe_bookkeeping_cpu_seconds_total"
+SELF_HISTOGRAMS = (LATENESS, "a2a_probe_slot_wait_seconds", "a2a_probe_event_loop_lag_seconds", GC_PAUSE)
+SELF_COUNTERS = (BOOKKEEPING,)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -241,15 +244,23 @@ class Scrape:
     series: int
     agent_series: int
     histograms: dict[str, list[tuple[float, float]]]  # name -> [(le, cumulative count)], summed over label sets
+    sums: dict[str, float] = field(default_factory=dict)  # histogram _sum and self counters, summed over label sets
 
 
-def scrape(base: str) -> Scrape:
+def scrape(base: str, only_self: bool = False) -> Scrape:
+    """/metrics, whole (series, size, time) or only the daemon's self-measurements (`name[]`: a cheap scrape that
+    can open and close the window without costing the daemon a full render)."""
+    query = ""
+    if only_self:
+        names = [f"{h}{suffix}" for h in SELF_HISTOGRAMS for suffix in ("_bucket", "_sum")] + list(SELF_COUNTERS)
+        query = "?" + "&".join(f"name[]={n}" for n in names)
     t0 = time.perf_counter()
-    with urllib.request.urlopen(f"{base}/metrics", timeout=120) as r:
+    with urllib.request.urlopen(f"{base}/metrics{query}", timeout=120) as r:
         body = r.read()
     seconds = time.perf_counter() - t0
     series = agent_series = 0
     buckets: dict[str, dict[float, float]] = {}
+    sums: dict[str, float] = {}
     for line in body.decode().splitlines():
         if not line or line[0] == "#":
             continue
@@ -257,14 +268,19 @@ def scrape(base: str) -> Scrape:
         if 'agent="' in line:
             agent_series += 1
         m = _SAMPLE.match(line)
-        if m and m.group(1).endswith("_bucket") and m.group(1)[:-7] in SELF_HISTOGRAMS:
+        if not m:
+            continue
+        name = m.group(1)
+        if name.endswith("_bucket") and name[:-7] in SELF_HISTOGRAMS:
             le = _LE.search(m.group(2) or "")
             if le:
-                per = buckets.setdefault(m.group(1)[:-7], {})
+                per = buckets.setdefault(name[:-7], {})
                 bound = math.inf if le.group(1) == "+Inf" else float(le.group(1))
                 per[bound] = per.get(bound, 0.0) + float(m.group(3))
+        elif (name.endswith("_sum") and name[:-4] in SELF_HISTOGRAMS) or name in SELF_COUNTERS:
+            sums[name] = sums.get(name, 0.0) + float(m.group(3))
     hist = {name: sorted(per.items()) for name, per in buckets.items()}
-    return Scrape(seconds, len(body), series, agent_series, hist)
+    return Scrape(seconds, len(body), series, agent_series, hist, sums)
 
 
 def hist_delta(after: list[tuple[float, float]], before: list[tuple[float, float]] | None) -> list[tuple[float, float]]:
@@ -304,6 +320,10 @@ class DaemonRow:
     overhead_p99_ms: float | None
     lateness_p99_s: float | None  # bucket upper bound; None when the daemon does not export it
     lateness_mean_s: float | None
+    gc_pause_p99_s: float | None = None  # bucket upper bound of the window's GC pauses
+    gc_cpu_pct: float | None = None  # the window's GC pause time as % of the daemon's CPU
+    bookkeeping_pct: float | None = None  # recording results (metrics, history, log) as % of the daemon's CPU
+    bookkeeping_us_per_probe: float | None = None
     series: int | None = None
     series_per_agent: float | None = None
     scrape_s: float | None = None
@@ -341,13 +361,12 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
     try:
         ready = daemon.wait_ready()
         time.sleep(warmup)
-        before = scrape(daemon.base) if scrapes else None  # outside the window: a scrape costs the daemon CPU
-        if before is not None:
-            # probes the scrape held up finish (or time out) before the window opens
-            time.sleep(min(10.0, interval) + 2.0)
+        # the window opens and closes on cheap scrapes of the daemon's self-measurements only
+        before = scrape(daemon.base, only_self=True)
         t0, c0 = time.monotonic(), daemon.cpu()
         time.sleep(window)
         t1, c1 = time.monotonic(), daemon.cpu()
+        closing = scrape(daemon.base, only_self=True)
         rss = daemon.rss()
         after = [scrape(daemon.base) for _ in range(scrapes)]
         if after:
@@ -380,13 +399,24 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
         row.series, row.series_per_agent = last.series, round(last.agent_series / agents, 2)
         row.scrape_s = round(statistics.median(s.seconds for s in after), 3)
         row.scrape_mib = round(last.bytes / 2**20, 2)
-        for name, cumulative in last.histograms.items():
-            delta = hist_delta(cumulative, before.histograms.get(name) if before else None)
-            row.self_metrics[name] = {"p50_le": hist_quantile(delta, 0.5), "p99_le": hist_quantile(delta, 0.99),
-                                      "count": delta[-1][1] if delta else 0}
-        late = row.self_metrics.get(LATENESS)
-        if late:
-            row.lateness_p99_s = late["p99_le"]
+    for name, cumulative in closing.histograms.items():
+        delta = hist_delta(cumulative, before.histograms.get(name))
+        row.self_metrics[name] = {"p50_le": hist_quantile(delta, 0.5), "p99_le": hist_quantile(delta, 0.99),
+                                  "count": delta[-1][1] if delta else 0,
+                                  "sum": round(closing.sums.get(name + "_sum", 0.0)
+                                               - before.sums.get(name + "_sum", 0.0), 4)}
+    late = row.self_metrics.get(LATENESS)
+    if late:
+        row.lateness_p99_s = late["p99_le"]
+    cpu = c1 - c0
+    gc = row.self_metrics.get(GC_PAUSE)
+    if gc:
+        row.gc_pause_p99_s = gc["p99_le"]
+        row.gc_cpu_pct = round(100 * gc["sum"] / cpu, 1) if cpu > 0 else None
+    if BOOKKEEPING in closing.sums:
+        spent = closing.sums[BOOKKEEPING] - before.sums.get(BOOKKEEPING, 0.0)
+        row.bookkeeping_pct = round(100 * spent / cpu, 1) if cpu > 0 else None
+        row.bookkeeping_us_per_probe = round(1e6 * spent / done, 1) if done else None
     return row
 
 
@@ -697,8 +727,9 @@ def tables(result: dict[str, Any]) -> str:
                                                     for k, v in m.get("idle_daemon", {}).items()) + ".", ""]
     out += ["| agents (ping, interval) | loop | probes/s (expected) | daemon CPU (% of a core) | CPU ms/probe | "
             "RSS MiB (per 1,000 agents) | RSS growth MiB/min | series per agent (total) | scrape s (MiB) | "
-            "overhead p50 / p99 ms | lateness p99 s | failed | failed around scrapes |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "overhead p50 / p99 ms | lateness p99 s | GC pause p99 s (GC % of CPU) | bookkeeping % of CPU "
+            "(µs/probe) | failed | failed around scrapes |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["fleet"]:
         out.append(
             f"| {r['agents']:,} ({r['interval_s']:g} s) | {r['event_loop']} | {r['probes_per_s']:g} "
@@ -707,7 +738,9 @@ def tables(result: dict[str, Any]) -> str:
             f"{_cell(r['series_per_agent'], '{:g}')} ({_cell(r['series'], '{:,}')}) | "
             f"{_cell(r['scrape_s'], '{:.2f}')} ({_cell(r['scrape_mib'], '{:.1f}')}) | "
             f"{_cell(r['overhead_p50_ms'], '{:.2f}')} / {_cell(r['overhead_p99_ms'], '{:.2f}')} | "
-            f"{_cell(r['lateness_p99_s'], '≤ {:g}')} | {r['failed']} | "
+            f"{_cell(r['lateness_p99_s'], '≤ {:g}')} | {_cell(r.get('gc_pause_p99_s'), '≤ {:g}')} "
+            f"({_cell(r.get('gc_cpu_pct'), '{:g} %')}) | {_cell(r.get('bookkeeping_pct'), '{:g} %')} "
+            f"({_cell(r.get('bookkeeping_us_per_probe'), '{:g}')}) | {r['failed']} | "
             f"{r['during_scrapes'].get('failed', '—')} of {r['during_scrapes'].get('probes', '—')} |")
     out += ["", "| module | loop | daemon CPU ms/probe | engine loop | a2a-sdk loop | bare aiohttp loop | "
                 "daemon ÷ bare | daemon ÷ sdk | engine ÷ bare | sdk ÷ bare |",

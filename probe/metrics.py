@@ -146,6 +146,8 @@ CATALOGUE: tuple[Spec, ...] = (
          "p99 of the event-loop lag samples since the previous scrape (over the scrape interval)"),
     Spec("gc_pause_seconds", "histogram", ("generation",), "Garbage-collection pauses by generation",
          buckets=_SELF_BUCKETS),
+    Spec("bookkeeping_cpu_seconds", "counter", (),
+         "CPU seconds spent recording finished probes (metrics, history, log line), apart from probing"),
 )
 MISSED_CAUSES = ("overlap", "misfire", "overloaded")
 _LABEL_DOMAINS: dict[str, tuple[str, ...]] = {  # every value the labels after (agent, module, binding) can take

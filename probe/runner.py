@@ -120,6 +120,7 @@ class Runner:
         self.slots = Slots(max_concurrency)
         self.metrics.gauge("probe_slots").set(max_concurrency)
         self.in_flight: set[asyncio.Task[Any]] = set()
+        self._bookkeeping = metrics.counter("bookkeeping_cpu_seconds")
 
     def resize(self, max_concurrency: int) -> None:
         self.slots.resize(max_concurrency)
@@ -145,9 +146,11 @@ class Runner:
             # and not logged per run (under overload, per-run bookkeeping is what feeds the overload)
             self.metrics.missed(result.agent, module_name, "overloaded")
             return
+        t0 = time.thread_time()  # synchronous: this thread's CPU is exactly the bookkeeping's
         self.metrics.observe(module_name, result)
         self.history.add(module_name, result)
         logs.log_probe(module_name, result, str(uuid.uuid4()))
+        self._bookkeeping.inc(time.thread_time() - t0)
 
     async def run(self, agent: Agent, module: Module, *, timeout: float, start_by: float | None = None,
                   client: HttpClient | None = None) -> ProbeResult:

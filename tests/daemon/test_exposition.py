@@ -11,13 +11,15 @@ import asyncio
 import gzip
 import shutil
 import subprocess
+from typing import Any
 
 import pytest
-from prometheus_client import generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.openmetrics import exposition as om_exposition
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 from prometheus_client.parser import text_string_to_metric_families
 
+from probe import exposition
 from probe.checks.push import judge
 from probe.metrics import PREFIX, Metrics
 from probe.reasons import Reason
@@ -28,6 +30,46 @@ from tests.daemon.test_metrics import _result, _verdict
 OPENMETRICS = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
 PROMETHEUS_TEXT = "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 NASTY = 'sre "core"\\ops\nline two ü'  # a config label value with every character the format escapes
+
+
+class Shadow:
+    """A plain prometheus_client registry given every write the fast families get: the independent reference."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._metrics: dict[str, Any] = {}
+        shadow = self
+
+        def wrap(cls: type, name: str, apply: Any) -> None:
+            original = getattr(cls, name)
+
+            def spy(family: Any, *args: Any) -> Any:
+                result = original(family, *args)
+                apply(shadow.metric(family), *args)
+                return result
+
+            monkeypatch.setattr(cls, name, spy)
+
+        wrap(exposition.GaugeFamily, "set", lambda m, key, v: m.labels(*key).set(v))
+        wrap(exposition.GaugeFamily, "inc", lambda m, key, a=1.0: m.labels(*key).inc(a))
+        wrap(exposition.CounterFamily, "inc", lambda m, key, a=1.0: m.labels(*key).inc(a))
+        wrap(exposition.HistogramFamily, "observe", lambda m, key, v: m.labels(*key).observe(v))
+        for cls in (exposition.GaugeFamily, exposition.CounterFamily, exposition.HistogramFamily):
+            wrap(cls, "touch", lambda m, key: m.labels(*key))
+            wrap(cls, "remove", lambda m, *key: m.remove(*key) if key in m._metrics else None)
+
+    def metric(self, family: exposition.Family) -> Any:
+        m = self._metrics.get(family.name)
+        if m is None:
+            kind = {"gauge": Gauge, "counter": Counter}.get(family.kind)
+            if kind is not None:
+                m = kind(family.name, family.documentation, family.labelnames, registry=self.registry)
+            else:
+                assert isinstance(family, exposition.HistogramFamily)
+                m = Histogram(family.name, family.documentation, family.labelnames, registry=self.registry,
+                              buckets=family.bounds)
+            self._metrics[family.name] = m
+        return m
 
 
 def _fleet() -> Metrics:
@@ -72,6 +114,19 @@ def _stable(text: str) -> list[str]:
 def _samples(families: object) -> set[tuple[str, tuple[tuple[str, str], ...], float]]:
     return {(s.name, tuple(sorted(s.labels.items())), s.value) for fam in families for s in fam.samples  # type: ignore[attr-defined]
             if not s.name.startswith("process_")}
+
+
+def _agent_lines(text: str) -> list[str]:
+    return sorted(line for line in text.splitlines() if 'agent="' in line)
+
+
+def test_the_kept_text_is_what_prometheus_client_writes_for_the_same_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    shadow = Shadow(monkeypatch)
+    fast, _ = _fast(_fleet(), PROMETHEUS_TEXT)
+    reference = generate_latest(shadow.registry).decode()
+    assert _agent_lines(fast) == _agent_lines(reference) and len(_agent_lines(fast)) > 100
+    helps = {line for line in reference.splitlines() if line.startswith("# ")}
+    assert helps <= set(fast.splitlines()), "HELP/TYPE lines differ"
 
 
 def test_text_format_equals_prometheus_client_line_for_line() -> None:
