@@ -41,7 +41,7 @@ async def unknown_method(s: Suite) -> None:
 async def invalid_params(s: Suite) -> None:
     message = s.message("a2a-probe invalid params")
     message.pop("messageId", None)
-    message["parts"] = []
+    message[s.dialect.message_parts] = []  # `content` in the 0.3 proto
     answer, _ = await s.client.send(message)
     expect_error(s, "errors.invalid_params", answer, {E.INVALID_PARAMS}, "a message without messageId and parts")
 

@@ -81,6 +81,83 @@ EXTENDED_CARD_NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"
 INTERNAL = "InternalError"
 
 
+# ---- A2A 0.3 over HTTP+JSON and gRPC: no fixed error format and no mapping table
+
+# 0.3 §3.2.3 only says REST errors MUST use "appropriate HTTP status codes (200, 400, 401, 403, 404, 500, etc.) that
+# correspond to A2A error types" in "a consistent JSON format that maps to A2A error types". The statuses that
+# correspond: either 1.0 mapping, plus the ones the official SDKs' 0.3 REST servers chose (a2a-sdk 0.3: 422
+# InvalidParams, 501 for the not-supported errors, 404 for the extended card; @a2a-js/sdk's 0.3 layer: 501
+# MethodNotFound).
+_HTTP_03_MORE: dict[str, tuple[int, ...]] = {
+    "InvalidParamsError": (422,), "MethodNotFoundError": (405, 501), "PushNotificationNotSupportedError": (501,),
+    "UnsupportedOperationError": (501,), "ExtendedAgentCardNotConfiguredError": (404,)}
+# 0.3 §8's "typical message" per error (and the JSON-RPC ones), the only name a bare {"message": …} body carries
+_TYPICAL_03: dict[str, tuple[str, ...]] = {
+    "JSONParseError": ("invalid json payload",), "InvalidRequestError": ("invalid json-rpc request",
+                                                                         "request payload validation error"),
+    "MethodNotFoundError": ("method not found",), "InvalidParamsError": ("invalid method parameters",
+                                                                         "invalid parameters"),
+    "InternalError": ("internal error", "internal server error"), "TaskNotFoundError": ("task not found",),
+    "TaskNotCancelableError": ("task cannot be canceled", "task not cancelable"),
+    "PushNotificationNotSupportedError": ("push notification is not supported",
+                                          "push notifications are not supported"),
+    "UnsupportedOperationError": ("this operation is not supported",),
+    "ContentTypeNotSupportedError": ("incompatible content types",),
+    "InvalidAgentResponseError": ("invalid agent response",),
+    "ExtendedAgentCardNotConfiguredError": ("authenticated extended card not configured",)}
+MAPPING_03 = "0.3"
+
+
+def http_statuses_03(spec: A2AErrorSpec) -> tuple[int, ...]:
+    return tuple(sorted({spec.http, spec.http_100 or spec.http, *_HTTP_03_MORE.get(spec.name, ())}))
+
+
+def by_name_03(name: str) -> A2AErrorSpec | None:
+    """An error by its 1.0 or its 0.3 name (AuthenticatedExtendedCardNotConfiguredError)."""
+    return BY_NAME.get(name) or next((e for e in ERRORS if e.name_03 == name), None)
+
+
+def from_message_03(message: Any) -> A2AErrorSpec | None:
+    """The error a 0.3 message names: an `XxxError:` prefix (a2a-sdk 0.3's gRPC details), or §8's typical text."""
+    if not isinstance(message, str):
+        return None
+    head = message.split(":", 1)[0].strip()
+    if head.endswith("Error") and (spec := by_name_03(head)) is not None:
+        return spec
+    low = message.strip().lower()
+    return next((BY_NAME[n] for n, texts in _TYPICAL_03.items() if any(low.startswith(t) for t in texts)), None)
+
+
+def _from_status_03(status: int, message: Any) -> A2AErrorSpec | None:
+    """A bare 0.3 `{message}` body at a status only one error corresponds to (422, 409, 415, 502), or a 404 whose
+    message speaks of a task (a2a-sdk 0.3: "Task <id> was specified but does not exist")."""
+    if not isinstance(message, str):
+        return None
+    if status == 404:
+        return BY_NAME[TASK_NOT_FOUND] if "task" in message.lower() else None
+    only = [e for e in ERRORS if status in http_statuses_03(e)]
+    return only[0] if len(only) == 1 else None
+
+
+def from_http_03(status: int, doc: dict[str, Any]) -> tuple[A2AErrorSpec | None, tuple[str, ...], str | None]:
+    """(error, mappings, ErrorInfo reason) a 0.3 REST error body names: a google.rpc.Status with an ErrorInfo,
+    a JSON-RPC error object (`{code, message}`, as @a2a-js/sdk's 0.3 layer sends), or a bare `{message}` (a2a-sdk
+    0.3) read by §8's typical messages. `mappings` is ("0.3",) when the status corresponds to the error."""
+    err = doc.get("error")
+    reason: str | None = None
+    spec: A2AErrorSpec | None = None
+    if isinstance(err, dict):
+        reason = a2a_reason(err.get("details"))
+        spec = BY_REASON.get(reason or "") or from_message_03(err.get("message"))
+    elif isinstance(doc.get("code"), int) and not isinstance(doc.get("code"), bool):
+        spec = BY_CODE.get(doc["code"])
+    if spec is None and not isinstance(err, dict):
+        spec = from_message_03(doc.get("message")) or _from_status_03(status, doc.get("message"))
+    if spec is None:
+        return None, (), reason
+    return spec, (MAPPING_03,) if status in http_statuses_03(spec) else (), reason
+
+
 def code_of(name: str) -> int:
     return BY_NAME[name].jsonrpc
 

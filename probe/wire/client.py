@@ -83,11 +83,11 @@ class A2AClient:
     # ---- reading
 
     def item(self, answer: Answer, *, bare_task: bool = False) -> Item | None:
-        """The answer's result as an Item; None when it carries no result. 1.0 GetTask/CancelTask return a bare
-        Task, which `bare_task` wraps so one parser reads every shape."""
+        """The answer's result as an Item; None when it carries no result. ProtoJSON GetTask/CancelTask (1.0, and
+        the 0.3 proto) return a bare Task, which `bare_task` wraps so one parser reads every shape."""
         if answer.error is not None or not answer.has_result:
             return None
-        result = {"task": answer.result} if bare_task and self.v1 else answer.result
+        result = {"task": answer.result} if bare_task and self.dialect.proto else answer.result
         return self.dialect.result_item(result)
 
     # ---- unary operations

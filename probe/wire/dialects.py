@@ -3,6 +3,11 @@
 A dialect knows state and role spellings, how to build a user message and how to read results and
 stream events back into one normalised shape (`Item`); method names belong to the bindings. It records shape
 deviations as plain strings; the checks decide what they mean.
+
+0.3 has two wire dialects: JSON-RPC speaks the 0.3 JSON schema (`kind` discriminators, `"completed"`), while
+HTTP+JSON and gRPC speak the 0.3 proto (`specification/grpc/a2a.proto` at v0.3.0, package `a2a.v1`) as ProtoJSON:
+results wrapped in a one-of (`{"task": …}`), `ROLE_USER`, `TASK_STATE_CANCELLED` (two Ls), a Message's parts in
+`content` (an Artifact's stay in `parts`). `V03_PROTO` is that second one; `for_binding` picks it.
 """
 
 from __future__ import annotations
@@ -76,6 +81,18 @@ class Dialect:
     header_version: str | None  # the A2A-Version header value, None where the dialect has none
     parse: Callable[[Dialect, Any], Item]
     user_message: Callable[[str, str, str | None, str | None], dict[str, Any]]
+    part_keys: tuple[str, ...] = ()  # a ProtoJSON Part's one-of members; () for the 0.x JSON `kind` parts
+    message_parts: str = "parts"  # the Message field that holds its parts (the 0.3 proto calls it `content`)
+    name: str = ""  # how messages name the dialect ("0.3 proto"); the version when empty
+
+    @property
+    def proto(self) -> bool:
+        """ProtoJSON shapes: results wrapped in a one-of, and GetTask/CancelTask answer a bare Task."""
+        return bool(self.part_keys)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.version
 
     def state(self, raw: Any, problems: list[str]) -> TaskState | None:
         if not isinstance(raw, str):
@@ -83,9 +100,9 @@ class Dialect:
             return None
         state = self.states.get(raw)
         if state is None:
-            other = next((d for d in DIALECTS.values() if d is not self and raw in d.states), None)
-            hint = f" (that is the {other.version} spelling)" if other else ""
-            problems.append(f"unknown task state {raw!r} for protocol {self.version}{hint}")
+            other = next((d for d in (*DIALECTS.values(), V03_PROTO) if d is not self and raw in d.states), None)
+            hint = f" (that is the {other.label} spelling)" if other else ""
+            problems.append(f"unknown task state {raw!r} for {self.label}{hint}")
             return TaskState.UNKNOWN
         return state
 
@@ -116,7 +133,7 @@ def _base64(value: Any, where: str, problems: list[str]) -> None:
         problems.append(f"a part's {where} is invalid base64: {why}")
 
 
-def _texts(parts: Any, problems: list[str], v1: bool) -> list[str]:
+def _texts(d: Dialect, parts: Any, problems: list[str]) -> list[str]:
     out: list[str] = []
     if not isinstance(parts, list):
         problems.append("parts is not a list")
@@ -125,14 +142,17 @@ def _texts(parts: Any, problems: list[str], v1: bool) -> list[str]:
         if not isinstance(p, dict):
             problems.append("a part is not an object")
             continue
-        if v1:
-            kinds = [k for k in ("text", "raw", "url", "data") if k in p]
+        if d.part_keys:
+            kinds = [k for k in d.part_keys if k in p]
             if len(kinds) != 1:
-                problems.append(f"a 1.0 part must have exactly one of text/raw/url/data, found {kinds or 'none'}")
+                problems.append(f"a {d.label} part must have exactly one of {'/'.join(d.part_keys)}, found "
+                                f"{kinds or 'none'}")
             if "kind" in p:
-                problems.append("a 1.0 part carries the 0.3 'kind' field")
+                problems.append(f"a {d.label} part carries the 0.3 'kind' field")
             if "raw" in p:
                 _base64(p["raw"], "raw", problems)
+            if isinstance(p.get("file"), dict) and "fileWithBytes" in p["file"]:
+                _base64(p["file"]["fileWithBytes"], "file.fileWithBytes", problems)
         else:
             if p.get("kind") is None and p.get("type") is None:
                 problems.append("a 0.3 part has no 'kind'")
@@ -143,17 +163,17 @@ def _texts(parts: Any, problems: list[str], v1: bool) -> list[str]:
     return out
 
 
-_KIND_V1 = {"text": "text", "raw": "file", "url": "file", "data": "data"}
+_KIND_PROTO = {"text": "text", "raw": "file", "url": "file", "file": "file", "data": "data"}  # 1.0 and the 0.3 proto
 
 
-def part_kinds(parts: Any, v1: bool) -> tuple[str, ...]:
+def part_kinds(d: Dialect, parts: Any) -> tuple[str, ...]:
     """The kinds of a parts list, named alike in 1.0 and 0.3 (a part of no known kind is "?")."""
     out: list[str] = []
     for p in parts if isinstance(parts, list) else []:
         if not isinstance(p, dict):
             out.append("?")
-        elif v1:
-            out.append(next((_KIND_V1[k] for k in _KIND_V1 if k in p), "?"))
+        elif d.part_keys:
+            out.append(next((_KIND_PROTO[k] for k in d.part_keys if k in p), "?"))
         else:
             kind = p.get("kind", p.get("type"))
             out.append(kind if kind in ("text", "file", "data") else "?")
@@ -167,7 +187,7 @@ def _status(d: Dialect, item: Item, status: Any) -> None:
     item.state = d.state(status.get("state"), item.problems)
     msg = status.get("message")
     if isinstance(msg, dict):
-        item.status_text = " ".join(_texts(msg.get("parts"), [], d.version == "1.0"))
+        item.status_text = " ".join(_texts(d, msg.get(d.message_parts), []))
 
 
 def _task_fields(d: Dialect, item: Item, task: dict[str, Any]) -> None:
@@ -176,27 +196,27 @@ def _task_fields(d: Dialect, item: Item, task: dict[str, Any]) -> None:
     if not item.task_id:
         item.problems.append("task has no string id")
     _status(d, item, task.get("status"))
-    v1 = d.version == "1.0"
     arts = task.get("artifacts")
     item.artifacts = len(arts) if isinstance(arts, list) else 0
     for art in arts if isinstance(arts, list) else []:
         if isinstance(art, dict):
-            texts = _texts(art.get("parts"), item.problems, v1)
+            texts = _texts(d, art.get("parts"), item.problems)
             item.texts += texts
-            item.artifact_parts.append(part_kinds(art.get("parts"), v1))
+            item.artifact_parts.append(part_kinds(d, art.get("parts")))
             item.artifact_texts.append(" ".join(texts))
     for msg in task.get("history") or []:
         if isinstance(msg, dict) and msg.get("role") == d.roles[1]:
-            item.texts += _texts(msg.get("parts"), [], v1)
+            item.texts += _texts(d, msg.get(d.message_parts), [])
 
 
 def _parse_v1(d: Dialect, result: Any) -> Item:
+    """A ProtoJSON result (1.0, and the 0.3 proto): exactly one of the one-of members, each read by the dialect."""
     if not isinstance(result, dict):
         return Item("unknown", problems=[f"result is {type(result).__name__}, expected an object"])
     keys = [k for k in ("task", "message", "statusUpdate", "artifactUpdate") if k in result]
     if len(keys) != 1:
         hint = " (looks like a 0.3 result with 'kind')" if "kind" in result else ""
-        return Item("unknown", problems=[f"1.0 result must wrap exactly one of task/message/statusUpdate/"
+        return Item("unknown", problems=[f"{d.label} result must wrap exactly one of task/message/statusUpdate/"
                                          f"artifactUpdate, found {keys or sorted(result)[:5]}{hint}"])
     key = keys[0]
     body = result[key]
@@ -204,8 +224,10 @@ def _parse_v1(d: Dialect, result: Any) -> Item:
         return Item("unknown", problems=[f"result.{key} is not an object"])
     item = Item({"task": "task", "message": "message", "statusUpdate": "status", "artifactUpdate": "artifact"}[key])
     _event_body(d, item, body)
-    if "final" in body or "kind" in body:
+    if d.version == "1.0" and ("final" in body or "kind" in body):
         item.problems.append(f"1.0 {key} carries 0.3 fields (kind/final)")
+    elif "kind" in body:
+        item.problems.append(f"{d.label} {key} carries the 0.3 'kind' field")
     return item
 
 
@@ -216,7 +238,7 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
     elif item.kind == "message":
         item.context_id = body.get("contextId")
         item.task_id = body.get("taskId")
-        item.texts = _texts(body.get("parts"), item.problems, v1)
+        item.texts = _texts(d, body.get(d.message_parts), item.problems)
         if body.get("role") not in d.roles:
             item.problems.append(f"message role {body.get('role')!r} is not one of {list(d.roles)}")
     else:
@@ -234,7 +256,7 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
                 item.problems.append("artifact update without an artifact.artifactId")
             else:
                 item.artifact_id = art["artifactId"]
-                item.texts = _texts(art.get("parts"), item.problems, v1)
+                item.texts = _texts(d, art.get("parts"), item.problems)
             item.append = body.get("append") is True
             item.last_chunk = body.get("lastChunk") is True
 
@@ -277,6 +299,10 @@ def _msg_03(text: str, message_id: str, task_id: str | None, context_id: str | N
     return _with_ids(m, task_id, context_id)
 
 
+def _msg_03_proto(text: str, message_id: str, task_id: str | None, context_id: str | None) -> dict[str, Any]:
+    return _with_ids({"messageId": message_id, "role": "ROLE_USER", "content": [{"text": text}]}, task_id, context_id)
+
+
 def _msg_01(text: str, _message_id: str, _task_id: str | None, _context_id: str | None) -> dict[str, Any]:
     return {"role": "user", "parts": [{"type": "text", "text": text}]}
 
@@ -290,6 +316,7 @@ V1 = Dialect(
     states={f"TASK_STATE_{s.value}": s for s in TaskState if s is not TaskState.UNKNOWN}
     | {"TASK_STATE_UNSPECIFIED": TaskState.UNKNOWN},
     roles=("ROLE_USER", "ROLE_AGENT"), header_version="1.0", parse=_parse_v1, user_message=_msg_v1,
+    part_keys=("text", "raw", "url", "data"),
 )
 V03 = Dialect(
     version="0.3",
@@ -300,7 +327,23 @@ V01 = Dialect(
     states=_LOWER, roles=("user", "agent"), header_version=None, parse=_parse_01, user_message=_msg_01,
 )
 
+# HTTP+JSON and gRPC in 0.3: ProtoJSON of the 0.3 proto (enum TaskState spells TASK_STATE_CANCELLED)
+_PROTO_03_STATES = {f"TASK_STATE_{s.value}": s for s in TaskState if s not in (TaskState.UNKNOWN, TaskState.CANCELED)}
+V03_PROTO = Dialect(
+    version="0.3",
+    states=_PROTO_03_STATES | {"TASK_STATE_CANCELLED": TaskState.CANCELED, "TASK_STATE_UNSPECIFIED": TaskState.UNKNOWN},
+    roles=("ROLE_USER", "ROLE_AGENT"), header_version=None, parse=_parse_v1, user_message=_msg_03_proto,
+    part_keys=("text", "file", "data"), message_parts="content", name="0.3 proto",
+)
+
 DIALECTS: dict[str, Dialect] = {"1.0": V1, "0.3": V03, "0.1": V01}
+
+
+def for_binding(dialect: Dialect, binding: str) -> Dialect:
+    """The wire dialect of a version on a binding: 0.3 over HTTP+JSON or gRPC is the 0.3 proto's ProtoJSON."""
+    if dialect is V03 and binding in ("http_json", "grpc"):
+        return V03_PROTO
+    return dialect
 
 
 def for_version(version: str) -> Dialect | None:

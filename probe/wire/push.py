@@ -3,7 +3,9 @@
 1.0 flattened the config (`TaskPushNotificationConfig {taskId, url, token, authentication{scheme,
 credentials}}`) and delivers a StreamResponse (`{"statusUpdate": …}`); 0.3 wraps it
 (`{taskId, pushNotificationConfig{url, token, authentication{schemes[], credentials}}}`) and
-leaves the delivered body open (the SDKs send the bare Task or the bare event).
+leaves the delivered body open (the SDKs send the bare Task or the bare event). The 0.3 proto (HTTP+JSON,
+gRPC) names the inline config `pushNotification` and returns `TaskPushNotificationConfig {name:
+"tasks/{id}/pushNotificationConfigs/{configId}", pushNotificationConfig}`, listed as `{configs: [...]}`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ def webhook(dialect: Dialect, url: str, token: str, credentials: str) -> dict[st
 
 def inline(dialect: Dialect, url: str, token: str, credentials: str) -> dict[str, Any]:
     """The `configuration` entry that asks for push on a SendMessage."""
-    key = "taskPushNotificationConfig" if dialect.version == "1.0" else "pushNotificationConfig"
+    key = ("taskPushNotificationConfig" if dialect.version == "1.0" else "pushNotification" if dialect.proto
+           else "pushNotificationConfig")
     return {key: webhook(dialect, url, token, credentials)}
 
 
@@ -56,7 +59,11 @@ def read_config(dialect: Dialect, result: Any) -> tuple[str | None, str | None, 
     elif "pushNotificationConfig" in result:
         problems.append("a 1.0 config is flat: pushNotificationConfig is the 0.3 wrapper")
         body = result["pushNotificationConfig"] if isinstance(result["pushNotificationConfig"], dict) else result
-    if not isinstance(result.get("taskId"), str):
+    if dialect.version != "1.0" and dialect.proto:
+        name = result.get("name")
+        if not (isinstance(name, str) and name.startswith("tasks/")):
+            problems.append("name is not tasks/{id}/pushNotificationConfigs/{configId}")
+    elif not isinstance(result.get("taskId"), str):
         problems.append("taskId is missing")
     config_id = body.get("id") if isinstance(body.get("id"), str) and body.get("id") else None
     url = body.get("url") if isinstance(body.get("url"), str) else None
@@ -67,10 +74,10 @@ def read_config(dialect: Dialect, result: Any) -> tuple[str | None, str | None, 
 
 def listed_configs(dialect: Dialect, result: Any) -> tuple[list[Any] | None, str | None]:
     """The configs of a list answer (1.0 `{configs: [...]}`, 0.3 a bare array), or why it is not one."""
-    if dialect.version == "1.0":
+    if dialect.proto:
         if isinstance(result, dict) and isinstance(result.get("configs", []), list):
             return list(result.get("configs", [])), None
-        return None, "a 1.0 list answer is {configs: [...], nextPageToken}"
+        return None, f"a {dialect.label} list answer is {{configs: [...], nextPageToken}}"
     if isinstance(result, list):
         return result, None
     return None, "a 0.3 list answer is an array of TaskPushNotificationConfig"

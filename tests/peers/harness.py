@@ -71,7 +71,7 @@ class Peer:
     process: subprocess.Popen[bytes]
     startup_seconds: float = 0.0
     _log: IO[bytes] | None = field(default=None, repr=False)
-    grpc_port: int | None = None  # the Python peer also serves gRPC (lf.a2a.v1) from the same process
+    grpc_port: int | None = None  # both peers also serve gRPC (lf.a2a.v1; with compat also a2a.v1) in-process
 
     @property
     def grpc_url(self) -> str:
@@ -179,12 +179,14 @@ def _command(kind: PeerKind, port: int, compat: bool, extra_args: tuple[str, ...
         if node is None:
             raise PeerStartError("node not found on PATH; needed for the js peer")
         cmd = [node, str(JS_AGENT), "--port", str(port)]
+        if grpc_port is not None:
+            cmd += ["--grpc-port", str(grpc_port)]
     return [*cmd, *extra_args, "--compat"] if compat else [*cmd, *extra_args]
 
 
 def _start_once(kind: PeerKind, compat: bool, timeout: float, extra_args: tuple[str, ...] = ()) -> Peer:
     port = free_port()
-    grpc_port = free_port() if kind == "python" else None
+    grpc_port = free_port()  # both SDK peers serve gRPC from the same process
     # A file, not a pipe: nobody drains the output while tests run, and a full pipe would block the peer.
     # Closed by Peer.stop().
     log = tempfile.TemporaryFile()  # noqa: SIM115

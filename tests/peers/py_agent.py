@@ -1,7 +1,8 @@
 """Reference peer built on the official Python A2A SDK (a2a-sdk 1.3.0).
 
-Run: ``python tests/peers/py_agent.py --port N [--compat] [--push]``. Serves JSON-RPC at ``/a2a/jsonrpc``,
-REST at ``/a2a/rest`` and the card at ``/.well-known/agent-card.json`` on 127.0.0.1.
+Run: ``python tests/peers/py_agent.py --port N [--grpc-port M] [--compat] [--push]``. Serves JSON-RPC at
+``/a2a/jsonrpc``, REST at ``/a2a/rest`` and the card at ``/.well-known/agent-card.json`` on 127.0.0.1, gRPC
+with ``--grpc-port``; ``--compat`` adds (and advertises) the SDK's 0.3 layer on each binding.
 Behaviour is keyed on the user's text; see ``Executor.execute`` and docs/sdk-peers.md.
 ``--push`` declares push notifications and wires the SDK's in-memory push config store and push sender.
 """
@@ -110,9 +111,14 @@ def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | Non
     interfaces.append(
         AgentInterface(url=f"{base}/a2a/rest", protocol_binding="HTTP+JSON", protocol_version="1.0")
     )
+    if compat:  # the SDK's 0.3 REST (0.3 proto JSON) under the same prefix: /a2a/rest/v1/message:send, …
+        interfaces.append(AgentInterface(url=f"{base}/a2a/rest", protocol_binding="HTTP+JSON", protocol_version="0.3"))
     if grpc_port is not None:  # schemeless host:port, as the SDK advertises gRPC
         interfaces.append(AgentInterface(url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC",
                                          protocol_version="1.0"))
+        if compat:  # the 0.3 service (a2a.v1.A2AService) on the same server
+            interfaces.append(AgentInterface(url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC",
+                                             protocol_version="0.3"))
     return AgentCard(
         name="py-ref",
         description="a2a-sdk 1.3.0 reference peer",
@@ -168,11 +174,13 @@ def main() -> None:
     config = uvicorn.Config(
         app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1
     )
-    asyncio.run(_serve(uvicorn.Server(config), handler, args.grpc_port))
+    asyncio.run(_serve(uvicorn.Server(config), handler, args.grpc_port, args.compat))
 
 
-async def _serve(http: uvicorn.Server, handler: DefaultRequestHandler, grpc_port: int | None) -> None:
-    """HTTP (JSON-RPC, REST, card) and, with --grpc-port, gRPC (lf.a2a.v1.A2AService) from one process."""
+async def _serve(http: uvicorn.Server, handler: DefaultRequestHandler, grpc_port: int | None,
+                 compat: bool = False) -> None:
+    """HTTP (JSON-RPC, REST, card) and, with --grpc-port, gRPC (lf.a2a.v1.A2AService, and with --compat the 0.3
+    a2a.v1.A2AService) from one process."""
     server = None
     if grpc_port is not None:
         import grpc.aio
@@ -181,6 +189,11 @@ async def _serve(http: uvicorn.Server, handler: DefaultRequestHandler, grpc_port
 
         server = grpc.aio.server()
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        if compat:
+            from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
+            from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
+
+            a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), server)
         server.add_insecure_port(f"127.0.0.1:{grpc_port}")
         await server.start()
     try:

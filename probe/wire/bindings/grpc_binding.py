@@ -1,4 +1,12 @@
-"""gRPC (spec §10) on grpc.aio with the generated stubs the official `a2a-sdk` ships (service lf.a2a.v1.A2AService).
+"""gRPC (spec §10) on grpc.aio with the generated stubs the official `a2a-sdk` ships, for both service versions.
+
+* A2A 1.0: ``lf.a2a.v1.A2AService`` (`a2a.types.a2a_pb2[_grpc]`, spec v1.0 ``specification/a2a.proto``).
+* A2A 0.3: ``a2a.v1.A2AService`` (`a2a.compat.v0_3.a2a_v0_3_pb2[_grpc]`, the v0.3.0
+  ``specification/grpc/a2a.proto`` plus the 0.3.x additions, as a2a-sdk 1.3.0 ships it). Its requests name
+  resources (``name: "tasks/{id}"``), its rpcs are ``TaskSubscription``/``GetAgentCard``/
+  ``ListTaskPushNotificationConfig`` and it has no ListTasks; 0.3 fixed no status table (§3.2.2 points at proto
+  annotations that carry none), so an error is named by its ErrorInfo, else by the ``XxxError:`` prefix the
+  0.3 SDKs put in the details, else by a status only one error uses (NOT_FOUND).
 
 No hand-written protobuf: requests are the probe's ProtoJSON params parsed into the SDK's generated
 messages, and answers are turned back into ProtoJSON dicts, so the dialects, checks and stream judge read
@@ -12,13 +20,14 @@ timings are real and nothing leaks between probes. `grpcio` is the `grpc` instal
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from probe.results import Exchange, HttpPhases, Transport
 from probe.wire import a2a_errors
@@ -34,38 +43,91 @@ from probe.wire.bindings.base import (
     StreamEvent,
     register,
 )
-from probe.wire.dialects import Dialect
+from probe.wire.dialects import Dialect, for_binding
 from probe.wire.http import DEFAULT_CONFIG, ClientConfig, ConnectFailed, Deadline, DeadlineExceeded, with_credentials
 
 EXTRA_HINT = "gRPC interfaces need the grpc extra: pip install 'a2a-probe[grpc]' (grpcio)"
-SERVICE = "lf.a2a.v1.A2AService"
-STUBS_TRACK = "A2A 1.0 (lf.a2a.v1, from a2a-sdk's a2a.types.a2a_pb2)"
 
-# op -> (rpc name, request message name in a2a_pb2)
-RPCS: dict[Op, tuple[str, str]] = {
-    Op.SEND: ("SendMessage", "SendMessageRequest"),
-    Op.STREAM: ("SendStreamingMessage", "SendMessageRequest"),
-    Op.GET: ("GetTask", "GetTaskRequest"),
-    Op.LIST: ("ListTasks", "ListTasksRequest"),
-    Op.CANCEL: ("CancelTask", "CancelTaskRequest"),
-    Op.SUBSCRIBE: ("SubscribeToTask", "SubscribeToTaskRequest"),
-    Op.PUSH_SET: ("CreateTaskPushNotificationConfig", "TaskPushNotificationConfig"),
-    Op.PUSH_GET: ("GetTaskPushNotificationConfig", "GetTaskPushNotificationConfigRequest"),
-    Op.PUSH_LIST: ("ListTaskPushNotificationConfigs", "ListTaskPushNotificationConfigsRequest"),
-    Op.PUSH_DELETE: ("DeleteTaskPushNotificationConfig", "DeleteTaskPushNotificationConfigRequest"),
-    Op.EXTENDED_CARD: ("GetExtendedAgentCard", "GetExtendedAgentCardRequest"),
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    """One version's gRPC service: its full name, the SDK modules of its stubs, and op -> (rpc, request type)."""
+
+    name: str
+    pb2: str
+    pb2_grpc: str
+    rpcs: Mapping[Op, tuple[str, str]]
+    tracks: str
+
+
+SERVICES: dict[str, Service] = {
+    "1.0": Service("lf.a2a.v1.A2AService", "a2a.types.a2a_pb2", "a2a.types.a2a_pb2_grpc", {
+        Op.SEND: ("SendMessage", "SendMessageRequest"),
+        Op.STREAM: ("SendStreamingMessage", "SendMessageRequest"),
+        Op.GET: ("GetTask", "GetTaskRequest"),
+        Op.LIST: ("ListTasks", "ListTasksRequest"),
+        Op.CANCEL: ("CancelTask", "CancelTaskRequest"),
+        Op.SUBSCRIBE: ("SubscribeToTask", "SubscribeToTaskRequest"),
+        Op.PUSH_SET: ("CreateTaskPushNotificationConfig", "TaskPushNotificationConfig"),
+        Op.PUSH_GET: ("GetTaskPushNotificationConfig", "GetTaskPushNotificationConfigRequest"),
+        Op.PUSH_LIST: ("ListTaskPushNotificationConfigs", "ListTaskPushNotificationConfigsRequest"),
+        Op.PUSH_DELETE: ("DeleteTaskPushNotificationConfig", "DeleteTaskPushNotificationConfigRequest"),
+        Op.EXTENDED_CARD: ("GetExtendedAgentCard", "GetExtendedAgentCardRequest"),
+    }, "A2A 1.0 (lf.a2a.v1, from a2a-sdk's a2a.types.a2a_pb2)"),
+    "0.3": Service("a2a.v1.A2AService", "a2a.compat.v0_3.a2a_v0_3_pb2", "a2a.compat.v0_3.a2a_v0_3_pb2_grpc", {
+        Op.SEND: ("SendMessage", "SendMessageRequest"),
+        Op.STREAM: ("SendStreamingMessage", "SendMessageRequest"),
+        Op.GET: ("GetTask", "GetTaskRequest"),
+        Op.CANCEL: ("CancelTask", "CancelTaskRequest"),
+        Op.SUBSCRIBE: ("TaskSubscription", "TaskSubscriptionRequest"),
+        Op.PUSH_SET: ("CreateTaskPushNotificationConfig", "CreateTaskPushNotificationConfigRequest"),
+        Op.PUSH_GET: ("GetTaskPushNotificationConfig", "GetTaskPushNotificationConfigRequest"),
+        Op.PUSH_LIST: ("ListTaskPushNotificationConfig", "ListTaskPushNotificationConfigRequest"),
+        Op.PUSH_DELETE: ("DeleteTaskPushNotificationConfig", "DeleteTaskPushNotificationConfigRequest"),
+        Op.EXTENDED_CARD: ("GetAgentCard", "GetAgentCardRequest"),
+    }, "A2A 0.3 (a2a.v1, the v0.3.0 proto from a2a-sdk's a2a.compat.v0_3.a2a_v0_3_pb2)"),
 }
+SERVICE = SERVICES["1.0"].name
+RPCS = SERVICES["1.0"].rpcs
+STUBS_TRACK = "; ".join(s.tracks for s in SERVICES.values())
 
 
-def _modules() -> tuple[Any, Any, Any, Any]:
+def _modules(service: Service) -> tuple[Any, Any, Any, Any]:
     try:
         import grpc
         import grpc.aio
-        from a2a.types import a2a_pb2, a2a_pb2_grpc
         from google.protobuf import json_format
+
+        pb2, pb2_grpc = importlib.import_module(service.pb2), importlib.import_module(service.pb2_grpc)
     except ImportError as exc:  # only grpcio is optional; a2a-sdk and protobuf are core
         raise BindingUnavailable(f"{EXTRA_HINT} ({exc})", probe_side=True) from None
-    return grpc, a2a_pb2, a2a_pb2_grpc, json_format
+    return grpc, pb2, pb2_grpc, json_format
+
+
+def _name(task_id: Any, config_id: Any = None) -> str:
+    """A 0.3 resource name: tasks/{id}[/pushNotificationConfigs/{configId}]."""
+    name = f"tasks/{quote(str(task_id), safe='')}"
+    return name if config_id is None else f"{name}/pushNotificationConfigs/{quote(str(config_id), safe='')}"
+
+
+def params_03(op: Op, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The client's neutral (0.3 JSON-RPC-shaped) params as the 0.3 proto's request messages take them."""
+    if op in (Op.SEND, Op.STREAM, Op.EXTENDED_CARD):
+        return dict(params)
+    if op in (Op.GET, Op.CANCEL, Op.SUBSCRIBE):
+        out: dict[str, Any] = {"name": _name(params.get("id"))}
+        if op is Op.GET and "historyLength" in params:
+            out["historyLength"] = params["historyLength"]
+        return out
+    task_id = params.get("taskId", params.get("id"))
+    if op is Op.PUSH_SET:
+        config = params.get("pushNotificationConfig") or {}
+        cid = config.get("id") if isinstance(config, dict) else None
+        return {"parent": _name(task_id), "configId": cid or "",
+                "config": {"name": _name(task_id, cid) if cid else "", "pushNotificationConfig": config}}
+    if op is Op.PUSH_LIST:
+        return {"parent": _name(task_id)}
+    return {"name": _name(task_id, params.get("pushNotificationConfigId"))}  # PUSH_GET, PUSH_DELETE
 
 
 def target_of(url: str) -> tuple[str, bool, bool]:
@@ -84,12 +146,14 @@ class GrpcBinding:
 
     def __init__(self, url: str, dialect: Dialect, headers: Mapping[str, str],
                  config: ClientConfig = DEFAULT_CONFIG) -> None:
-        if dialect.version != "1.0":
-            raise BindingUnavailable(f"the probe speaks gRPC for A2A 1.0 only ({STUBS_TRACK}); this interface is "
-                                     f"{dialect.version}", probe_side=False)
-        self.grpc, self.pb2, self.pb2_grpc, self.json_format = _modules()
+        service = SERVICES.get(dialect.version)
+        if service is None:
+            raise BindingUnavailable(f"the probe speaks gRPC for A2A {' and '.join(SERVICES)} ({STUBS_TRACK}); this "
+                                     f"interface is {dialect.version}", probe_side=False)
+        self.service = service
+        self.grpc, self.pb2, self.pb2_grpc, self.json_format = _modules(service)
         self.url = url
-        self.dialect = dialect
+        self.dialect = for_binding(dialect, self.name)  # 0.3 gRPC reads as the 0.3 proto's ProtoJSON
         self.target, self.tls, self.schemeless = target_of(url)
         self.config = config  # the auth flow's credentials go in as metadata, for this origin only
         self._origin = url if "://" in url else f"http://{url}"
@@ -102,7 +166,7 @@ class GrpcBinding:
         return cls(ctx.url, ctx.dialect, ctx.headers, ctx.config)
 
     def method(self, op: Op) -> str:
-        return RPCS[op][0]
+        return self.service.rpcs.get(op, ("", ""))[0]
 
     async def close(self) -> None:
         return None
@@ -138,24 +202,35 @@ class GrpcBinding:
         return list(md.items())
 
     def _request(self, op: Op, params: dict[str, Any]) -> Any:
-        msg = getattr(self.pb2, RPCS[op][1])()
-        self.json_format.ParseDict(params, msg, ignore_unknown_fields=True)
+        msg = getattr(self.pb2, self.service.rpcs[op][1])()
+        body = params_03(op, params) if self.dialect.version == "0.3" else params
+        self.json_format.ParseDict(body, msg, ignore_unknown_fields=True)
         return msg
 
     def _exchange(self, op: Op) -> Exchange:
-        return Exchange(transport=Transport.GRPC, method=f"/{SERVICE}/{RPCS[op][0]}", url=self.target,
+        return Exchange(transport=Transport.GRPC, method=f"/{self.service.name}/{self.method(op)}", url=self.target,
                         content_type="application/grpc")
+
+    def _missing(self, op: Op) -> Answer:
+        """An operation this version's service has no rpc for (0.3: ListTasks): said, never sent."""
+        exchange = self._exchange(op)
+        answer = Answer(op.value, exchange, "application/grpc")
+        answer.problem = Problem(ProblemKind.ROUTE, f"{self.service.name} ({self.dialect.version}) defines no rpc "
+                                 f"for {op.value}")
+        return answer
 
     def _dict(self, msg: Any) -> Any:
         return self.json_format.MessageToDict(msg)
 
     async def call(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
                    headers: Headers | None = None) -> Answer:
+        if op not in self.service.rpcs:
+            return self._missing(op)
         exchange = self._exchange(op)
         request = self._request(op, params)
         t0 = time.monotonic()
         async with self._channel() as channel:
-            rpc = getattr(self.pb2_grpc.A2AServiceStub(channel), RPCS[op][0])
+            rpc = getattr(self.pb2_grpc.A2AServiceStub(channel), self.method(op))
             try:
                 reply = await rpc(request, metadata=self._metadata_for(headers), timeout=max(deadline.remaining(),
                                                                                                 0.001))
@@ -164,23 +239,30 @@ class GrpcBinding:
                 return self._failed(op, exchange, exc)
         _timed(exchange, t0)
         exchange.grpc_status = "OK"
-        return Answer(RPCS[op][0], exchange, "application/grpc", result=self._dict(reply), has_result=True)
+        return Answer(self.method(op), exchange, "application/grpc", result=self._dict(reply), has_result=True)
 
     def _failed(self, op: Op, exchange: Exchange, exc: Any) -> Answer:
         status = exc.code().name
         exchange.grpc_status = status
-        what = f"{RPCS[op][0]} to {self.target} answered gRPC {status}: {(exc.details() or '')[:200]}"
+        what = f"{self.method(op)} to {self.target} answered gRPC {status}: {(exc.details() or '')[:200]}"
         if status == "UNAVAILABLE":
             raise ConnectFailed(what, exchange)
         if status == "DEADLINE_EXCEEDED":
             raise DeadlineExceeded(what, exchange)
-        answer = Answer(RPCS[op][0], exchange, "application/grpc", snippet=(exc.details() or "")[:160])
+        answer = Answer(self.method(op), exchange, "application/grpc", snippet=(exc.details() or "")[:160])
         reason, details = self._error_info(exc)
         if status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
             answer.problem = Problem(ProblemKind.AUTH, what)
             return answer
-        if status == "UNIMPLEMENTED" and reason is None:  # no A2A service (or method) at this address
-            answer.problem = Problem(ProblemKind.ROUTE, what + f" — no {SERVICE} here")
+        v03 = self.dialect.version == "0.3"
+        named_03 = a2a_errors.from_message_03(exc.details()) if v03 and reason is None else None
+        if status == "UNIMPLEMENTED" and reason is None and named_03 is None:  # no A2A service (or method) here
+            answer.problem = Problem(ProblemKind.ROUTE, what + f" — no {self.service.name} here")
+            return answer
+        if v03:  # no 0.3 status table to hold the agent to: the name is all there is
+            spec = a2a_errors.BY_REASON.get(reason or "") or named_03 or a2a_errors.from_grpc(status, None)[0]
+            answer.error = A2AError(name=spec.name if spec else None, message=exc.details() or "", code=status,
+                                    binding="grpc", reason=reason, details=details)
             return answer
         spec, mappings = a2a_errors.from_grpc(status, reason)
         answer.error = A2AError(name=spec.name if spec else None, message=exc.details() or "", code=status,
@@ -218,9 +300,9 @@ class GrpcBinding:
         request = self._request(op, params)
         t0 = time.monotonic()
         async with self._channel() as channel:
-            rpc = getattr(self.pb2_grpc.A2AServiceStub(channel), RPCS[op][0])
+            rpc = getattr(self.pb2_grpc.A2AServiceStub(channel), self.method(op))
             call = rpc(request, metadata=self._metadata_for(headers), timeout=max(deadline.remaining(), 0.001))
-            stream = GrpcStream(RPCS[op][0], exchange, self, call, op)
+            stream = GrpcStream(self.method(op), exchange, self, call, op)
             try:
                 first = await call.read()
             except self.grpc.aio.AioRpcError as exc:

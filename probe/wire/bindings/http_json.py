@@ -1,10 +1,12 @@
 """HTTP+JSON (REST, spec §11): one route per operation under the interface URL, real HTTP statuses, SSE streams.
 
 1.0 routes sit directly under the interface URL (``/message:send``, ``/tasks/{id}``, …); 0.3 ones under
-``/v1``. A success is the bare ProtoJSON object; an error is an HTTP status with a `google.rpc.Status`
-body whose ErrorInfo names the A2A error. A 404 without such a body is a missing route, not an A2A
-TaskNotFound, and is reported as such. Where the spec leaves a choice (the subscribe verb) the binding
-tries the documented alternatives and remembers which one the agent took.
+``/v1``. A success is the bare ProtoJSON object (0.3: of the 0.3 proto, `dialects.V03_PROTO`); an error is
+an HTTP status with a `google.rpc.Status` body whose ErrorInfo names the A2A error. 0.3 fixed no error
+format, so a 0.3 error body is also read as a JSON-RPC error object or a bare ``{"message"}`` (see
+`a2a_errors.from_http_03`). A 404 without an A2A error body is a missing route, not an A2A TaskNotFound,
+and is reported as such. Where the spec leaves a choice (the subscribe verb) the binding tries the
+documented alternatives and remembers which one the agent took.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
 
@@ -32,7 +35,7 @@ from probe.wire.bindings.base import (
     snippet,
 )
 from probe.wire.bindings.jsonrpc import SseStream
-from probe.wire.dialects import Dialect
+from probe.wire.dialects import Dialect, for_binding
 from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient
 from probe.wire.sse import SSEEvent
 
@@ -49,6 +52,9 @@ def route(version: str, op: Op, params: Mapping[str, Any]) -> tuple[str, str, di
     """(verb, path, JSON body or None, query) of one operation; the path is relative to the interface URL."""
     base = "/v1" if version == "0.3" else ""
     tid = params.get("id") if op in (Op.GET, Op.CANCEL, Op.SUBSCRIBE) else params.get("taskId")
+    cfg = params.get("id") if "taskId" in params else params.get("pushNotificationConfigId")
+    if tid is None and op in (Op.PUSH_GET, Op.PUSH_LIST, Op.PUSH_DELETE):
+        tid = params.get("id")  # the 0.3 JSON-RPC params ({id, pushNotificationConfigId}) the client builds
     body = {k: v for k, v in params.items() if k not in ("id",)} if op is Op.CANCEL else dict(params)
     if op is Op.SEND:
         return "POST", f"{base}/message:send", dict(params), {}
@@ -65,11 +71,16 @@ def route(version: str, op: Op, params: Mapping[str, Any]) -> tuple[str, str, di
     if op is Op.SUBSCRIBE:
         return "POST", f"{base}/tasks/{_q(tid)}:subscribe", None, {}
     configs = f"{base}/tasks/{_q(tid)}/pushNotificationConfigs"
-    if op is Op.PUSH_SET:
-        return "POST", configs, dict(params), {}
+    if op is Op.PUSH_SET:  # 0.3: the proto's `body: "config"`, a TaskPushNotificationConfig named by resource
+        body = dict(params)
+        if version == "0.3":
+            inner = params.get("pushNotificationConfig")
+            cid = inner.get("id") if isinstance(inner, dict) else None
+            body = {"name": f"tasks/{tid}" + (f"/pushNotificationConfigs/{cid}" if cid else ""),
+                    **{k: v for k, v in params.items() if k != "taskId"}}
+        return "POST", configs, body, {}
     if op is Op.PUSH_LIST:
         return "GET", configs, None, {k: v for k, v in params.items() if k not in ("taskId", "id")}
-    cfg = params.get("id") or params.get("pushNotificationConfigId")
     if op is Op.PUSH_GET:
         return "GET", f"{configs}/{_q(cfg)}", None, {}
     if op is Op.PUSH_DELETE:
@@ -86,7 +97,7 @@ class HttpJsonBinding:
         self.client = client
         self.config = config  # TLS, fresh connections and the auth flow, for every call
         self.url = url.rstrip("/")
-        self.dialect = dialect
+        self.dialect = for_binding(dialect, self.name)  # 0.3 REST speaks the 0.3 proto's ProtoJSON
         self._headers = {"Content-Type": "application/json", **headers}
         if dialect.header_version:
             self._headers["A2A-Version"] = dialect.header_version
@@ -117,7 +128,8 @@ class HttpJsonBinding:
             hdrs = merge_headers(hdrs, {"Content-Type": None})
         resp = await self.client.request(verb, url, deadline=deadline, body=body, headers=hdrs,
                                          max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False, config=self.config)
-        answer = read_answer(f"{verb} {resp.exchange.url}", resp.exchange, resp.status, resp.content_type, resp.body)
+        answer = read_answer(f"{verb} {resp.exchange.url}", resp.exchange, resp.status, resp.content_type, resp.body,
+                             version=self.dialect.version)
         answer.challenge = resp.headers.get("WWW-Authenticate")
         return answer
 
@@ -133,14 +145,15 @@ class HttpJsonBinding:
             async with self.client.stream(v, url, deadline=deadline, headers=hdrs, body=body,
                                           config=self.config) as raw:
                 label = f"{v} {raw.exchange.url}"
-                stream = SseStream(label, raw, http_json_event)
+                stream = SseStream(label, raw, partial(http_json_event, version=self.dialect.version))
                 if stream.is_sse:
                     if op is Op.SUBSCRIBE:
                         self.subscribe_verb = v
                     yield stream
                     return
                 data = await raw.read_body(MAX_RESPONSE_BYTES)
-                stream.plain = read_answer(label, raw.exchange, raw.status, raw.content_type, data)
+                stream.plain = read_answer(label, raw.exchange, raw.status, raw.content_type, data,
+                                           version=self.dialect.version)
                 p = stream.plain.problem
                 # the other documented verb, when this one is not routed at all
                 if i + 1 < len(verbs) and (raw.status == 405 or (p is not None and p.kind is ProblemKind.ROUTE)):
@@ -149,8 +162,9 @@ class HttpJsonBinding:
                 return
 
 
-def http_json_event(ev: SSEEvent) -> StreamEvent:
-    """An HTTP+JSON stream event: the bare StreamResponse, or a google.rpc.Status error."""
+def http_json_event(ev: SSEEvent, version: str = "1.0") -> StreamEvent:
+    """An HTTP+JSON stream event: the bare StreamResponse, or a google.rpc.Status error (0.3: or any error body
+    `a2a_errors.from_http_03` reads, such as a JSON-RPC error object)."""
     try:
         doc = strictjson.loads(ev.data)
     except strictjson.StrictJSONError as exc:
@@ -159,7 +173,16 @@ def http_json_event(ev: SSEEvent) -> StreamEvent:
         return StreamEvent(ev.event, ev.data, problem=f"a JSON {type(doc).__name__}, not a StreamResponse object")
     if "error" in doc and isinstance(doc["error"], dict):
         return StreamEvent(ev.event, ev.data, error=_status_error(doc["error"], None))
+    if version == "0.3" and "message" in doc and not any(k in doc for k in _PAYLOADS):
+        spec, _, _ = a2a_errors.from_http_03(0, doc)
+        if spec is not None:
+            return StreamEvent(ev.event, ev.data, error=A2AError(
+                name=spec.name, message=str(doc.get("message", ""))[:500], code=doc.get("code"),
+                binding="http_json", details=doc.get("data")))
     return StreamEvent(ev.event, ev.data, result=doc, has_result=True)
+
+
+_PAYLOADS = ("task", "statusUpdate", "artifactUpdate")  # a StreamResponse member ("message" is one too)
 
 
 def _status_error(err: dict[str, Any], http_status: int | None) -> A2AError:
@@ -177,8 +200,10 @@ def _base_type(content_type: str) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
-def read_answer(method: str, exchange: Exchange, status: int | None, content_type: str, body: bytes) -> Answer:
-    """Read one HTTP+JSON answer: a 2xx ProtoJSON body, an A2A error (status + google.rpc.Status), or a problem."""
+def read_answer(method: str, exchange: Exchange, status: int | None, content_type: str, body: bytes, *,
+                version: str = "1.0") -> Answer:
+    """Read one HTTP+JSON answer: a 2xx ProtoJSON body, an A2A error (status + google.rpc.Status; 0.3: any body
+    `a2a_errors.from_http_03` reads), or a problem."""
     answer = Answer(method, exchange, content_type, snippet=snippet(body))
     base = _base_type(content_type)
     doc: Any = None
@@ -202,6 +227,8 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
                                      "application/json")
             answer.problem = Problem(ProblemKind.FRAMING, "; ".join(answer.deviations))
         return answer
+    if version == "0.3" and isinstance(doc, dict) and status is not None and _read_03_error(answer, doc, status, where):
+        return answer
     err = doc.get("error") if isinstance(doc, dict) else None
     if isinstance(err, dict):  # google.rpc.Status: an A2A answer, whatever the status
         answer.error = _status_error(err, status)
@@ -223,6 +250,22 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
     elif answer.error is None:
         answer.problem = Problem(ProblemKind.STATUS, where + body_note)
     return answer
+
+
+def _read_03_error(answer: Answer, doc: dict[str, Any], status: int, where: str) -> bool:
+    """A 0.3 error body that names an A2A error; a STATUS problem when the status does not correspond to it."""
+    spec, mappings, reason = a2a_errors.from_http_03(status, doc)
+    if spec is None:
+        return False
+    err = doc["error"] if isinstance(doc.get("error"), dict) else doc
+    answer.error = A2AError(name=spec.name, message=str(err.get("message", ""))[:500], code=status,
+                            binding="http_json", reason=reason, details=err.get("details", err.get("data")),
+                            mappings=mappings)
+    if not mappings and status not in (401, 403):
+        expected = " or ".join(str(s) for s in a2a_errors.http_statuses_03(spec))
+        answer.problem = Problem(ProblemKind.STATUS, f"{where} for {answer.error.describe()}; 0.3 (§3.2.3) wants a "
+                                 f"status that corresponds to {spec.name}: HTTP {expected}")
+    return True
 
 
 register(HttpJsonBinding.name, HttpJsonBinding.card_name, HttpJsonBinding.build)

@@ -1,14 +1,17 @@
 // Reference peer built on the official JS A2A SDK (@a2a-js/sdk 1.3.0).
 //
-// Run: node tests/peers/js/agent.mjs --port N [--compat] [--push]
+// Run: node tests/peers/js/agent.mjs --port N [--grpc-port M] [--compat] [--push]
 // --push declares capabilities.pushNotifications and wires the SDK's in-memory push store and sender.
 // Serves JSON-RPC at /a2a/jsonrpc, REST at /a2a/rest and the card at /.well-known/agent-card.json
-// on 127.0.0.1. Behaviour is keyed on the user's text, mirroring tests/peers/py_agent.py.
+// on 127.0.0.1; with --grpc-port also gRPC (lf.a2a.v1.A2AService, and with --compat the 0.3 service
+// a2a.v1.A2AService) on 127.0.0.1:M. With --compat the card also advertises the 0.3 REST (/a2a/rest/v1/...)
+// and 0.3 gRPC interfaces. Behaviour is keyed on the user's text, mirroring tests/peers/py_agent.py.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 
 import express from 'express';
+import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { AGENT_CARD_PATH, Role, TaskState } from '@a2a-js/sdk';
 import {
   AgentEvent, DefaultExecutionEventBusManager, DefaultPushNotificationSender, DefaultRequestHandler,
@@ -16,11 +19,16 @@ import {
 } from '@a2a-js/sdk/server';
 import { createLegacyAwarePushNotificationSender } from '@a2a-js/sdk/compat/v0_3/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import { A2AService, UserBuilder as GrpcUserBuilder, grpcService } from '@a2a-js/sdk/server/grpc';
+import { LegacyA2AService, legacyGrpcService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
 
 const SLOW_MS = 30_000;
 
 const now = () => new Date().toISOString();
-const textPart = (value) => ({ content: { $case: 'text', value } });
+// Complete ts-proto objects: the gRPC encoder iterates every repeated field, so none may be missing (JSON-RPC
+// and REST serialise sparse objects, gRPC throws "Error serializing response").
+const textPart = (value) => ({ content: { $case: 'text', value }, filename: '', mediaType: '' });
+const message = (fields) => ({ extensions: [], referenceTaskIds: [], ...fields });
 
 function userText(message) {
   return (message.parts ?? [])
@@ -49,9 +57,9 @@ class Executor {
     if (mode === 'message' && rc.task) mode = 'echo'; // an existing task can't be answered by a bare Message
 
     if (mode === 'message') {
-      bus.publish(AgentEvent.message({
+      bus.publish(AgentEvent.message(message({
         messageId: randomUUID(), role: Role.ROLE_AGENT, contextId, parts: [textPart(`echo: ${text}`)],
-      }));
+      })));
       return;
     }
     this.#awaitingInput.delete(taskId);
@@ -63,7 +71,7 @@ class Executor {
     const status = (state, message) => bus.publish(AgentEvent.statusUpdate({
       taskId, contextId, status: { state, timestamp: now(), ...(message && { message }) },
     }));
-    const agentMessage = (value) => ({
+    const agentMessage = (value) => message({
       messageId: randomUUID(), role: Role.ROLE_AGENT, taskId, contextId, parts: [textPart(value)],
     });
     status(TaskState.TASK_STATE_WORKING);
@@ -87,7 +95,9 @@ class Executor {
     }
     bus.publish(AgentEvent.artifactUpdate({
       taskId, contextId, append: false, lastChunk: true,
-      artifact: { artifactId: randomUUID(), name: 'result', parts: [textPart(`echo: ${text}`)] },
+      artifact: {
+        artifactId: randomUUID(), name: 'result', description: '', parts: [textPart(`echo: ${text}`)], extensions: [],
+      },
     }));
     status(TaskState.TASK_STATE_COMPLETED);
     // No bus.finished(): the request handler settles the bus itself (pitfall #4).
@@ -124,7 +134,7 @@ class Executor {
   };
 }
 
-function buildCard(port, compat, push) {
+function buildCard(port, compat, push, grpcPort) {
   const base = `http://127.0.0.1:${port}`;
   const iface = (url, protocolBinding, protocolVersion) => ({ url, protocolBinding, protocolVersion, tenant: '' });
   const supportedInterfaces = [iface(`${base}/a2a/jsonrpc`, 'JSONRPC', '1.0')];
@@ -132,6 +142,12 @@ function buildCard(port, compat, push) {
   // Same URL: the SDK picks the 0.3 or 1.0 module per request from the A2A-Version header.
   if (compat) supportedInterfaces.push(iface(`${base}/a2a/jsonrpc`, 'JSONRPC', '0.3'));
   supportedInterfaces.push(iface(`${base}/a2a/rest`, 'HTTP+JSON', '1.0'));
+  // 0.3 REST on the same prefix (the SDK routes /v1/... to its 0.3 module when the header is absent or 0.3)
+  if (compat) supportedInterfaces.push(iface(`${base}/a2a/rest`, 'HTTP+JSON', '0.3'));
+  if (grpcPort) {  // schemeless host:port, as the SDKs advertise gRPC
+    supportedInterfaces.push(iface(`127.0.0.1:${grpcPort}`, 'GRPC', '1.0'));
+    if (compat) supportedInterfaces.push(iface(`127.0.0.1:${grpcPort}`, 'GRPC', '0.3'));
+  }
   return {
     name: 'js-ref',
     description: '@a2a-js/sdk 1.3.0 reference peer',
@@ -155,6 +171,7 @@ function main() {
   const { values } = parseArgs({
     options: {
       port: { type: 'string' },
+      'grpc-port': { type: 'string' },
       compat: { type: 'boolean', default: false },
       push: { type: 'boolean', default: false },
     },
@@ -165,7 +182,8 @@ function main() {
     process.exit(2);
   }
   const legacyCompat = values.compat ? { enabled: true } : undefined;
-  const card = buildCard(port, values.compat, values.push);
+  const grpcPort = values['grpc-port'] ? Number(values['grpc-port']) : undefined;
+  const card = buildCard(port, values.compat, values.push, grpcPort);
   let requestHandler;
   if (values.push) {
     // The SDK's in-memory push store and its sender; with compat, 0.3 webhooks get 0.3-shaped bodies.
@@ -183,6 +201,21 @@ function main() {
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler, userBuilder, legacyCompat }));
   app.use('/a2a/rest', restHandler({ requestHandler, userBuilder, legacyCompat }));
 
+  let grpcServer;
+  if (grpcPort) {
+    grpcServer = new Server();
+    const grpcUsers = GrpcUserBuilder.noAuthentication;
+    grpcServer.addService(A2AService, grpcService({ requestHandler, userBuilder: grpcUsers }));
+    if (values.compat) {
+      grpcServer.addService(LegacyA2AService, legacyGrpcService({ requestHandler, userBuilder: grpcUsers }));
+    }
+    grpcServer.bindAsync(`127.0.0.1:${grpcPort}`, ServerCredentials.createInsecure(), (err) => {
+      if (err) {
+        console.error(err);
+        process.exit(1);
+      }
+    });
+  }
   const server = app.listen(port, '127.0.0.1', (err) => {
     if (err) {
       console.error(err);
@@ -192,6 +225,7 @@ function main() {
   // Exit promptly on SIGTERM/SIGINT even with open SSE streams (the harness waits for exit).
   for (const sig of ['SIGTERM', 'SIGINT']) {
     process.on(sig, () => {
+      grpcServer?.forceShutdown();
       server.closeAllConnections();
       server.close(() => process.exit(0));
       setTimeout(() => process.exit(0), 500).unref();
