@@ -117,13 +117,16 @@ def by_name_03(name: str) -> A2AErrorSpec | None:
     return BY_NAME.get(name) or next((e for e in ERRORS if e.name_03 == name), None)
 
 
-def from_message_03(message: Any) -> A2AErrorSpec | None:
-    """The error a 0.3 message names: an `XxxError:` prefix (a2a-sdk 0.3's gRPC details), or §8's typical text."""
+def from_message_03(message: Any, *, prefix_only: bool = False) -> A2AErrorSpec | None:
+    """The error a 0.3 message names: an `XxxError:` prefix (a2a-sdk 0.3's gRPC details), or §8's typical text
+    (not with `prefix_only`: gRPC's own "Method not found!" for a missing service is no A2A answer)."""
     if not isinstance(message, str):
         return None
     head = message.split(":", 1)[0].strip()
     if head.endswith("Error") and (spec := by_name_03(head)) is not None:
         return spec
+    if prefix_only:
+        return None
     low = message.strip().lower()
     return next((BY_NAME[n] for n, texts in _TYPICAL_03.items() if any(low.startswith(t) for t in texts)), None)
 

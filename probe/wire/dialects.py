@@ -102,7 +102,7 @@ class Dialect:
         if state is None:
             other = next((d for d in (*DIALECTS.values(), V03_PROTO) if d is not self and raw in d.states), None)
             hint = f" (that is the {other.label} spelling)" if other else ""
-            problems.append(f"unknown task state {raw!r} for {self.label}{hint}")
+            problems.append(f"unknown task state {raw!r} for protocol {self.label}{hint}")
             return TaskState.UNKNOWN
         return state
 

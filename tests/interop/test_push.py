@@ -40,9 +40,10 @@ async def suite(client: HttpClient, url: str, inbox: PushInbox | None, version: 
     return await run_suite(target, client, SuiteOptions(timeout=30.0, inbox=inbox))
 
 
-# every binding and version the SDK servers serve: JSON-RPC 1.0 and 0.3, HTTP+JSON 1.0, gRPC 1.0 (the Python server)
-SDK_CASES = [(kind, version, "JSONRPC") for kind in ("python", "js") for version in ("1.0", "0.3")] + [
-    ("python", "1.0", "HTTP+JSON"), ("js", "1.0", "HTTP+JSON"), ("python", "1.0", "GRPC")]
+# every binding and version the SDK servers serve: JSON-RPC 1.0 and 0.3, HTTP+JSON 1.0, gRPC 1.0, and 0.3 over
+# HTTP+JSON and gRPC
+SDK_CASES = [(kind, version, binding) for kind in ("python", "js") for version in ("1.0", "0.3")
+             for binding in ("JSONRPC", "HTTP+JSON", "GRPC")]
 
 
 @pytest.mark.external
@@ -58,12 +59,19 @@ async def test_sdk_servers_pass_config_methods_and_delivery(kind: str, version: 
     assert r.protocol_version == version
     got = statuses(r)
     expected = dict.fromkeys(PUSH_IDS, Status.PASS)
-    if kind == "python" and version == "0.3":
+    if kind == "python" and version == "0.3" and binding == "JSONRPC":
         # a2a-sdk 1.3.0's 0.3 compat answers tasks/pushNotificationConfig/delete with no `result` member at all,
         # which JSON-RPC 2.0 requires on success (`"result": null`): a real deviation, reported as such
         expected["push.config_delete"] = Status.FAIL
         delete = r.check("push.config_delete")
         assert delete is not None and "without result or error" in delete.message
+    if kind == "python" and version == "0.3" and binding == "HTTP+JSON":
+        # a2a-sdk's 0.3 REST reads the create body as the whole CreateTaskPushNotificationConfigRequest, not as
+        # the proto's `body: "config"` (a TaskPushNotificationConfig, which @a2a-js/sdk reads): a real deviation
+        expected |= {"push.config_create": Status.FAIL, "push.unknown_task": Status.FAIL,
+                     "push.config_get": Status.SKIP, "push.config_list": Status.SKIP, "push.config_delete": Status.SKIP}
+        create = r.check("push.config_create")
+        assert create is not None and "HTTP 400 InvalidParamsError" in create.message
     assert got == expected, [(c.id, c.message) for c in r.checks if c.id in PUSH_IDS]
     delivered = r.check("push.delivered")
     assert delivered is not None and "COMPLETED" in delivered.message

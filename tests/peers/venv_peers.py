@@ -1,9 +1,9 @@
 """Real A2A servers beyond the official SDKs' current line, each in its own pinned venv.
 
-| name    | what                                                    | pins                          |
-|---------|---------------------------------------------------------|-------------------------------|
-| fasta2a | Pydantic's fasta2a, an independent A2A 1.0 server      | tests/peers/thirdparty/fasta2a.txt |
-| sdk03   | the official a2a-sdk 0.3 line's last release (A2A 0.3) | tests/peers/thirdparty/sdk03.txt   |
+| name    | what                                                              | pins                               |
+|---------|-------------------------------------------------------------------|------------------------------------|
+| fasta2a | Pydantic's fasta2a, an independent A2A 1.0 server                 | tests/peers/thirdparty/fasta2a.txt |
+| sdk03   | the a2a-sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC)   | tests/peers/thirdparty/sdk03.txt   |
 
 .ci/run makes each venv under tests/peers/venvs/<name>; a test never installs anything, and a missing
 venv fails with the command that makes it.
@@ -26,6 +26,7 @@ from tests.peers.harness import PEERS_DIR, PeerStartError, _card_ok, free_port
 
 VENVS = PEERS_DIR / "venvs"
 AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": PEERS_DIR / "sdk03_agent.py"}
+GRPC = frozenset({"sdk03"})  # peers that also serve gRPC, on a second free port
 __all__ = ["VenvPeer", "fasta2a_peer", "sdk03_peer", "start_venv_peer"]
 
 
@@ -35,10 +36,21 @@ class VenvPeer:
     port: int
     process: subprocess.Popen[bytes]
     log: IO[bytes]
+    grpc_port: int | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def rest_url(self) -> str:
+        return f"{self.base_url}/rest"
+
+    @property
+    def grpc_url(self) -> str:
+        """As the card advertises it: a schemeless host:port."""
+        assert self.grpc_port is not None, f"the {self.name} peer serves no gRPC"
+        return f"127.0.0.1:{self.grpc_port}"
 
     def output(self) -> str:
         self.log.flush()
@@ -68,10 +80,14 @@ def python_of(name: str) -> Path:
 def start_venv_peer(name: str, timeout: float = 20.0) -> VenvPeer:
     python = python_of(name)
     port = free_port()
+    grpc_port = free_port() if name in GRPC else None
     log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by VenvPeer.stop)
-    process = subprocess.Popen([str(python), str(AGENTS[name]), "--port", str(port)], stdin=subprocess.DEVNULL,
-                               stdout=log, stderr=log, cwd=PEERS_DIR, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    peer = VenvPeer(name, port, process, log)
+    cmd = [str(python), str(AGENTS[name]), "--port", str(port)]
+    if grpc_port is not None:
+        cmd += ["--grpc-port", str(grpc_port)]
+    process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=PEERS_DIR,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    peer = VenvPeer(name, port, process, log, grpc_port)
     deadline = time.monotonic() + timeout
     while not _card_ok(peer.base_url + "/.well-known/agent-card.json"):
         if process.poll() is not None or time.monotonic() > deadline:

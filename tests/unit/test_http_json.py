@@ -86,3 +86,77 @@ def test_stream_events_are_bare_stream_responses() -> None:
         {"error": {"code": 400, "message": "no", "details": [{**INFO, "reason": "UNSUPPORTED_OPERATION"}]}}), id=None))
     assert err.error is not None and err.error.name == "UnsupportedOperationError"
     assert http_json_event(SSEEvent(event="", data="[1]", id=None)).problem is not None
+
+
+# ---- 0.3 (the /v1 routes, the 0.3 proto's bodies, and error bodies without a fixed format)
+
+
+@pytest.mark.parametrize(("op", "params", "expected"), [
+    (Op.GET, {"id": "t", "historyLength": 1}, ("GET", "/v1/tasks/t", None)),
+    (Op.CANCEL, {"id": "t"}, ("POST", "/v1/tasks/t:cancel", {})),
+    (Op.LIST, {}, ("GET", "/v1/tasks", None)),
+    (Op.SUBSCRIBE, {"id": "t"}, ("POST", "/v1/tasks/t:subscribe", None)),
+    # the neutral 0.3 push params ({id, pushNotificationConfigId}) name the task and the config in the path
+    (Op.PUSH_GET, {"id": "t", "pushNotificationConfigId": "c"}, ("GET", "/v1/tasks/t/pushNotificationConfigs/c",
+                                                                  None)),
+    (Op.PUSH_LIST, {"id": "t"}, ("GET", "/v1/tasks/t/pushNotificationConfigs", None)),
+    (Op.PUSH_DELETE, {"id": "t", "pushNotificationConfigId": "c"},
+     ("DELETE", "/v1/tasks/t/pushNotificationConfigs/c", None)),
+    # the proto's `body: "config"`: a TaskPushNotificationConfig named by its resource
+    (Op.PUSH_SET, {"taskId": "t", "pushNotificationConfig": {"url": "http://h/x"}},
+     ("POST", "/v1/tasks/t/pushNotificationConfigs", {"name": "tasks/t", "pushNotificationConfig": {
+         "url": "http://h/x"}})),
+])
+def test_0_3_routes_and_bodies(op: Op, params: dict[str, object], expected: tuple[str, str, object]) -> None:
+    verb, path, body, _ = route("0.3", op, params)
+    assert (verb, path, body) == expected
+
+
+def _read03(status: int, body: object, ctype: str = "application/json") -> Answer:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return read_answer("GET /v1/tasks/x", Exchange(method="GET", url="http://a/rest/v1/tasks/x", status=status),
+                       status, ctype, raw, version="0.3")
+
+
+@pytest.mark.parametrize(("status", "body", "name"), [
+    # a2a-sdk 0.3.26: a bare {message}, read by the 0.3 text's typical messages or the one error the status means
+    (404, {"message": "Task not found"}, "TaskNotFoundError"),
+    (404, {"message": "Task t1 was specified but does not exist"}, "TaskNotFoundError"),
+    (409, {"message": "whatever the server says"}, "TaskNotCancelableError"),
+    (422, {"message": "bad"}, "InvalidParamsError"),
+    (501, {"message": "Push notifications are not supported by the agent"}, "PushNotificationNotSupportedError"),
+    # @a2a-js/sdk's 0.3 layer: a JSON-RPC error object
+    (404, {"code": -32001, "message": "Task not found: x"}, "TaskNotFoundError"),
+    (400, {"code": -32002, "message": "Task not cancelable: x"}, "TaskNotCancelableError"),
+    # a2a-sdk 1.x's 0.3 layer: the 1.0 google.rpc.Status
+    (404, {"error": {"code": 404, "status": "NOT_FOUND", "message": "Task not found",
+                     "details": [{**INFO, "reason": "TASK_NOT_FOUND"}]}}, "TaskNotFoundError"),
+])
+def test_0_3_error_bodies_are_read_by_name(status: int, body: object, name: str) -> None:
+    a = _read03(status, body)
+    assert a.error is not None and a.error.name == name, a.describe()
+    assert a.problem is None and a.error.mappings == ("0.3",)
+
+
+def test_a_0_3_error_body_with_the_wrong_status_is_a_status_problem() -> None:
+    a = _read03(500, {"code": -32001, "message": "Task not found"})
+    assert a.error is not None and a.error.name == "TaskNotFoundError"
+    assert a.problem is not None and a.problem.kind is ProblemKind.STATUS
+    assert "corresponds to TaskNotFoundError: HTTP 404" in a.problem.detail
+
+
+@pytest.mark.parametrize(("body", "ctype"), [
+    ({"detail": "Not Found"}, "application/json"),  # FastAPI's own 404: no A2A error
+    (b"Not Found", "text/plain"),
+    ({"message": "Not Found"}, "application/json"),  # nothing names an A2A error
+])
+def test_a_0_3_route_404_is_not_a_task_not_found(body: object, ctype: str) -> None:
+    a = _read03(404, body, ctype)
+    assert a.error is None and a.problem is not None and a.problem.kind is ProblemKind.ROUTE
+
+
+def test_0_3_stream_error_events_are_read_by_name() -> None:
+    ev = http_json_event(SSEEvent(event="error", data='{"code":-32001,"message":"Task not found"}'), version="0.3")
+    assert ev.error is not None and ev.error.name == "TaskNotFoundError" and not ev.has_result
+    ok = http_json_event(SSEEvent(data='{"statusUpdate":{"taskId":"t","final":true}}'), version="0.3")
+    assert ok.has_result and ok.error is None

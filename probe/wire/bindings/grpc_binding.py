@@ -255,7 +255,8 @@ class GrpcBinding:
             answer.problem = Problem(ProblemKind.AUTH, what)
             return answer
         v03 = self.dialect.version == "0.3"
-        named_03 = a2a_errors.from_message_03(exc.details()) if v03 and reason is None else None
+        named_03 = (a2a_errors.from_message_03(exc.details(), prefix_only=status == "UNIMPLEMENTED")
+                    if v03 and reason is None else None)
         if status == "UNIMPLEMENTED" and reason is None and named_03 is None:  # no A2A service (or method) here
             answer.problem = Problem(ProblemKind.ROUTE, what + f" — no {self.service.name} here")
             return answer
