@@ -219,7 +219,7 @@ async def test_binding_all_names_the_broken_binding(client: HttpClient) -> None:
 SUITE_DEVIATIONS = {
     "py_peer": {(None, "card.cache_headers"), ("grpc 1.0", "interface.grpc_url"),
                 ("grpc 1.0", "errors.version_not_supported")},
-    "js_peer": {("jsonrpc 1.0", "errors.invalid_request")},
+    "js_peer": {("jsonrpc 1.0", "errors.invalid_request"), ("grpc 1.0", "interface.grpc_url")},
 }
 
 
@@ -240,7 +240,7 @@ def test_full_suite_on_every_binding(peer_name: str, request: pytest.FixtureRequ
     musts = [r for r in rep["results"] if r["status"] == "fail" and r["severity"] == "MUST"]
     assert code == (1 if musts else 0)  # --fail-on must, the suite's default
     entries = {f"{i['binding']} {i['protocolVersion']}": i for i in rep["interfaces"]}
-    expected = {"jsonrpc 1.0", "http_json 1.0"} | ({"grpc 1.0"} if peer_name == "py_peer" else set())
+    expected = {"jsonrpc 1.0", "http_json 1.0", "grpc 1.0"}  # both SDK peers serve gRPC
     assert set(entries) == expected
     for key, entry in entries.items():
         assert entry["success"] and entry["reason"] is None, key
