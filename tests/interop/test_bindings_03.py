@@ -9,14 +9,19 @@ deviates from the 0.3 text the suite reports exactly that, and nothing else.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import grpc
+import grpc.aio
 import pytest
 from aiohttp import web
 
 from probe.cli import main
 from probe.engine import run_probe
 from probe.reasons import Reason
+from probe.report import to_dict
 from probe.results import StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
@@ -194,3 +199,78 @@ async def test_a_0_3_rest_route_404_is_a_missing_route(client: HttpClient) -> No
         r = await run_probe(Target(name="f", url=origin, binding="HTTP+JSON"), client, steps=(StepName.PING,))
     assert (r.binding, r.reason) == ("HTTP+JSON", Reason.INVOKE_ROUTE_NOT_FOUND)
     assert "without an A2A error body" in (r.steps[-1].detail or "")
+
+
+async def test_a_0_3_rest_agent_answering_0_3_json_rpc_shapes_is_a_bad_result(client: HttpClient) -> None:
+    """The kind-shaped 0.3 JSON (what a2a-js 0.3.x REST servers sent) where the 0.3 proto's JSON is due."""
+    async def send(_: web.Request) -> web.Response:
+        return web.json_response({"kind": "task", "id": "t", "contextId": "c", "status": {"state": "completed"},
+                                  "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "hi"}]}]})
+
+    app = _agent_03(web.json_response({"message": "Task not found"}, status=404))
+    app.router.add_post("/rest/v1/message:send", send)
+    async with serve(app) as origin:
+        r = await run_probe(Target(name="f", url=origin, binding="HTTP+JSON"), client, steps=(StepName.INVOKE,))
+    assert (r.binding, r.protocol_version, r.reason) == ("HTTP+JSON", "0.3", Reason.INVOKE_BAD_RESULT)
+    shape = r.check("invoke.result_shape")
+    assert shape is not None and "looks like a 0.3 result with 'kind'" in shape.message
+    schema = r.check("invoke.schema")
+    assert schema is not None and "A2A 0.3 proto (a2a.v1)" in schema.message
+
+
+# ---- fault agents: 0.3 gRPC
+
+
+@asynccontextmanager
+async def _grpc_03_agent(*, serve_03: bool, not_found_code: str = "NOT_FOUND") -> AsyncIterator[str]:
+    """A card advertising GRPC 0.3 (and JSON-RPC 0.3 at /rpc, unused); the gRPC server serves the 0.3 service
+    (GetTask: every task is unknown, answered as a2a-sdk 0.3 does: the error's name leads the details) or, with
+    `serve_03=False`, only the 1.0 service, as after an upgrade that dropped 0.3."""
+    from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
+    from a2a.types import a2a_pb2_grpc
+
+    class V03(a2a_v0_3_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
+        async def GetTask(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await context.abort(getattr(grpc.StatusCode, not_found_code), f"TaskNotFoundError: {request.name}")
+
+    server = grpc.aio.server()
+    if serve_03:
+        a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(V03(), server)
+    else:
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(a2a_pb2_grpc.A2AServiceServicer(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+
+    async def card(request: web.Request) -> web.Response:
+        doc = _card_03(f"http://{request.host}") | {
+            "url": f"http://{request.host}/rpc", "preferredTransport": "JSONRPC",
+            "additionalInterfaces": [{"url": f"http://127.0.0.1:{port}", "transport": "GRPC"}]}
+        return web.json_response(doc)
+
+    app = web.Application()
+    app.router.add_get("/.well-known/agent-card.json", card)
+    try:
+        async with serve(app) as origin:
+            yield origin
+    finally:
+        await server.stop(grace=0.2)
+
+
+async def test_a_0_3_grpc_interface_serving_only_the_1_0_service_is_a_missing_route(client: HttpClient) -> None:
+    async with _grpc_03_agent(serve_03=False) as origin:
+        r = await run_probe(Target(name="g", url=origin, binding="GRPC", timeout=5), client, steps=(StepName.PING,))
+    assert (r.binding, r.protocol_version, r.reason) == ("GRPC", "0.3", Reason.INVOKE_ROUTE_NOT_FOUND)
+    assert "no a2a.v1.A2AService here" in (r.steps[-1].detail or "")
+    [ping] = [s for s in to_dict(r)["steps"] if s["name"] == "ping"]
+    assert [(e["transport"], e["grpcStatus"], e["method"]) for e in ping["http"]] == [
+        ("grpc", "UNIMPLEMENTED", "/a2a.v1.A2AService/GetTask")]
+
+
+@pytest.mark.parametrize("code", ["NOT_FOUND", "UNIMPLEMENTED"])
+async def test_a_0_3_grpc_task_not_found_named_in_the_details_proves_the_route(code: str, client: HttpClient) -> None:
+    """a2a-sdk 0.3 names its errors in the details ("TaskNotFoundError: …"), whatever the status: with 0.3 there
+    is no status table, so even UNIMPLEMENTED with an A2A name is an A2A answer, not a missing service."""
+    async with _grpc_03_agent(serve_03=True, not_found_code=code) as origin:
+        r = await run_probe(Target(name="g", url=origin, binding="GRPC", timeout=5), client, steps=(StepName.PING,))
+    assert r.success, r.steps
+    assert (r.binding, r.protocol_version) == ("GRPC", "0.3")
