@@ -7,7 +7,7 @@ import pytest
 from probe.engine import OP_CANCEL_TERMINAL, OP_GET_UNKNOWN, _equivalence
 from probe.reasons import Reason
 from probe.results import InterfaceResult, ProbeResult, Status
-from probe.wire.dialects import V03, V1, part_kinds
+from probe.wire.dialects import V03, V03_PROTO, V1, part_kinds
 
 AGREED = {OP_GET_UNKNOWN: "TaskNotFoundError", OP_CANCEL_TERMINAL: "TaskNotCancelableError"}
 
@@ -65,10 +65,12 @@ def test_aspects_that_vary_on_one_binding_alone_are_not_compared() -> None:
 
 
 def test_part_kinds_are_named_alike_in_both_versions() -> None:
-    assert part_kinds([{"text": "a"}, {"raw": "AA=="}, {"url": "http://x"}, {"data": {}}, {}], v1=True) == (
+    assert part_kinds(V1, [{"text": "a"}, {"raw": "AA=="}, {"url": "http://x"}, {"data": {}}, {}]) == (
         "text", "file", "file", "data", "?")
-    assert part_kinds([{"kind": "text", "text": "a"}, {"kind": "file", "file": {}}, {"kind": "data"}, "x"],
-                      v1=False) == ("text", "file", "data", "?")
+    assert part_kinds(V03, [{"kind": "text", "text": "a"}, {"kind": "file", "file": {}}, {"kind": "data"}, "x"]) == (
+        "text", "file", "data", "?")
+    proto_03 = [{"text": "a"}, {"file": {"fileWithUri": "http://x"}}, {"data": {}}, {"raw": "AA"}]
+    assert part_kinds(V03_PROTO, proto_03) == ("text", "file", "data", "?")  # the 0.3 proto has no raw/url parts
     v1 = V1.result_item({"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
                                   "artifacts": [{"artifactId": "a", "parts": [{"text": "hi"}, {"data": {}}]}]}})
     v03 = V03.result_item({"kind": "task", "id": "t", "contextId": "c", "status": {"state": "completed"},
