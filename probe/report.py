@@ -50,7 +50,9 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
         "interfaceUrl": result.interface_url,
         "binding": result.binding,
         "protocolVersion": result.protocol_version,
-        "interfaces": [_interface_dict(result, i) for i in result.interfaces],
+        # the failing interfaces first (stable: the card's preference within each verdict); the top-level fields
+        # describe the preferred one
+        "interfaces": [_interface_dict(result, i) for i in sorted(result.interfaces, key=lambda i: i.success)],
         **_error_mapping(result),
         "cardSignature": result.card_signature,
         "tls": {channel: info.model_dump() for channel, info in result.tls.items()},

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 from probe import report, templates
 from probe.reasons import Reason, describe
-from probe.results import ProbeResult
+from probe.results import InterfaceResult, ProbeResult
 
 esc = html.escape
 _ORDER = {"fail": 0, "pending": 1, "pass": 2}
@@ -80,7 +80,7 @@ def _agent_block(v: AgentView, now: datetime) -> str:
     head = (f'<header><h2 id="agent-{name}">{name}</h2><span class="badge {verdict}">{verdict.upper()}</span>'
             f"{calls}{_tls(v, now)}<span class=\"links\">{full}</span></header>")
     return (f'<section class="agent {verdict}" data-agent="{name}" aria-labelledby="agent-{name}">{head}'
-            f"{_diagnoses(v)}{_modules_table(v, now)}</section>")
+            f"{_diagnoses(v)}{_interfaces_table(v)}{_modules_table(v, now)}</section>")
 
 
 def _tls(v: AgentView, now: datetime) -> str:
@@ -119,6 +119,43 @@ def _diagnoses(v: AgentView) -> str:
             parts.append('<ul class="evidence">' + "".join(report.hop_html(h) for h in hops) + "</ul>")
         out.append('<div class="diagnosis">' + "".join(parts) + "</div>")
     return "".join(out)
+
+
+def _interfaces_table(v: AgentView) -> str:
+    """Each interface of an agent probed on several (the daemon probes every one the card advertises): binding,
+    version, URL, verdict and reason over the agent's modules, the failing interfaces first."""
+    seen: dict[str, tuple[InterfaceResult, list[tuple[str, InterfaceResult]]]] = {}
+    for module, r in v.latest.items():
+        if len(r.interfaces) < 2:
+            continue
+        for i in r.interfaces:
+            entry, failing = seen.setdefault(i.key, (i, []))
+            if not i.success:
+                failing.append((module, i))
+    if not seen:
+        return ""
+    rows = []
+    for key, (entry, failing) in sorted(seen.items(), key=lambda kv: not kv[1][1]):  # stable: card order
+        verdict = "fail" if failing else "pass"
+        if failing:
+            reasons: dict[str, list[str]] = {}
+            for module, i in failing:
+                reasons.setdefault(i.reason.value if i.reason else "unknown", []).append(module)
+            why = "; ".join(f'<code>{esc(reason)}</code> <span class="muted">({esc(", ".join(modules))})</span>'
+                            for reason, modules in reasons.items())
+            detail = failing[0][1].detail
+            if detail:
+                why += f'<br><span class="muted">{esc(detail[:200])}</span>'
+        else:
+            why = "—"
+        url = _breakable(entry.interface_url) if entry.interface_url else "—"
+        rows.append(f'<tr class="{verdict}" data-interface="{esc(key)}"><th scope="row">{esc(entry.binding)} '
+                    f'<span class="muted">{esc(entry.protocol_version or "?")}</span></th>'
+                    f'<td class="url">{url}</td><td><span class="badge {verdict}">{verdict.upper()}</span></td>'
+                    f"<td>{why}</td></tr>")
+    head = "".join(f'<th scope="col">{h}</th>' for h in ("Interface", "URL", "Verdict", "Reason"))
+    return (f'<table class="interfaces" aria-label="interfaces of {esc(v.name)}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
 
 
 def _modules_table(v: AgentView, now: datetime) -> str:

@@ -76,6 +76,7 @@ class Block:
     modules: dict[str, str] = field(default_factory=dict)  # data-module -> the row's text
     links: list[tuple[str | None, str, str]] = field(default_factory=list)  # (module row or None, text, href)
     marks: list[str] = field(default_factory=list)
+    interfaces: dict[str, str] = field(default_factory=dict)  # data-interface -> the row's text, in page order
 
 
 class _Page(HTMLParser):
@@ -90,6 +91,7 @@ class _Page(HTMLParser):
         self.col_headers: list[str] = []
         self._block: Block | None = None
         self._module: str | None = None
+        self._iface: str | None = None
         self._href: str | None = None
         self._link_text = ""
         self._mark: str | None = None
@@ -112,6 +114,9 @@ class _Page(HTMLParser):
         elif tag == "tr" and "data-module" in a and self._block is not None:
             self._module = a["data-module"]
             self._block.modules[self._module] = ""
+        elif tag == "tr" and "data-interface" in a and self._block is not None:
+            self._iface = a["data-interface"]
+            self._block.interfaces[self._iface] = ""
         elif tag == "a" and self._block is not None:
             self._href, self._link_text = a.get("href", ""), ""
         elif tag == "mark":
@@ -122,7 +127,7 @@ class _Page(HTMLParser):
             while self._in and self._in.pop() != tag:
                 pass
         if tag == "tr":
-            self._module = None
+            self._module = self._iface = None
         elif tag == "section":
             self._block = None
         elif tag == "mark" and self._block is not None and self._mark is not None:
@@ -150,6 +155,8 @@ class _Page(HTMLParser):
             self._block.text += data
             if self._module is not None:
                 self._block.modules[self._module] += data
+            if self._iface is not None:
+                self._block.interfaces[self._iface] += data + " "  # cells apart, as a person reads them
         if self._href is not None:
             self._link_text += data
         if self._mark is not None:
@@ -292,6 +299,46 @@ async def test_status_page_renders_in_chromium(tmp_path: Path, chromium: Path) -
     assert 0.02 < non_white / len(pixels) < 0.9, f"{non_white / len(pixels):.1%} of the screenshot is not white"
     assert sum(_near(p, FAIL_RED) for p in pixels) > 100, "no red FAIL badge visible"
     assert sum(_near(p, PASS_GREEN) for p in pixels) > 100, "no green PASS badge visible"
+
+
+@pytest.mark.external
+async def test_the_page_and_the_html_report_list_each_interface_failing_first(tmp_path: Path,
+                                                                              chromium: Path) -> None:
+    """An agent on three bindings whose REST route 404s and whose gRPC port is closed while JSON-RPC works: the
+    daemon probes all three, and the page and the report say which interface fails and why, failing first."""
+    from tests.agents.bindings import closed_port, multi_binding_app
+    from tests.agents.server import serve
+
+    grpc_url = f"http://127.0.0.1:{closed_port()}"
+    async with serve(multi_binding_app({}, extra=[(grpc_url, "GRPC", "1.0")])) as origin:
+        cfg = write_config(tmp_path / "probe.yaml", [{"name": "three-bindings", "url": origin,
+                                                      "modules": ["ping", "invoke"]}])
+        async with running_daemon(cfg) as (d, base):
+            await wait_for(lambda: all(d.history.recent("three-bindings", m) for m in ("ping", "invoke")),
+                           timeout=30)
+            dom, html_report = await asyncio.gather(
+                _run_chromium(chromium, tmp_path / "profile-page", "--dump-dom", f"{base}/"),
+                _run_chromium(chromium, tmp_path / "profile-report", "--dump-dom",
+                              f"{base}/report?agent=three-bindings&module=ping&format=html"))
+    page = _Page()
+    page.feed(dom.decode())
+    (block,) = page.blocks
+    assert block.cls == "agent fail"
+    # (a URL wraps at its slashes: <wbr> splits its text nodes)
+    rows = {key: _squash(text).replace("/ ", "/") for key, text in block.interfaces.items()}
+    assert list(rows) == ["grpc 1.0", "http_json 1.0", "jsonrpc 1.0"], "the failing interfaces first"
+    assert rows["grpc 1.0"].startswith(f"grpc 1.0 {grpc_url} FAIL invoke_unreachable (ping, invoke)"), rows
+    assert re.match(r"http_json 1\.0 http://127\.0\.0\.1:\d+/rest FAIL invoke_route_not_found \(ping, invoke\)",
+                    rows["http_json 1.0"]), rows
+    assert re.fullmatch(r"jsonrpc 1\.0 http://127\.0\.0\.1:\d+/rpc PASS —", rows["jsonrpc 1.0"]), rows
+    # the per-agent HTML report: its Interfaces table, failing first, each with its reason
+    report_page = _Page()
+    report_page.feed(html_report.decode())
+    text = _squash(" ".join(report_page.text))
+    table = text.split("Interfaces interface url verdict reason level checks failed", 1)[1].strip()
+    assert re.match(rf"grpc 1\.0 {re.escape(grpc_url)} FAIL invoke_unreachable .*? http_json 1\.0 "
+                    r"http://127\.0\.0\.1:\d+/rest FAIL invoke_route_not_found .*? jsonrpc 1\.0 "
+                    r"http://127\.0\.0\.1:\d+/rpc PASS", table), table[:600]
 
 
 @pytest.mark.external

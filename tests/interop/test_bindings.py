@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import jsonschema
 import pytest
@@ -18,7 +17,7 @@ from probe.results import Status, StepName
 from probe.suite import SuiteOptions, run_suite
 from probe.target import Target
 from probe.wire.http import HttpClient
-from tests.agents.cards import valid_card
+from tests.agents.bindings import multi_binding_app as _rest_agent
 from tests.agents.server import serve
 from tests.peers.harness import Peer
 
@@ -62,31 +61,6 @@ async def test_full_suite_over_http_json(peer_name: str, request: pytest.Fixture
                 "errors.version_not_supported", "lifecycle.get_task"):
         assert checks[id_].status is Status.PASS, (id_, checks[id_].message)
     assert "HTTP 404 TaskNotFoundError (TASK_NOT_FOUND)" in checks["errors.task_not_found"].message
-
-
-def _rest_agent(handlers: dict[str, Any], *, also_jsonrpc: bool = True,
-                extra: tuple[tuple[str, str, str], ...] = ()) -> web.Application:
-    """A card with a REST interface at /rest (and a JSON-RPC one at /rpc that works), REST routes as given."""
-    async def card(request: web.Request) -> web.Response:
-        origin = f"http://{request.host}"
-        ifaces: list[tuple[str, str, str] | str] = [*extra, (f"{origin}/rest", "HTTP+JSON", "1.0")]
-        if also_jsonrpc:
-            ifaces.append(f"{origin}/rpc")
-        return web.json_response(valid_card(*ifaces), headers={"Cache-Control": "max-age=60", "ETag": '"e"'})
-
-    async def rpc(request: web.Request) -> web.Response:
-        body = await request.json()
-        task = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"},
-                "artifacts": [{"artifactId": "a", "parts": [{"text": "ok"}]}]}
-        return web.json_response({"jsonrpc": "2.0", "id": body["id"], "result": {"task": task}})
-
-    app = web.Application()
-    app.router.add_get("/.well-known/agent-card.json", card)
-    app.router.add_post("/rpc", rpc)
-    for route, handler in handlers.items():
-        verb, path = route.split(" ", 1)
-        app.router.add_route(verb, path, handler)
-    return app
 
 
 async def test_a_rest_route_that_404s_while_jsonrpc_works(client: HttpClient) -> None:

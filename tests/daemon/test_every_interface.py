@@ -1,0 +1,110 @@
+"""The daemon probes every interface an agent's card advertises, each with its own bounded `binding` series.
+
+Fault agent (tests/agents/bindings.py): JSON-RPC works, the HTTP+JSON route 404s (no REST handler at all), and
+the gRPC interface points at a closed port. Each binding's verdict and reason must be right in /metrics, in the
+report and on the status page, and an interface that leaves the card must take its series with it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from prometheus_client.parser import text_string_to_metric_families
+
+from probe.metrics import PREFIX, series_per_job
+from tests.agents.bindings import Interface, closed_port, multi_binding_app
+from tests.agents.server import serve
+from tests.daemon.helpers import get, post, running_daemon, wait_for, write_config
+
+FAST = {"prober": "ping", "interval": "1s", "timeout": "0.9s", "jitter": 0}
+
+
+def _series(text: str, name: str, agent: str) -> dict[tuple[str, ...], float]:
+    """binding (and reason, for the info metric) -> value of one per-job metric of `agent`."""
+    out: dict[tuple[str, ...], float] = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if s.name == PREFIX + name and s.labels.get("agent") == agent:
+                out[(s.labels["binding"], *([s.labels["reason"]] if "reason" in s.labels else []))] = s.value
+    return out
+
+
+async def test_each_binding_of_a_fault_agent_gets_its_own_verdict_and_reason(tmp_path: Path) -> None:
+    extra: list[Interface] = [(f"http://127.0.0.1:{closed_port()}", "GRPC", "1.0")]
+    async with serve(multi_binding_app({}, extra=extra)) as origin:
+        cfg = write_config(tmp_path / "c.yaml", [
+            {"name": "multi", "url": origin, "modules": ["fast"]},
+            {"name": "rpc-only", "url": origin, "modules": ["fast"], "bindings": ["jsonrpc"]},
+        ], modules={"fast": FAST})
+        async with running_daemon(cfg) as (d, base):
+            await wait_for(lambda: d.history.recent("multi", "fast") and d.history.recent("rpc-only", "fast"),
+                           timeout=15)
+            _, text, _ = await get(base + "/metrics")
+            _, raw, _ = await get(base + "/report?agent=multi&module=fast&format=json")
+            _, page, _ = await get(base + "/")
+            # the gRPC interface leaves the card: its series go at the next run, the others stay
+            extra.clear()
+            runs = len(d.history.recent("multi", "fast"))
+            await wait_for(lambda: len(d.history.recent("multi", "fast")) >= runs + 2, timeout=15)
+            _, after, _ = await get(base + "/metrics")
+
+    assert _series(text, "success", "multi") == {("jsonrpc",): 1, ("http_json",): 0, ("grpc",): 0}
+    assert _series(text, "failure_reason_info", "multi") == {
+        ("jsonrpc", "none"): 1, ("http_json", "invoke_route_not_found"): 1, ("grpc", "invoke_unreachable"): 1}
+    failures = {k: v for k, v in _series(text, "failures_total", "multi").items() if v}
+    assert set(failures) == {("http_json", "invoke_route_not_found"), ("grpc", "invoke_unreachable")}
+    assert set(_series(text, "last_success_timestamp_seconds", "multi")) == {("jsonrpc",)}
+    # a configured subset: one binding's series only, and the agent passes
+    assert _series(text, "success", "rpc-only") == {("jsonrpc",): 1}
+    lean = [line for line in text.splitlines() if line.startswith(PREFIX) and 'agent="rpc-only"' in line
+            and 'module="fast"' in line and "failures_total" not in line]
+    assert len(lean) == series_per_job(3, 3), lean
+
+    # the report: one entry per interface, the failing ones first, each with its reason
+    rep = json.loads(raw)
+    assert not rep["success"]
+    assert [(i["binding"], i["success"], i["reason"]) for i in rep["interfaces"]] == [
+        ("grpc", False, "invoke_unreachable"), ("http_json", False, "invoke_route_not_found"),
+        ("jsonrpc", True, None)]  # the failing ones in the card's order, then the passing one
+    assert rep["binding"] == "JSONRPC"  # the top level describes the preferred interface
+    assert {i["protocolVersion"] for i in rep["interfaces"]} == {"1.0"}
+    assert rep["interfaces"][1]["interfaceUrl"].endswith("/rest")
+
+    # the status page: the interfaces of the agent, failing first
+    block = page.split('data-agent="multi"', 1)[1].split("</section>", 1)[0]
+    rows = block.split('<table class="interfaces"', 1)[1].split("</table>", 1)[0]
+    order = [row.split('"', 1)[0] for row in rows.split('data-interface="')[1:]]
+    assert order == ["grpc 1.0", "http_json 1.0", "jsonrpc 1.0"]
+    assert "invoke_route_not_found" in rows and "invoke_unreachable" in rows
+
+    assert _series(after, "success", "multi") == {("jsonrpc",): 1, ("http_json",): 0}
+    assert not [line for line in after.splitlines() if 'agent="multi"' in line and 'binding="grpc"' in line]
+
+
+async def test_a_card_that_fails_first_exports_binding_card_then_the_real_bindings(tmp_path: Path) -> None:
+    state = {"up": False}
+
+    @web.middleware
+    async def gate(request: web.Request, handler: Any) -> web.StreamResponse:
+        if not state["up"]:  # the card (and everything else) is down until the test brings it up
+            raise web.HTTPServiceUnavailable()
+        return await handler(request)  # type: ignore[no-any-return]
+
+    app = multi_binding_app({}, also_rest=False, middlewares=[gate])
+    async with serve(app) as origin:
+        cfg = write_config(tmp_path / "c.yaml", [{"name": "late", "url": origin, "modules": ["fast"]}],
+                           modules={"fast": FAST})
+        async with running_daemon(cfg) as (d, base):
+            await wait_for(lambda: d.history.recent("late", "fast"), timeout=15)
+            _, down, _ = await get(base + "/metrics")
+            state["up"] = True
+            await wait_for(lambda: (d.history.latest("late", "fast") or ("", None))[1] is not None
+                           and d.history.latest("late", "fast")[1].success, timeout=15)  # type: ignore[index]
+            _, up, _ = await get(base + "/metrics")
+            assert (await post(base + "/-/reload"))[0] == 200
+    assert _series(down, "failure_reason_info", "late") == {("card", "card_http_status"): 1}
+    assert _series(up, "success", "late") == {("jsonrpc",): 1}
+    assert not [line for line in up.splitlines() if 'agent="late"' in line and 'binding="card"' in line]
