@@ -8,9 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
 from probe.config import Settings, load
 from probe.daemon import Daemon
+from probe.metrics import PREFIX, Metrics
+from probe.results import ProbeResult
 
 
 @asynccontextmanager
@@ -62,3 +66,14 @@ def metric_value(text: str, name: str, **labels: str) -> float | None:
             if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
                 return float(s.value)
     return None
+
+
+def binding_metrics(r: ProbeResult, module: str) -> tuple[dict[str, float], dict[str, str]]:
+    """What the daemon exports for this result: success and the failure reason, per binding label."""
+    m = Metrics([1], [])
+    m.add_job(r.agent, module, 30, 5)
+    m.observe(module, r)
+    text = generate_latest(m.registry).decode()
+    samples = [(s.name, s.labels, s.value) for fam in text_string_to_metric_families(text) for s in fam.samples]
+    return ({lab["binding"]: v for n, lab, v in samples if n == PREFIX + "success"},
+            {lab["binding"]: lab["reason"] for n, lab, v in samples if n == PREFIX + "failure_reason_info" and v})

@@ -262,6 +262,11 @@ async def test_binding_all_names_a_rest_error_body_with_the_wrong_status(client:
     assert carrier["interface"] == "http_json 1.0"
     agree = next(x for x in rep["results"] if x["test"] == "interop.bindings_agree")
     assert "jsonrpc 1.0 pass(es) but http_json 1.0 (invoke_unexpected_status) fail(s)" in agree["message"]
+    # and as the daemon exports it: the binding label names the broken one, with its reason
+    from tests.daemon.helpers import binding_metrics
+
+    assert binding_metrics(r, "ping") == ({"jsonrpc": 1.0, "http_json": 0.0},
+                                          {"jsonrpc": "none", "http_json": "invoke_unexpected_status"})
 
 
 @pytest.mark.external

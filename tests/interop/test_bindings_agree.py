@@ -17,6 +17,7 @@ from probe.results import ProbeResult, Status, StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
 from tests.agents.grpc_faults import grpc_fault_agent
+from tests.daemon.helpers import binding_metrics
 from tests.interop.test_verdict_agreement import assert_agree
 
 
@@ -146,3 +147,16 @@ async def test_the_evidence_is_the_broken_interfaces_call(client: HttpClient) ->
     grpc = next(i for i in r.interfaces if i.binding == "grpc")
     assert card["what"] == "card" and call["what"] == "advertised URL"
     assert call["url"] == grpc.interface_url and call["cause"].startswith("grpc 1.0: GetTask ")
+
+
+@pytest.mark.parametrize(("fault", "success", "grpc_reason"), [
+    ("task_lost", {"jsonrpc": 1.0, "grpc": 0.0}, "invoke_a2a_error"),
+    ("get_unknown_internal", {"jsonrpc": 1.0, "grpc": 1.0}, None),  # callable on both: the daemon stays green
+])
+async def test_the_daemon_metrics_name_the_binding(client: HttpClient, fault: str, success: dict[str, float],
+                                                   grpc_reason: str | None) -> None:
+    async with grpc_fault_agent(fault) as origin:  # as the daemon's runner calls it: no equivalence calls
+        r = await run_interfaces(Target(name="g", url=origin, timeout=5), client, steps=(StepName.INVOKE,),
+                                 agree=False)
+    assert binding_metrics(r, "invoke") == (success, {"jsonrpc": "none", "grpc": grpc_reason or "none"})
+
