@@ -366,6 +366,9 @@ class ProbeRun:
         config = replace(self.transport, auth=self.flow)
         # secret headers (auth.headers, --header Authorization=...) travel with the flow, origin-bound
         public = {k: v for k, v in headers.items() if not redact.is_secret_header(k) and k not in self.t.auth.headers}
+        required = cardwire.required_extensions(card.doc)  # activated on every call, or a conforming agent refuses
+        if required and not any(k.lower() in ("a2a-extensions", "x-a2a-extensions") for k in public):
+            public[cardwire.extensions_header(dialect.version)] = ", ".join(required)
         self.flow.spec = self.flow.spec.model_copy(update={"headers": {
             **self.flow.spec.headers, **{k: self.t.headers[k] for k in headers if k not in public}}})
         factory = self.bindings[iface.binding.upper()]

@@ -234,6 +234,22 @@ SUITE_CHECKS: tuple[Check, ...] = (
     Check("lifecycle.history_order", _LIFE, _S, "A task's history holds the messages as sent, in the order sent",
           "Append each message to the task's history as received (same messageId, role and parts), oldest first.",
           "TASK-02", side_effects=_W),
+    Check("lifecycle.unique_task_ids", _LIFE, _M, "Every new task gets a task id of its own",
+          "Generate a fresh, unique id (e.g. a UUID) for every task the agent creates; never reuse one.",
+          "SEND-02", side_effects=_W),
+    Check("lifecycle.context_inferred", _LIFE, _M,
+          "A follow-up naming only the taskId continues that task in the task's contextId",
+          "When a message names a taskId but no contextId, take the contextId from that task.", "SEND-06",
+          side_effects=_W),
+    Check("lifecycle.context_mismatch_rejected", _LIFE, _M,
+          "A follow-up whose contextId differs from its task's contextId is rejected",
+          "Reject a message whose contextId is not the contextId of the task it names (e.g. InvalidParamsError "
+          "-32602); never move a task to another context.", "SEND-06", side_effects=_W),
+    Check("lifecycle.unknown_fields_ignored", _LIFE, _S, "A request carrying fields the agent does not know is "
+          "processed, the unknown fields ignored",
+          "Parse requests leniently: ignore unrecognized fields (protobuf: ignore_unknown_fields) instead of "
+          "rejecting the request, so newer clients keep working.", "FMT-01", side_effects=_W,
+          bindings=("jsonrpc", "http_json")),
     # --- streaming, beyond the stream step
     Check("streaming.subscribe", _STREAM, _M,
           "SubscribeToTask on a running task starts with the Task and ends at its terminal state",
@@ -280,6 +296,20 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "GetExtendedAgentCard is refused when the card does not declare an extended card",
           "Answer GetExtendedAgentCard with UnsupportedOperationError (-32004) unless capabilities.extendedAgentCard "
           "is true.", "XCARD-01"),
+    Check("errors.content_type_not_supported", _ERR, _M,
+          "A message part of a media type the card does not accept gets ContentTypeNotSupportedError -32005",
+          "Check every part's media type against the accepted input modes (defaultInputModes, the skill's "
+          "inputModes) and answer ContentTypeNotSupportedError (-32005) for one you do not accept.", "ERR-01",
+          side_effects=_W),
+    Check("errors.extension_required", _ERR, _M,
+          "A request that does not activate an extension the card declares required gets "
+          "ExtensionSupportRequiredError -32008",
+          "Answer requests whose A2A-Extensions (0.3: X-A2A-Extensions) header does not list a required extension "
+          "with ExtensionSupportRequiredError (-32008; 0.3: an error).", "EXT-01", side_effects=_W),
+    Check("errors.missing_version_is_0_3", _ERR, _M,
+          "A request without A2A-Version is read as 0.3, not with 1.0 semantics",
+          "Treat a request without the A2A-Version header as 0.3: serve it with 0.3 semantics where the interface "
+          "speaks 0.3, else answer VersionNotSupportedError (-32009).", "VER-02"),
     Check("errors.error_info", _ERR, _S, "1.0 A2A errors carry an ErrorInfo with reason and domain a2a-protocol.org",
           "Put [{\"@type\":\"type.googleapis.com/google.rpc.ErrorInfo\",\"reason\":\"TASK_NOT_FOUND\","
           "\"domain\":\"a2a-protocol.org\"}] in error.data.", "ERR-02"),
@@ -299,6 +329,11 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "With security declared, a call without credentials is rejected",
           "Authenticate every request to the interface; answer a request without credentials with 401 (or 403).",
           "AUTH-01"),
+    Check("security.extended_card_auth", _SEC, _M,
+          "The extended Agent Card the card declares is refused to a caller without credentials",
+          "Authenticate GetExtendedAgentCard (0.3: agent/getAuthenticatedExtendedCard; 0.2: GET "
+          "agent/authenticatedExtendedCard) with the card's security schemes; answer a call without credentials "
+          "with HTTP 401 (and WWW-Authenticate) or 403.", "XCARD-01"),
     Check("security.challenge", _SEC, _S, "A 401 carries a WWW-Authenticate challenge",
           "Send WWW-Authenticate with 401 responses so clients know which scheme to use.", "AUTH-02"),
     # --- interop between two agents

@@ -16,7 +16,7 @@ from probe.checks import grading
 from probe.checks.catalogue import BY_ID
 from probe.engine import FULL_STEPS, ProbeRun, combine, each_interface, execute
 from probe.results import ProbeResult, Status, StepName, StepResult
-from probe.suite import errors, interop, lifecycle, push, security, streaming, tasks
+from probe.suite import errors, interop, lifecycle, multiturn, negotiation, push, security, streaming, tasks
 from probe.suite.context import Skip, Suite, SuiteOptions
 from probe.target import Target
 from probe.wire.http import Deadline, HttpClient, WireError
@@ -24,8 +24,9 @@ from probe.wire.http import Deadline, HttpClient, WireError
 __all__ = ["SuiteOptions", "run_suite", "run_suite_interfaces"]
 
 CheckFn = Callable[[Suite], Awaitable[None]]
-# cheap, central checks first: under a tight --suite-timeout the many-task listing and history checks go last
-MODULES = (lifecycle, streaming, errors, push, security, tasks, interop)
+# cheap, central checks first: under a tight --suite-timeout the many-task multi-turn, listing and history checks go
+# last
+MODULES = (lifecycle, streaming, errors, negotiation, push, security, multiturn, tasks, interop)
 
 log = structlog.get_logger("a2a_probe.suite")
 

@@ -200,3 +200,18 @@ def interfaces(doc: dict[str, Any]) -> list[Interface]:
             if isinstance(e, dict) and _parsable(e.get("url")):
                 out.append(Interface(e["url"], str(e.get("transport", "")), version, source="additionalInterfaces"))
     return out
+
+
+def required_extensions(doc: dict[str, Any]) -> list[str]:
+    """The URIs of the extensions the card declares `required: true` (capabilities.extensions, 0.2.5 and later)."""
+    caps = doc.get("capabilities")
+    exts = caps.get("extensions") if isinstance(caps, dict) else None
+    if not isinstance(exts, list):
+        return []
+    return [str(e["uri"]) for e in exts if isinstance(e, dict) and e.get("required") is True
+            and isinstance(e.get("uri"), str) and e["uri"]]
+
+
+def extensions_header(version: str) -> str:
+    """The header a client activates extensions with: 1.0 A2A-Extensions (§3.2.6), 0.3/0.2 X-A2A-Extensions."""
+    return "A2A-Extensions" if version == "1.0" else "X-A2A-Extensions"

@@ -87,6 +87,11 @@ FAULTS: dict[str, Faults] = {
     "task_failed": Faults(task_final_state="failed"),
     "slow_task": Faults(task_delay=3.0),
     "crlf_chunked_stream": Faults(stream_line_ending="\r\n", stream_chunking=7),
+    # 0.3 §8.2: servers SHOULD use -32003 for push without the capability; -32004 misses a SHOULD, not a MUST
+    "push_code_03": Faults(protocol="0.3", push_error_code=-32004),
+    # a subscription that starts with the updates, not the Task: a 1.0 MUST (§3.1.6), not a 0.3 rule (§7.9)
+    "subscribe_updates_first_03": Faults(protocol="0.3", subscribe_first="status", task_delay=1.0),
+    "subscribe_updates_first": Faults(subscribe_first="status", task_delay=1.0),
 }
 
 

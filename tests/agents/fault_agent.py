@@ -147,6 +147,10 @@ class Faults:
     task_delay: float = 0.0
     #: ``capabilities.streaming`` on the card (streaming methods answer -32004 when False).
     streaming: bool = True
+    #: The JSON-RPC code push-config methods answer (the card never declares push; -32003 is the spec's).
+    push_error_code: int = -32003
+    #: A subscription starts with the Task (``"task"``, 1.0 §3.1.6) or straight with the updates (``"status"``).
+    subscribe_first: str = "task"
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -161,6 +165,8 @@ class Faults:
             raise ValueError("card_prefix must be empty or start with '/'")
         if self.advertised_path is not None and not self.advertised_path.startswith("/"):
             raise ValueError("advertised_path must start with '/'")
+        if self.subscribe_first not in ("task", "status"):
+            raise ValueError(f"subscribe_first must be 'task' or 'status', not {self.subscribe_first!r}")
         if self.stream_chunking < 0 or self.task_delay < 0:
             raise ValueError("stream_chunking and task_delay must be >= 0")
 
@@ -456,6 +462,18 @@ def _part_in(raw: Any, dialect: str, where: str) -> Json:
     raise RpcError(-32602, f"{where}.{key} must be text, file or data", field=f"{where}.{key}")
 
 
+#: The card's defaultInputModes: a part of any other media type gets ContentTypeNotSupportedError (-32005).
+INPUT_MODES: Final = ("text/plain",)
+
+
+def _accepted_media(msg: _Msg) -> None:
+    for i, part in enumerate(msg.parts):
+        media = str(part.get("mediaType") or "text/plain").split(";", 1)[0].strip().lower()
+        if media not in INPUT_MODES:
+            raise RpcError(-32005, f"media type {media} is not accepted (only {', '.join(INPUT_MODES)})",
+                           field=f"message.parts[{i}].mediaType")
+
+
 def _message_in(raw: Any, dialect: str) -> _Msg:
     if not isinstance(raw, dict):
         raise RpcError(-32602, "message is required", field="message")
@@ -473,7 +491,7 @@ def _message_in(raw: Any, dialect: str) -> _Msg:
         if key in raw and not isinstance(raw[key], str):
             raise RpcError(-32602, f"message.{key} must be a string", field=f"message.{key}")
     metadata = raw.get("metadata")
-    return _Msg(
+    msg = _Msg(
         message_id=message_id,
         role=roles[role],
         parts=[_part_in(p, dialect, f"message.parts[{i}]") for i, p in enumerate(parts)],
@@ -481,6 +499,8 @@ def _message_in(raw: Any, dialect: str) -> _Msg:
         task_id=raw.get("taskId") or None,
         metadata=metadata if isinstance(metadata, dict) else None,
     )
+    _accepted_media(msg)
+    return msg
 
 
 def _opt_history_length(params: Json, where: str = "historyLength") -> int | None:
@@ -703,7 +723,7 @@ class DemoAgent:
                 "version": "1.0.0",
                 "capabilities": {"streaming": False, "pushNotifications": False},
                 "authentication": {"schemes": ["Bearer"]},
-                "defaultInputModes": ["text/plain"],
+                "defaultInputModes": list(INPUT_MODES),
                 "defaultOutputModes": ["text/plain"],
                 "skills": [{"id": "echo", "name": "Echo"}],
             }
@@ -1015,7 +1035,7 @@ class DemoAgent:
         return _task_out(task, dialect)
 
     async def _push_unsupported(self, request: web.Request, rpc_id: Any, params: Json, dialect: str) -> Any:
-        raise RpcError(-32003)
+        raise RpcError(self.faults.push_error_code)
 
     async def _unsupported(self, request: web.Request, rpc_id: Any, params: Json, dialect: str) -> Any:
         raise RpcError(-32004)
@@ -1049,7 +1069,8 @@ class DemoAgent:
         task = self._lookup(_task_id_param(params))
         if task.done:
             raise RpcError(-32004, f"Task {task.id} is in a terminal state ({task.state})")
-        return await self._stream_task(request, rpc_id, dialect, task, None)
+        return await self._stream_task(request, rpc_id, dialect, task, None,
+                                       snapshot=self.faults.subscribe_first == "task")
 
     async def _open_sse(self, request: web.Request, rpc_id: Any) -> tuple[web.StreamResponse, _Sse]:
         f = self.faults
@@ -1073,6 +1094,8 @@ class DemoAgent:
         dialect: str,
         task: _Task,
         start: Callable[[], None] | None,
+        *,
+        snapshot: bool = True,
     ) -> web.StreamResponse:
         mode = self.faults.stream_mode
         queue: _Queue = asyncio.Queue()
@@ -1081,7 +1104,8 @@ class DemoAgent:
         resp: web.StreamResponse | None = None
         try:
             resp, sse = await self._open_sse(request, rpc_id)
-            await sse.result(_result_task(task, dialect))
+            if snapshot:
+                await sse.result(_result_task(task, dialect))
             if mode in ("never_terminates", "error_event"):
                 # scripted: the agent "hangs" (never_terminates) or "crashes" (error_event) after WORKING
                 self._set_state(task, "working")

@@ -23,13 +23,18 @@ ALL = frozenset({
     "get_task_id", "return_immediately", "history_length", "cancel", "input_required", "message_to_terminal",
     "unknown_task_message", "context", "no_artifact", "subscribe", "subscribe_terminal", "parse_error",
     "invalid_request", "unknown_method", "invalid_params", "task_not_found", "not_cancelable", "version",
-    "push", "extended_card", "error_info",
+    "push", "extended_card", "error_info", "context_inferred", "context_mismatch", "content_type", "unknown_fields",
+    "extension", "extended_card_auth",
 })  # not in ALL, used alone: "same_task_id", "version_on_send"; and, as ALL drops contextIds and cancels nothing:
 # "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
 # (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
 # "history_order" (the follow-up first, texts changed), "multi_stream" (only the last SubscribeToTask stream
 # gets the task's events)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
+
+
+_MESSAGE_FIELDS = frozenset({"messageId", "role", "parts", "contextId", "taskId", "metadata", "extensions",
+                             "referenceTaskIds"})
 
 
 class Sloppy:
@@ -88,12 +93,23 @@ class Sloppy:
         msg = params.get("message") or {}
         if (not msg.get("messageId") or not msg.get("parts")) and "invalid_params" not in self.broken:
             return None, {"code": -32602, "message": "message needs messageId and parts"}
+        unknown = (set(params) - {"message", "configuration", "metadata", "tenant"}) | (set(msg) - _MESSAGE_FIELDS)
+        if unknown and "unknown_fields" in self.broken:  # a strict parser: unknown fields are refused
+            return None, {"code": -32602, "message": f"unknown fields {sorted(unknown)}"}
+        media = [p.get("mediaType") for p in msg.get("parts") or [] if isinstance(p, dict) and p.get("mediaType")]
+        if any(m != "text/plain" for m in media) and "content_type" not in self.broken:
+            return None, {"code": -32005, "message": f"media types {media} are not accepted"}
         text = " ".join(p.get("text", "") for p in msg.get("parts") or [] if isinstance(p, dict))
         tid = msg.get("taskId")
         if tid:
             known = self.tasks.get(tid)
             if known is None and "unknown_task_message" not in self.broken:
                 return None, self._not_found(tid)
+            cid = msg.get("contextId")
+            if known is not None and cid and cid != known["contextId"] and "context_mismatch" not in self.broken:
+                return None, {"code": -32602, "message": "contextId is not the task's"}
+            if known is not None and not cid and "context_inferred" in self.broken:
+                known["contextId"] = str(uuid.uuid4())  # a new context instead of the task's own
             if known is not None and known["status"]["state"] == "TASK_STATE_INPUT_REQUIRED":
                 known["status"]["state"] = "TASK_STATE_COMPLETED"
                 known["artifacts"] = [{"artifactId": "a", "parts": [{"text": "done"}]}]
@@ -199,6 +215,10 @@ class Sloppy:
             if "invalid_request" in self.broken:
                 return self._reply(rid, {}, None)
             return self._reply(rid, None, {"code": -32600, "message": "invalid request"})
+        activated = {u.strip() for u in request.headers.get("A2A-Extensions", "").split(",")}
+        missing = [u for u in self._required_extensions() if u not in activated]
+        if missing and method == "SendMessage" and "extension" not in self.broken:
+            return self._reply(rid, None, {"code": -32008, "message": f"extensions {missing} are required"})
         if method in ("SendStreamingMessage", "SubscribeToTask"):
             return await self._stream(request, rid, method, params)
         handler = {"SendMessage": self._send, "GetTask": self._get, "CancelTask": self._cancel,
@@ -209,6 +229,12 @@ class Sloppy:
             return self._reply(rid, params, None)
         if method == "CreateTaskPushNotificationConfig":
             return self._reply(rid, None, {"code": -32003, "message": "push not supported"})
+        caps = self.card().get("capabilities") or {}
+        if method == "GetExtendedAgentCard" and caps.get("extendedAgentCard") is True:
+            authorized = request.headers.get("Authorization") == "Bearer sloppy-token"
+            if authorized or "extended_card_auth" in self.broken:
+                return self._reply(rid, {**self.card(), "description": "the extended card"}, None)
+            return web.Response(status=401, headers={"WWW-Authenticate": "Bearer"}, text="credentials needed")
         if method == "GetExtendedAgentCard":
             if "extended_card" in self.broken:
                 return self._reply(rid, self.card(), None)
@@ -216,6 +242,10 @@ class Sloppy:
         if "unknown_method" in self.broken:
             return self._reply(rid, {}, None)
         return self._reply(rid, None, {"code": -32601, "message": "method not found"})
+
+    def _required_extensions(self) -> list[str]:
+        exts = (self.card().get("capabilities") or {}).get("extensions") or []
+        return [e["uri"] for e in exts if e.get("required")]
 
     def _reply(self, rid: Any, result: Any, error: dict[str, Any] | None) -> web.Response:
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}

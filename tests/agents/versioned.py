@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from tests.agents.cards import valid_card
 from tests.agents.scripted import Reply
@@ -35,11 +36,13 @@ def rpc(result: Any = None, *, error: dict[str, Any] | None = None) -> Reply:
 
 @asynccontextmanager
 async def versioned_agent(version: str, replies: dict[str, Reply], *, card_headers: dict[str, str] | None = None,
-                          card_extra: dict[str, Any] | None = None, drop_after_500: bool = False) -> AsyncIterator[str]:
+                          card_extra: dict[str, Any] | None = None, drop_after_500: bool = False,
+                          routes: dict[str, Handler] | None = None) -> AsyncIterator[str]:
     """Serve the card at the well-known path and replies keyed by JSON-RPC method; yields the origin.
 
     `drop_after_500`: a body that is not JSON gets HTTP 500, and the server then closes the kept-alive
-    connection without having said `Connection: close` (as some crashing frameworks do)."""
+    connection without having said `Connection: close` (as some crashing frameworks do). `routes` adds
+    handlers by "VERB /path" (e.g. 0.2's GET /agent/authenticatedExtendedCard)."""
     async def card(_: web.Request) -> web.Response:
         headers = CACHE_HEADERS if card_headers is None else card_headers
         return web.json_response(card_for(version, origin, **(card_extra or {})), headers=headers)
@@ -70,5 +73,8 @@ async def versioned_agent(version: str, replies: dict[str, Reply], *, card_heade
     if version == "0.2":
         app.router.add_get("/.well-known/agent.json", card)
     app.router.add_post("/rpc", handle)
+    for route, handler in (routes or {}).items():
+        verb, path = route.split(" ", 1)
+        app.router.add_route(verb, path, handler)
     async with serve(app) as origin:
         yield origin

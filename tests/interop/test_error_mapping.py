@@ -29,6 +29,7 @@ async def _rest_suite(client: HttpClient, origin: str, **opts: bool) -> ProbeRes
 @pytest.mark.parametrize(("mapping", "evidence"), [
     ("1.0.0", "TaskNotCancelableError HTTP 409: 1.0.0 only"),
     ("1.0.1", "TaskNotCancelableError HTTP 400: 1.0.1 only"),
+    ("mixed", "ContentTypeNotSupportedError HTTP 400: 1.0.1 only"),
 ])
 async def test_a_rest_agent_following_each_mapping_is_named(client: HttpClient, mapping: str, evidence: str) -> None:
     async with rest_mapping_agent(mapping) as origin:
