@@ -175,21 +175,32 @@ def result(r: _R) -> _R:
 
 
 def _scrub_model(model: BaseModel) -> None:
-    for name in _text_fields(type(model)):
-        value = getattr(model, name)
+    values = model.__dict__
+    for name, plain in _text_fields(type(model)):
+        value = values.get(name, _MISSING)
+        if value is _MISSING:
+            value = getattr(model, name)
+        if plain and value.__class__ is str:  # a `str` field: the common case, without the dispatch below
+            clean = text(value)
+            if clean != value:
+                setattr(model, name, clean)
+            continue
         clean = _scrub_value(value)
         if clean is not value:
             setattr(model, name, clean)
 
 
 _PLAIN = frozenset({int, float, bool, type(None), bytes})
+_MISSING: Any = object()
 
 
 @cache  # one entry per model class
-def _text_fields(model: type[BaseModel]) -> tuple[str, ...]:
-    """The fields of a model whose type can hold a string (or a model, list or dict that can): the others
-    (numbers, flags, enums, times) cannot carry an agent's text and are not walked."""
-    return tuple(name for name, f in model.model_fields.items() if _may_hold_text(f.annotation))
+def _text_fields(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
+    """The fields of a model whose type can hold a string (or a model, list or dict that can), each with whether
+    it is a plain `str` (or `str | None`) field: the others (numbers, flags, enums, times) cannot carry an agent's
+    text and are not walked."""
+    return tuple((name, f.annotation in (str, str | None)) for name, f in model.model_fields.items()
+                 if _may_hold_text(f.annotation))
 
 
 def _may_hold_text(tp: Any) -> bool:
@@ -202,7 +213,8 @@ def _may_hold_text(tp: Any) -> bool:
 
 
 def _scrub_value(value: Any) -> Any:
-    """`value` with its strings scrubbed; models are scrubbed in place (the same object comes back)."""
+    """`value` with its strings scrubbed; models and lists in place (the same object comes back), a dict anew
+    only when something in it changed."""
     kind = type(value)
     if kind in _PLAIN:
         return value
@@ -224,7 +236,10 @@ def _scrub_value(value: Any) -> Any:
                 value[i] = clean
         return value
     if isinstance(value, dict):
-        return {(text(k) if isinstance(k, str) else k): _scrub_value(v) for k, v in value.items()}
+        items = [((text(k) if isinstance(k, str) else k), k, _scrub_value(v), v) for k, v in value.items()]
+        if all(ck == k and cv is v for ck, k, cv, v in items):
+            return value
+        return {ck: cv for ck, _, cv, _ in items}
     return value
 
 
