@@ -957,7 +957,15 @@ async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> Pro
     if broken is not None and result.reason is None:
         result.reason = broken.reason
     result.success = result.reason is None
-    return redact.result(result)  # the equivalence check quotes what the agent answered
+    if len(runs) > 1:
+        return redact.result(result)  # the equivalence check quotes what the agent answered
+    # one interface (most agents, every daemon run of them): the run was scrubbed as it finished; only its entry's
+    # own fields (the answer's texts) are new. Walking the whole result again cost ~4 % of a ping's CPU.
+    for entry in entries:
+        steps, entry.steps = entry.steps, []
+        redact.result(entry)
+        entry.steps = steps
+    return result
 
 
 _CARD_STEPS = (StepName.DISCOVER, StepName.VALIDATE)
