@@ -158,7 +158,7 @@ REQUIREMENTS: dict[str, Requirement] = {
     "interface.grpc_url": Requirement(
         {"1.0": _r(_S, "§4.4.6 AgentInterface, §10 gRPC Protocol Binding",
                    "a gRPC url may be host:port; TLS is required in production, so the scheme should say which")},
-        note="gRPC interfaces only; 0.3 gRPC is not probed"),
+        note="gRPC interfaces only; 0.3 states no URL form for gRPC (its sample card uses https://…)"),
     "interface.no_credentials": Requirement(
         _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security",
              words="credentials travel in the schemes the card declares, never in a public URL (RFC 3986 §3.2.1)")),

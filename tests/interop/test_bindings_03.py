@@ -274,3 +274,23 @@ async def test_a_0_3_grpc_task_not_found_named_in_the_details_proves_the_route(c
         r = await run_probe(Target(name="g", url=origin, binding="GRPC", timeout=5), client, steps=(StepName.PING,))
     assert r.success, r.steps
     assert (r.binding, r.protocol_version) == ("GRPC", "0.3")
+
+
+# ---- every advertised interface, 1.0 and 0.3, on one agent
+
+
+@pytest.mark.external
+@pytest.mark.parametrize("peer_name", PEERS_03)
+def test_binding_all_probes_and_compares_every_0_3_and_1_0_interface(peer_name: str, request: pytest.FixtureRequest,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    peer = request.getfixturevalue(peer_name)
+    code, rep = _check(capsys, peer.base_url, "--binding", "all")
+    assert code == 0, rep
+    entries = {(i["binding"], i["protocolVersion"]): i for i in rep["interfaces"]}
+    versions = ("0.3",) if peer_name == "sdk03_peer" else ("1.0", "0.3")
+    assert set(entries) == {(b, v) for b in ("jsonrpc", "http_json", "grpc") for v in versions}
+    assert all(i["success"] and i["finalState"] == "COMPLETED" for i in entries.values()), entries
+    assert entries[("grpc", "0.3")]["interfaceUrl"] == peer.grpc_url
+    agree = next(r for r in rep["results"] if r["test"] == "interop.bindings_agree")
+    assert agree["status"] == "pass", agree["message"]
+    assert f"{len(entries)} interfaces agree" in agree["message"]

@@ -160,3 +160,10 @@ def test_0_3_stream_error_events_are_read_by_name() -> None:
     assert ev.error is not None and ev.error.name == "TaskNotFoundError" and not ev.has_result
     ok = http_json_event(SSEEvent(data='{"statusUpdate":{"taskId":"t","final":true}}'), version="0.3")
     assert ok.has_result and ok.error is None
+
+
+def test_0_3_rest_answers_in_application_json_only() -> None:
+    assert _read03(200, {"task": {}}, "application/json; charset=utf-8").problem is None
+    a = _read03(200, {"task": {}}, "application/a2a+json")  # the 1.0.1 media type, not 0.3's
+    assert a.has_result and a.problem is not None and a.problem.kind is ProblemKind.FRAMING
+    assert "not application/json (0.3)" in a.problem.detail

@@ -222,9 +222,12 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
                                      + (f" — body starts {answer.snippet[:80]!r}" if answer.snippet else ""))
             return answer
         answer.result, answer.has_result = (doc if doc is not None else {}), True
-        if base not in JSON_TYPES:
+        if version == "0.3" and base != "application/json":  # 0.3 §3.2.3: MUST use application/json
+            answer.deviations.append(f"Content-Type is {content_type or 'missing'!r}, not application/json (0.3)")
+        elif base not in JSON_TYPES:
             answer.deviations.append(f"Content-Type is {content_type or 'missing'!r}, not application/a2a+json or "
                                      "application/json")
+        if answer.deviations:
             answer.problem = Problem(ProblemKind.FRAMING, "; ".join(answer.deviations))
         return answer
     if version == "0.3" and isinstance(doc, dict) and status is not None and _read_03_error(answer, doc, status, where):
