@@ -39,6 +39,8 @@ def _input_modes(doc: dict[str, Any]) -> list[Any]:
 def _file_part(s: Suite) -> dict[str, Any]:
     if s.v1:
         return {"raw": _PROBE_BYTES, "mediaType": PROBE_MEDIA_TYPE, "filename": "a2a-probe.bin"}
+    if s.dialect.proto:  # 0.3 over HTTP+JSON and gRPC: the 0.3 proto's FilePart
+        return {"file": {"fileWithBytes": _PROBE_BYTES, "mimeType": PROBE_MEDIA_TYPE, "name": "a2a-probe.bin"}}
     return {"kind": "file", "file": {"bytes": _PROBE_BYTES, "mimeType": PROBE_MEDIA_TYPE, "name": "a2a-probe.bin"}}
 
 
@@ -49,7 +51,7 @@ async def content_type_not_supported(s: Suite) -> None:
     if any(_covers(m, PROBE_MEDIA_TYPE) for m in modes):
         raise Skip(f"the card's input modes accept every media type ({', '.join(map(str, modes[:4]))})")
     message = s.message("a2a-probe content type")
-    message["parts"] = [_file_part(s)]
+    message[s.dialect.message_parts] = [_file_part(s)]
     answer, _ = await s.client.send(message)
     expect_error(s, "errors.content_type_not_supported", answer, {"ContentTypeNotSupportedError"},
                  f"a part of media type {PROBE_MEDIA_TYPE}, not in the card's input modes "
