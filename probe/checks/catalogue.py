@@ -265,10 +265,11 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "An agent without capabilities.streaming refuses streaming with UnsupportedOperationError",
           "Either declare capabilities.streaming: true, or answer SendStreamingMessage with -32004.", "STRM-05"),
     Check("streaming.multi_stream", _STREAM, _M,
-          "Concurrent SubscribeToTask streams of one task all get its events, in the same order, to the terminal one",
-          "Broadcast every event of a task to all of its open streams in the same order, and keep the others "
-          "running when one closes (or refuse a second stream: serving several is optional).", "SUB-01",
-          side_effects=_W),
+          "Streams of one task all get its events in the same order to the terminal one; closing one ends neither "
+          "the others nor the task",
+          "Broadcast every event of a task to all of its open streams in the same order; when one stream closes "
+          "(even the SendStreamingMessage that started the task) keep the task and the other streams running. "
+          "Refusing a further stream is allowed: serving several is optional.", "SUB-01", side_effects=_W),
     # --- error handling
     Check("errors.parse_error", _ERR, _M, "Invalid JSON gets JSON-RPC -32700",
           "Answer a body that is not JSON with a JSON-RPC error -32700 (Parse error) and id null.", "ERR-01",

@@ -366,7 +366,8 @@ REQUIREMENTS: dict[str, Requirement] = {
     "streaming.multi_stream": Requirement(
         {"1.0": _r(_M, "§3.5.2 Streaming Event Delivery (Multiple Streams Per Task)",
                    "events MUST be broadcast to all active streams of a task, the same events in the same order; "
-                   "closing one MUST NOT affect the others (serving several streams is MAY)")},
+                   "closing one MUST NOT affect the others; the task's lifecycle is independent of any stream's "
+                   "(serving several streams is MAY)")},
         ("STREAM-ORDER-002", "STREAM-ORDER-003", "STREAM-ORDER-004"),
         "0.3 and 0.2 say nothing about several streams of one task"),
     # --- errors (suite)

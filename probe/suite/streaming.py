@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 
 from probe.checks.stream import StreamJudge
 from probe.results import Status
-from probe.suite.context import Skip, Suite, describe_answer, expect_error
+from probe.suite.context import Skip, Suite, expect_error
 from probe.wire import a2a_errors as E
 from probe.wire.bindings import Answer, AnswerStream
 from probe.wire.dialects import TERMINAL, TaskState, state_name
@@ -143,12 +145,17 @@ async def not_declared(s: Suite) -> None:
 _MAX_FOLLOWED = 1_000  # events kept per stream: a flood must not grow the probe's memory
 
 
-class _Follower:
-    """One of several SubscribeToTask streams of one task: the events it got, as comparable signatures."""
+Opener = Callable[[], AbstractAsyncContextManager[AnswerStream]]
+_CLOSE_SETTLE = 0.5  # seconds for the agent to notice the closed stream before the task is looked at
 
-    def __init__(self, s: Suite, task_id: str) -> None:
+
+class _Follower:
+    """One of several streams of one task: the events it got, as comparable signatures."""
+
+    def __init__(self, s: Suite, opener: Opener) -> None:
         self.s = s
-        self.task_id = task_id
+        self.opener = opener
+        self.task_id: str | None = None  # from the first event that names the task
         self.events: list[tuple[object, ...]] = []
         self.state: TaskState | None = None
         self.refused: str | None = None  # a plain answer, an error event or no answer instead of a stream
@@ -157,7 +164,7 @@ class _Follower:
 
     async def _follow(self) -> None:
         try:
-            async with self.s.client.subscribe(self.task_id) as es:
+            async with self.opener() as es:
                 if es.plain is not None:
                     self.refused = f"not a stream: {es.plain.describe()}"
                     return
@@ -171,6 +178,7 @@ class _Follower:
                     item = self.s.dialect.result_item(ev.result)
                     self.events.append((item.kind, item.state, item.artifact_id, item.append, item.last_chunk,
                                         tuple(item.texts), item.status_text))
+                    self.task_id = self.task_id or item.task_id
                     self.state = item.state or self.state
                     self.first.set()
                     if item.state in TERMINAL:
@@ -186,45 +194,67 @@ class _Follower:
             await self.task
 
 
+async def _first_events(s: Suite, followers: list[_Follower]) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(f.first.wait() for f in followers)),
+                               timeout=min(3.0, s.deadline.remaining()))
+
+
 async def multi_stream(s: Suite) -> None:
-    """STREAM-ORDER-002/003/004 (1.0 §3.5.2): three SubscribeToTask streams of one running task; one is closed,
-    the task canceled; the other two both reach the terminal event, with the same events in the same order."""
+    """STREAM-ORDER-002/003/004 (1.0 §3.5.2): the slow prompt's own SendStreamingMessage stream and two
+    SubscribeToTask streams of that task; the first is closed (the task must go on), the task canceled; the other
+    two both reach the terminal event, with the same events in the same order."""
     if not s.card.streaming:
         raise Skip("the card does not declare streaming")
     if not s.v1:
         raise Skip("0.3 and 0.2 say nothing about several streams of one task")
-    if not s.opts.slow_prompt:
+    prompt = s.opts.slow_prompt
+    if not prompt:
         raise Skip("no prompt that keeps a task running (--slow-prompt / slow_prompt)")
-    answer, item = await s.send(s.opts.slow_prompt, immediate=True)
-    if item is not None and item.kind == "message":
-        raise Skip("the agent answered the slow prompt with a Message, not a Task: no task to follow")
-    if item is None or item.kind != "task" or item.task_id is None or item.state in TERMINAL:
-        got = state_name(item.state) if item else describe_answer(answer)
-        raise Skip(f"the slow prompt did not leave a running task (got {got})")
-    followers = [_Follower(s, item.task_id) for _ in range(3)]
+    origin = _Follower(s, lambda: s.client.stream(prompt))
+    followers = [origin]
     ended: list[TaskState | None] = []
     try:
-        await _judge_streams(s, item.task_id, followers, ended)
+        await _first_events(s, followers)
+        if not origin.events:
+            raise Skip(f"SendStreamingMessage with the slow prompt gave {origin.refused or 'no event'}"[:300])
+        task_id = origin.task_id
+        if origin.events[0][0] == "message":
+            raise Skip("the agent answered the slow prompt with a Message, not a Task: no task to follow")
+        if task_id is None or origin.state in TERMINAL:
+            raise Skip(f"the slow prompt did not leave a running task (got {state_name(origin.state)})")
+        followers += [_Follower(s, lambda: s.client.subscribe(task_id)) for _ in range(2)]
+        await _judge_streams(s, task_id, followers, ended)
     finally:
         for f in followers:
             await f.close()
-        if not ended:  # leave no task of the suite running
-            await _cancel(s, item.task_id)
+        if not ended and origin.task_id:  # leave no task of the suite running
+            await _cancel(s, origin.task_id)
 
 
 async def _judge_streams(s: Suite, task_id: str, followers: list[_Follower], ended: list[TaskState | None]) -> None:
-    wait = min(3.0, s.deadline.remaining())
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(*(f.first.wait() for f in followers)), timeout=wait)
-    served = [f for f in followers if f.events]  # opened and sent the Task (it may break later: judged below)
+    await _first_events(s, followers)
+    origin, kept = followers[0], followers[1:]
+    served = [f for f in kept if f.events]  # opened and sent the Task (it may break later: judged below)
     if not served:
-        raise Skip(f"no SubscribeToTask stream opened ({followers[0].refused or 'no event'}): streaming.subscribe")
-    if len(served) < len(followers):
+        raise Skip(f"no SubscribeToTask stream opened ({kept[0].refused or 'no event'}): streaming.subscribe")
+    if len(served) < len(kept):
         # 1.0 §3.5.2: an agent MAY serve several streams of one task; the rules bind when it does
-        refusal = next(f.refused or "no event" for f in followers if f not in served)
-        raise Skip(f"the agent serves one stream per task (MAY, §3.5.2); a further one got: {refusal}"[:300])
-    closed, kept = followers[-1], followers[:-1]
-    await closed.close()  # closing one MUST NOT affect the others
+        refusal = next(f.refused or "no event" for f in kept if f not in served)
+        raise Skip(f"the agent serves fewer streams of a task than asked (MAY, §3.5.2); a further one got: "
+                   f"{refusal}"[:300])
+    await origin.close()  # closing one MUST NOT affect the others, nor the task (its lifecycle is its own)
+    await asyncio.sleep(min(_CLOSE_SETTLE, s.deadline.remaining()))
+    _, now = await s.client.get(task_id)
+    if now is not None and now.state in TERMINAL:
+        ended.append(now.state)
+        if now.state is TaskState.COMPLETED:
+            raise Skip("the task completed by itself before it could be canceled: the slow prompt must keep it "
+                       "running for a few seconds")
+        s.record("streaming.multi_stream", Status.FAIL,
+                 f"closing the SendStreamingMessage stream ended task {task_id} ({state_name(now.state)}): a "
+                 "task's lifecycle is independent of any one stream's (1.0 §3.5.2)")
+        return
     canceled = await _cancel(s, task_id)
     ended.append(canceled)
     with contextlib.suppress(TimeoutError):
@@ -233,8 +263,8 @@ async def _judge_streams(s: Suite, task_id: str, followers: list[_Follower], end
     if canceled not in TERMINAL and all(f.state not in TERMINAL for f in kept):
         raise Skip(f"the task did not end after CancelTask ({state_name(canceled)}), so no stream could finish")
     why = f"CancelTask made the task {state_name(canceled)}" if canceled in TERMINAL else "another stream ended"
-    problems = [f"stream {i + 1} stopped at {state_name(f.state)}: no terminal event, although {why}"
-                if f.refused is None else f"stream {i + 1}: {f.refused}"
+    problems = [f"subscription {i + 1} stopped at {state_name(f.state)}: no terminal event, although {why}"
+                if f.refused is None else f"subscription {i + 1}: {f.refused}"
                 for i, f in enumerate(kept) if f.state not in TERMINAL]
     # the first event is each stream's own Task snapshot; what follows is what the task broadcast while both
     # were open, so the later-opened stream's events are the tail of the earlier one's
@@ -243,11 +273,11 @@ async def _judge_streams(s: Suite, task_id: str, followers: list[_Follower], end
         raise Skip(f"the task was already {state_name(kept[0].state)} when the streams opened: nothing was "
                    "broadcast to compare (the slow prompt must keep a task running)")
     if not problems and a[len(a) - len(b):] != b:
-        problems.append(f"the two open streams got different events: {len(a)} vs {len(b)} after the Task, "
+        problems.append(f"the two subscriptions got different events: {len(a)} vs {len(b)} after the Task, "
                         f"first difference at {_first_difference(a, b)}")
     s.record("streaming.multi_stream", Status.FAIL if problems else Status.PASS,
-             "; ".join(problems) or f"3 streams of task {task_id}: one closed, the other two got the same "
-             f"{len(b)} event(s) after the Task, through {state_name(kept[0].state)}")
+             "; ".join(problems) or f"task {task_id}: its SendStreamingMessage stream closed, the task went on; "
+             f"both subscriptions got the same {len(b)} event(s) after the Task, through {state_name(kept[0].state)}")
 
 
 def _first_difference(a: list[tuple[object, ...]], b: list[tuple[object, ...]]) -> str:

@@ -29,7 +29,7 @@ ALL = frozenset({
 # "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
 # (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
 # "history_order" (the follow-up first, texts changed), "multi_stream" (only the last SubscribeToTask stream
-# gets the task's events)
+# gets the task's events), "stream_bound" (closing a task's SendStreamingMessage stream cancels the task)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
 
 
@@ -273,6 +273,8 @@ class Sloppy:
             events = [{"task": {**task, "status": {"state": "TASK_STATE_SUBMITTED"}}},
                       {"statusUpdate": {"taskId": task["id"], "contextId": task["contextId"],
                                         "status": task["status"]}}]
+            if task["status"]["state"] == "TASK_STATE_WORKING":  # a slow task: the stream stays with it
+                return await self._follow(request, rid, task, events, origin=True)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         for ev in events:
@@ -280,19 +282,35 @@ class Sloppy:
         await resp.write_eof()
         return resp
 
-    async def _follow(self, request: web.Request, rid: Any, task: dict[str, Any]) -> web.StreamResponse:
-        """A live subscription: the Task, then the updates CancelTask broadcasts, to the terminal one."""
+    async def _follow(self, request: web.Request, rid: Any, task: dict[str, Any],
+                      first: list[dict[str, Any]] | None = None, *, origin: bool = False) -> web.StreamResponse:
+        """A live stream of a running task: `first` (the Task), then the updates CancelTask broadcasts, to the
+        terminal one. Broken "stream_bound": the task is canceled when its SendStreamingMessage stream closes."""
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.followers.setdefault(task["id"], []).append(queue)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        event: dict[str, Any] | None = {"task": task}
-        with contextlib.suppress(ConnectionError, TimeoutError):
-            while event is not None:
-                await resp.write(f"data: {json.dumps({'jsonrpc': '2.0', 'id': rid, 'result': event})}\n\n".encode())
-                if "statusUpdate" in event:
-                    break
-                event = await asyncio.wait_for(queue.get(), FOLLOW_TIMEOUT)
+        pending: list[dict[str, Any] | None] = list(first or [{"task": task}])
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + FOLLOW_TIMEOUT
+        with contextlib.suppress(ConnectionError):
+            while loop.time() < give_up:
+                if pending:
+                    event = pending.pop(0)
+                    if event is None:
+                        break
+                    await resp.write(f"data: {json.dumps({'jsonrpc': '2.0', 'id': rid, 'result': event})}\n\n"
+                                     .encode())
+                    state = (event.get("statusUpdate") or {}).get("status", {}).get("state")
+                    if state in ("TASK_STATE_CANCELED", "TASK_STATE_COMPLETED"):
+                        break
+                    continue
+                if request.transport is None or request.transport.is_closing():  # the client went away
+                    if origin and "stream_bound" in self.broken:
+                        self._cancel({"id": task["id"]})
+                    return resp
+                with contextlib.suppress(TimeoutError):
+                    pending.append(await asyncio.wait_for(queue.get(), 0.05))
             await resp.write_eof()
         return resp
 

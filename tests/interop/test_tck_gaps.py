@@ -81,11 +81,14 @@ async def test_gap_checks_graded_by_0_3_on_the_sdk_peers(peer_name: str, client:
     ({"history_kept"}, {"lifecycle.history_kept"}),
     ({"history_order"}, {"lifecycle.history_order"}),
     ({"multi_stream"}, {"streaming.multi_stream"}),
+    ({"stream_bound"}, {"streaming.multi_stream"}),
 ])
 async def test_each_gap_check_fails_on_its_own_fault(broken: set[str], failed: set[str], client: HttpClient) -> None:
     async with sloppy_agent(Sloppy(broken)) as url:
         got = await _gap_checks(client, url)
     assert {cid for cid, (st, _) in got.items() if st is Status.FAIL} == failed, got
+    if broken == {"stream_bound"}:
+        assert "closing the SendStreamingMessage stream ended task" in got["streaming.multi_stream"][1]
     if broken == {"list_filter"}:
         assert "ListTasks(status=TASK_STATE_WORKING) returned task" in got["lifecycle.list_tasks"][1]
     if broken == {"history_kept"}:
@@ -141,7 +144,8 @@ async def test_hostile_answers_fail_the_checks_without_breaking_them(client: Htt
     assert not [m for _, m in got.values() if m.startswith("probe error")], got
     assert got["lifecycle.list_tasks"][0] is Status.FAIL and "result.tasks" in got["lifecycle.list_tasks"][1]
     assert got["lifecycle.history_on_send"][0] is Status.FAIL  # historyLength=0, one message back
-    flood = {"SendMessage": _rpc(task("WORKING")), "CancelTask": _rpc(task("CANCELED")["task"]),
+    flood = {"SendStreamingMessage": Reply(content_type="text/event-stream", chunks=sse(task("WORKING"))),
+             "SendMessage": _rpc(task("WORKING")), "CancelTask": _rpc(task("CANCELED")["task"]),
              "SubscribeToTask": Reply(content_type="text/event-stream",
                                       chunks=sse(task("WORKING"), *[status("WORKING")] * 1500))}
     async with scripted_agent(flood) as url:
