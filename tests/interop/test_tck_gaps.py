@@ -43,7 +43,7 @@ async def _gap_checks(client: HttpClient, url: str, *, binding: str | None = Non
 
 # every new check passes on both official SDKs, on every binding each serves, in 1.0
 PEERS_1_0 = [("py_peer", None), ("py_peer", "HTTP+JSON"), ("py_peer", "GRPC"), ("js_peer", None),
-             ("js_peer", "HTTP+JSON")]
+             ("js_peer", "HTTP+JSON"), ("js_peer", "GRPC")]
 
 
 @pytest.mark.external
