@@ -245,6 +245,16 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "A follow-up whose contextId differs from its task's contextId is rejected",
           "Reject a message whose contextId is not the contextId of the task it names (e.g. InvalidParamsError "
           "-32602); never move a task to another context.", "SEND-06", side_effects=_W),
+    Check("lifecycle.schema", _LIFE, _M,
+          "Every Task and result the suite reads back (GetTask, CancelTask, follow-ups) is valid for the version's "
+          "official definitions: camelCase names, RFC 3339 timestamps with a zone, enum names",
+          "Emit the version's official shapes everywhere, not only on the first send (see the field and value named): "
+          "the official clients reject what their definitions do not allow.", "FMT-01"),
+    Check("lifecycle.extensions_echoed", _LIFE, _S,
+          "An answer names the required extensions the request activated in its A2A-Extensions header",
+          "Echo the extensions you activated for a request in the response's A2A-Extensions header (0.3: "
+          "X-A2A-Extensions), so clients know which ones applied.", "EXT-01", side_effects=_W,
+          bindings=("jsonrpc", "http_json")),
     Check("lifecycle.unknown_fields_ignored", _LIFE, _S, "A request carrying fields the agent does not know is "
           "processed, the unknown fields ignored",
           "Parse requests leniently: ignore unrecognized fields (protobuf: ignore_unknown_fields) instead of "

@@ -64,6 +64,7 @@ _NO_LIST = "0.3 lists tasks/list for gRPC/REST only (§3.5.6, §7.3), with no ru
 
 # 0.3 / 0.2.5 put required extensions in topics/extensions.md, in lower-case words
 _EXT_03 = "§5.5.2.1 AgentExtension Object; topics/extensions (Required Extensions)"
+_EXT_ACT_03 = "§5.5.2.1 AgentExtension Object; topics/extensions (Extension Activation)"
 _EXT_WORDS_03 = "agents should reject a request that does not activate a required extension (X-A2A-Extensions)"
 
 REQUIREMENTS: dict[str, Requirement] = {
@@ -340,6 +341,23 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_M, "§3.4.3 Multi-Turn Conversation Patterns",
                    "Agents MUST reject messages containing mismatching contextId and taskId")},
         ("CORE-MULTI-006",), "0.3 and 0.2 have no rule on a mismatching contextId"),
+    "lifecycle.schema": Requirement(
+        {"1.0": _r(_M, "§5.5 JSON Field Naming Convention, §5.6 Data Type Conventions",
+                   "camelCase field names; timestamps ISO 8601 in UTC with a zone; enum values the proto names"),
+         "0.3": _r(_M, "§11.1.5 Data Format Compliance", "MUST use the data structures defined in Section 6"),
+         "0.2": _r(_M, "§6 Protocol Data Objects", "objects follow the specification's schema")},
+        ("DM-SERIAL-001", "DM-SERIAL-002", "DM-SERIAL-003"),
+        "the engine's invoke.schema / stream.schema judge the first send and stream; this, the suite's own calls "
+        "(camelCase is a 1.0 rule only)"),
+    "lifecycle.extensions_echoed": Requirement(
+        {"1.0": _r(_S, "§3.2.6 Service Parameters (A2A-Extensions); topics/extensions (Extension Activation)",
+                   "the response SHOULD include the A2A-Extensions header, listing all extensions that were activated"),
+         "0.3": _r(_S, _EXT_ACT_03, "the response should include the X-A2A-Extensions header identifying all "
+                   "extensions that were activated"),
+         "0.2": _r(_S, _EXT_ACT_03, "the response should include the X-A2A-Extensions header identifying all "
+                   "extensions that were activated")},
+        note="run only when the card declares a required extension: a served request activated it, so it is echoed; "
+        "the HTTP bindings only (gRPC response metadata is not read)"),
     "lifecycle.unknown_fields_ignored": Requirement(
         {"1.0": _r(_S, "§5.7 Field Presence and Optionality (Unrecognized Fields)",
                    "Implementations SHOULD ignore unrecognized fields in messages")},

@@ -68,8 +68,12 @@ async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> 
         suite.record("interop.bindings_agree", Status.SKIP,
                      f"one interface probed ({suite.binding_name}); check --binding all compares every advertised one")
     if cause is not None:
-        _skip(suite, ("errors.no_server_errors",), cause)
+        _skip(suite, ("errors.no_server_errors", "lifecycle.schema"), cause)
     else:
+        valid = Status.PASS if suite.validated else Status.SKIP
+        suite.record("lifecycle.schema", Status.FAIL if suite.invalid else valid,
+                     "; ".join(suite.invalid) or (f"{suite.validated} result(s) of the suite valid" if suite.validated
+                                                  else "no Task or result of the suite's own calls to validate"))
         suite.record("errors.no_server_errors", Status.FAIL if suite.server_errors else Status.PASS,
                      "; ".join(suite.server_errors[:5]) or "no 5xx and no dropped connection")
     step.duration_s = time.monotonic() - t0 - result.duration_s

@@ -16,8 +16,8 @@ from probe.engine import ProbeRun, error_status_hook, note_error_status
 from probe.inbox import PushInbox
 from probe.results import CheckResult, ProbeResult, Status
 from probe.target import Target
-from probe.wire import a2a_errors
-from probe.wire.bindings import A2AError, Answer
+from probe.wire import a2a_errors, schema
+from probe.wire.bindings import A2AError, Answer, Op
 from probe.wire.card import Card
 from probe.wire.client import A2AClient, Reply
 from probe.wire.dialects import Dialect, Item, TaskState, state_name
@@ -46,6 +46,8 @@ class Suite:
     opts: SuiteOptions
     deadline: Deadline
     server_errors: list[str] = field(default_factory=list)
+    validated: int = 0  # results of the suite's own calls checked against the version's definitions
+    invalid: list[str] = field(default_factory=list)  # what those definitions reject (lifecycle.schema)
     completed_task: Item | None = None  # a COMPLETED task created by the suite, reused by several checks
     client: A2AClient = field(init=False)
 
@@ -55,6 +57,22 @@ class Suite:
         self.client = A2AClient(base.binding, self.deadline)  # the same binding, the suite's own budget
         self.client.hooks.append(self._watch)
         self.client.hooks.append(error_status_hook(self.run.r))
+        self.client.hooks.append(self._validate)
+        c = self.client
+        self._shapes = {c.method(Op.SEND): schema.Shape.SEND_RESULT, c.method(Op.GET): schema.Shape.TASK,
+                        c.method(Op.CANCEL): schema.Shape.TASK}
+
+    def _validate(self, label: str, answer: Answer | None, exc: WireError | None) -> None:
+        """The suite's results go through the same strict validation as the engine's (1.0 §5.5/§5.6, 0.3 §11.1.5)."""
+        shape = self._shapes.get(label)
+        if shape is None or answer is None or answer.error is not None or not isinstance(answer.result, dict):
+            return
+        version = self.run.r.protocol_version or self.dialect.version
+        verdict = schema.validate(version, self.client.binding.card_name, shape, answer.result)
+        self.validated += 1
+        problems = verdict.problems + ([f"{p} (not camelCase)" for p in verdict.snake_case] if self.v1 else [])
+        if problems and len(self.invalid) < 5:
+            self.invalid.append(f"{label}: {'; '.join(problems[:3])}")
 
     def _watch(self, label: str, answer: Answer | None, exc: WireError | None) -> None:
         if exc is not None:

@@ -74,6 +74,25 @@ async def extension_required(s: Suite) -> None:
         s.record("errors.extension_required", Status.FAIL, f"{what}: accepted ({describe_answer(answer)})")
 
 
+async def extensions_echoed(s: Suite) -> None:
+    """An activated required extension is named in the answer's A2A-Extensions (0.3: X-A2A-Extensions) header."""
+    required = required_extensions(s.card.doc)
+    if not required:
+        raise Skip("the card declares no required extension (only an activated one is known to be echoed)")
+    header = extensions_header(s.dialect.version)
+    answer, item = await s.client.send(f"a2a-probe extensions activated {uuid.uuid4().hex[:8]}")
+    if item is None:
+        raise Skip(f"the request activating {', '.join(required[:3])} was refused: {describe_answer(answer)}")
+    echoed = {u.strip() for u in (answer.extensions or "").split(",") if u.strip()}
+    missing = [u for u in required if u not in echoed]
+    if missing:
+        s.record("lifecycle.extensions_echoed", Status.FAIL,
+                 f"the request activated {', '.join(required[:3])} ({header}) and was served, but the answer's "
+                 f"{header} header {'names ' + repr(answer.extensions) if answer.extensions else 'is missing'}")
+    else:
+        s.record("lifecycle.extensions_echoed", Status.PASS, f"{header}: {answer.extensions}")
+
+
 async def missing_version_is_0_3(s: Suite) -> None:
     if not s.v1:
         raise Skip("a 1.0 interface rule: 0.3 clients send no A2A-Version")
@@ -114,8 +133,10 @@ async def unknown_fields_ignored(s: Suite) -> None:
                  f"a SendMessage carrying {UNKNOWN_FIELD} (params and message) was refused: {describe_answer(answer)}")
 
 
-CHECKS = (missing_version_is_0_3, unknown_fields_ignored, content_type_not_supported, extension_required)
+CHECKS = (missing_version_is_0_3, unknown_fields_ignored, content_type_not_supported, extension_required,
+          extensions_echoed)
 IDS = {missing_version_is_0_3: ("errors.missing_version_is_0_3",),
        unknown_fields_ignored: ("lifecycle.unknown_fields_ignored",),
        content_type_not_supported: ("errors.content_type_not_supported",),
-       extension_required: ("errors.extension_required",)}
+       extension_required: ("errors.extension_required",),
+       extensions_echoed: ("lifecycle.extensions_echoed",)}

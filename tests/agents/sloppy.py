@@ -24,7 +24,7 @@ ALL = frozenset({
     "unknown_task_message", "context", "no_artifact", "subscribe", "subscribe_terminal", "parse_error",
     "invalid_request", "unknown_method", "invalid_params", "task_not_found", "not_cancelable", "version",
     "push", "extended_card", "error_info", "context_inferred", "context_mismatch", "content_type", "unknown_fields",
-    "extension", "extended_card_auth",
+    "extension", "extended_card_auth", "zoneless", "extensions_echo",
 })  # not in ALL, used alone: "same_task_id", "version_on_send"; and, as ALL drops contextIds and cancels nothing:
 # "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
 # (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
@@ -166,6 +166,8 @@ class Sloppy:
     def _get(self, params: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
         tid = str(params.get("id"))
         task = self.tasks.get(tid)
+        if task is not None and "zoneless" in self.broken:  # a timestamp the official clients cannot parse
+            task = {**task, "status": {**task["status"], "timestamp": "2026-03-01T10:00:00"}}
         if task is None:
             if "task_not_found" in self.broken:
                 return next(iter(self.tasks.values()), {"id": "x", "contextId": "c",
@@ -224,7 +226,11 @@ class Sloppy:
         handler = {"SendMessage": self._send, "GetTask": self._get, "CancelTask": self._cancel,
                    "ListTasks": self._list}.get(method)
         if handler is not None:
-            return self._reply(rid, *handler(params))
+            resp = self._reply(rid, *handler(params))
+            echo = sorted(activated & set(self._required_extensions()))
+            if echo and "extensions_echo" not in self.broken:
+                resp.headers["A2A-Extensions"] = ", ".join(echo)  # the activated ones, as the spec asks
+            return resp
         if method == "CreateTaskPushNotificationConfig" and "push" in self.broken:
             return self._reply(rid, params, None)
         if method == "CreateTaskPushNotificationConfig":

@@ -170,8 +170,9 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         await probe(url)  # no history kept at all
     async with sloppy_agent(Sloppy({"context_inferred", "context_mismatch"})) as url:
         await probe(url)  # follow-ups naming an INPUT_REQUIRED task: a new contextId; another contextId accepted
-    async with sloppy_agent(Sloppy({"extension", "extended_card_auth"}, card_extra=EXTENSIONS_CARD)) as url:
-        await probe(url)  # a required extension not enforced; the extended card served without credentials
+    async with sloppy_agent(Sloppy({"extension", "extended_card_auth", "extensions_echo"},
+                                   card_extra=EXTENSIONS_CARD)) as url:
+        await probe(url)  # a required extension not enforced nor echoed; the extended card served without credentials
     auth = {"securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
             "securityRequirements": [{"schemes": {"bearer": {"list": []}}}]}
     from pydantic import SecretStr

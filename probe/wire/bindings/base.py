@@ -100,6 +100,7 @@ class Answer:
     deviations: list[str] = field(default_factory=list)  # framing faults that still let the answer be read
     snippet: str = ""  # the start of the body, for people
     challenge: str | None = None  # WWW-Authenticate (or gRPC equivalent), for 401s
+    extensions: str | None = None  # the A2A-Extensions (0.3: X-A2A-Extensions) header of the answer: those activated
 
     @property
     def status(self) -> int | None:

@@ -35,6 +35,7 @@ from probe.wire.bindings.base import (
     snippet,
 )
 from probe.wire.bindings.jsonrpc import SseStream
+from probe.wire.card import extensions_header
 from probe.wire.dialects import Dialect, for_binding
 from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient
 from probe.wire.sse import SSEEvent
@@ -131,6 +132,7 @@ class HttpJsonBinding:
         answer = read_answer(f"{verb} {resp.exchange.url}", resp.exchange, resp.status, resp.content_type, resp.body,
                              version=self.dialect.version)
         answer.challenge = resp.headers.get("WWW-Authenticate")
+        answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
         return answer
 
     @asynccontextmanager

@@ -29,6 +29,7 @@ from probe.wire.bindings.base import (
     register,
     snippet,
 )
+from probe.wire.card import extensions_header
 from probe.wire.dialects import Dialect
 from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, StreamResponse
 from probe.wire.sse import SSEEvent, SSEParser, StreamLimit
@@ -93,6 +94,7 @@ class JsonRpcBinding:
                                          max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False, config=self.config)
         answer = read_answer(method, rid, resp.exchange, resp.status, resp.content_type, resp.body)
         answer.challenge = resp.headers.get("WWW-Authenticate")
+        answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
         return answer
 
     @asynccontextmanager
