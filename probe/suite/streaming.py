@@ -15,6 +15,7 @@ from probe.wire import a2a_errors as E
 from probe.wire.bindings import Answer, AnswerStream
 from probe.wire.dialects import TERMINAL, TaskState, state_name
 from probe.wire.http import WireError
+from probe.wire.sse import SSEError
 
 
 class Subscription:
@@ -185,6 +186,8 @@ class _Follower:
                         return
         except WireError as exc:
             self.refused = self.refused or f"no answer: {exc}"
+        except SSEError as exc:  # a stream that cannot be read (or too big) is the agent's, never a probe error
+            self.refused = self.refused or f"unreadable stream: {exc}"
         finally:
             self.first.set()
 

@@ -152,3 +152,40 @@ async def test_hostile_answers_fail_the_checks_without_breaking_them(client: Htt
         got = await _gap_checks(client, url)
     status_, message = got["streaming.multi_stream"]
     assert status_ is Status.FAIL and "more than 1000 events without a terminal state" in message, message
+
+
+async def test_an_unreadable_subscription_is_the_agents_not_a_probe_error(client: HttpClient) -> None:
+    """SubscribeToTask answering bytes that are not UTF-8: the stream is the agent's fault, said as such."""
+    from aiohttp import web
+
+    from tests.agents.cards import valid_card
+    from tests.agents.server import serve
+
+    origin = ""
+
+    async def card(_: web.Request) -> web.Response:
+        return web.json_response(valid_card(f"{origin}/rpc"))
+
+    async def rpc(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        method, rid = body.get("method"), body.get("id")
+        if method in ("GetTask", "CancelTask"):
+            state = "CANCELED" if method == "CancelTask" else "WORKING"
+            return web.json_response({"jsonrpc": "2.0", "id": rid, "result": task(state)["task"]})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        if method == "SendStreamingMessage":
+            await resp.write(sse(task("WORKING"))[0].replace("{id}", str(rid)).encode())
+        else:
+            await resp.write(b"data: \xff\xfe\n\n")
+        await resp.write_eof()
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/.well-known/agent-card.json", card)
+    app.router.add_post("/rpc", rpc)
+    async with serve(app) as served:
+        origin = served
+        got = await _gap_checks(client, served)
+    status_, message = got["streaming.multi_stream"]
+    assert status_ is Status.SKIP and "unreadable stream: an SSE line is not UTF-8" in message, message
