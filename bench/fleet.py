@@ -359,7 +359,7 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
     names = agent_names(agents)
     daemon = DaemonProc(fleet_config(fleet, names, module, interval), workdir, event_loop, max_concurrency)
     try:
-        ready = daemon.wait_ready()
+        ready = daemon.wait_ready(timeout=120.0 + agents / 200)  # parsing and scheduling a fleet takes a while
         time.sleep(warmup)
         # the window opens and closes on cheap scrapes of the daemon's self-measurements only
         before = scrape(daemon.base, only_self=True)

@@ -4,13 +4,14 @@ missed-run counting."""
 from __future__ import annotations
 
 import asyncio
+import math
 import statistics
 from datetime import UTC, datetime, timedelta
 
 import time_machine
 
 from probe.config import Agent, Module, ProbeConfig, Prober
-from probe.scheduler import PhaseTrigger, ProbeScheduler, first_run, job_id, phase_fraction
+from probe.scheduler import TICK, PhaseTrigger, ProbeScheduler, first_run, job_id, phase_fraction
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 URL = "http://127.0.0.1:9"
@@ -61,6 +62,15 @@ def test_fire_times_stay_on_their_slots_with_bounded_jitter_and_no_drift() -> No
     # the same slot always gets the same jitter: a restart or reload reproduces the schedule exactly
     again = PhaseTrigger.for_job("a", "m", module)
     assert again.fire_time(12345) == trig.fire_time(12345)
+
+
+def test_fire_times_fall_on_the_tick_grid_so_one_wake_up_starts_every_job_due_in_it() -> None:
+    module = Module(prober=Prober.PING, interval=60, timeout=10, jitter=1)
+    for i in range(200):
+        trig = PhaseTrigger.for_job(f"agent-{i}", "m", module)
+        for n in (29_000_000, 29_000_001):
+            ticks = trig.fire_time(n) / TICK
+            assert abs(ticks - round(ticks)) < 1e-3, (i, n, ticks)
 
 
 def test_default_jitter_is_small_and_zero_disables_and_large_is_refused() -> None:
@@ -160,7 +170,8 @@ async def test_frozen_clock_every_job_starts_within_its_phase_window() -> None:
         assert 0 <= at.timestamp() - planned <= step + 1e-6  # started when planned (to the clock step)
     assert len(runs) == n and all(len(v) in (2, 3) for v in runs.values()), {len(v) for v in runs.values()}
     for agent, times in runs.items():
-        phase = phase_fraction(agent, "m") * interval
+        phase = math.floor(phase_fraction(agent, "m") * interval / TICK) * TICK  # the phase, on the scheduler's grid
+        assert 0 <= phase_fraction(agent, "m") * interval - phase < TICK
         for t in times:
             into_slot = (t - phase) % interval
             assert into_slot <= jitter + step + 1e-6, (agent, into_slot)  # inside [slot, slot + jitter + step]
