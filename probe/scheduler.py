@@ -1,11 +1,12 @@
 """APScheduler 3 jobs, one per agent and module, each at a stable phase of its interval.
 
 Every job fires at `phase + n * interval` on the Unix clock (phase and jitter on a 50 ms grid, `TICK`),
-where the phase is a hash of agent and module: a fleet's runs are spread evenly over the interval from the first minute on, an unchanged job
-keeps its slot across reloads and restarts, and adding an agent moves no other job. Jitter is a small
-bounded delay after the slot (never added on top of the previous run, so it cannot drift). A new or
-changed job gets one earlier first run, spread over a window sized by `first_pass_rate`, so start-up
-probes at a bounded rate instead of all at once and small fleets still get a result within a second.
+where the phase is a hash of agent and module: a fleet's runs are spread evenly over the interval from the
+first minute on, an unchanged job keeps its slot across reloads and restarts, and adding an agent moves no
+other job. Jitter is a small bounded delay after the slot (never added on top of the previous run, so it
+cannot drift). A new or changed job gets one earlier first run, spread over a window sized by
+`first_pass_rate`, so start-up probes at a bounded rate instead of all at once and small fleets still get
+a result within a second.
 
 Runs that cannot start are counted, never dropped silently: `overlap` when the previous run of the
 same job is still going (max_instances=1), `misfire` when the loop was too busy to start it on time.
