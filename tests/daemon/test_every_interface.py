@@ -108,3 +108,32 @@ async def test_a_card_that_fails_first_exports_binding_card_then_the_real_bindin
     assert _series(down, "failure_reason_info", "late") == {("card", "card_http_status"): 1}
     assert _series(up, "success", "late") == {("jsonrpc",): 1}
     assert not [line for line in up.splitlines() if 'agent="late"' in line and 'binding="card"' in line]
+
+
+async def test_a_hanging_interface_costs_the_others_no_time() -> None:
+    """The interfaces run at once under the one deadline: a REST route that never answers times out alone."""
+    import asyncio
+    import time
+
+    from probe.engine import run_interfaces
+    from probe.reasons import Reason
+    from probe.results import StepName
+    from probe.target import Target
+    from probe.wire.http import HttpClient
+
+    async def hang(_: web.Request) -> web.Response:
+        await asyncio.sleep(30)
+        return web.Response()
+
+    grpc = (f"http://127.0.0.1:{closed_port()}", "GRPC", "1.0")
+    async with serve(multi_binding_app({"GET /rest/tasks/{id}": hang}, extra=[grpc])) as origin, \
+            HttpClient() as client:
+        t0 = time.monotonic()
+        r = await run_interfaces(Target(name="h", url=origin, timeout=2), client, steps=(StepName.PING,),
+                                 agree=False)
+        took = time.monotonic() - t0
+    by = {i.binding: i for i in r.interfaces}
+    assert by["jsonrpc"].success, by["jsonrpc"]
+    assert by["http_json"].reason is Reason.INVOKE_TIMEOUT
+    assert by["grpc"].reason is Reason.INVOKE_UNREACHABLE
+    assert took < 3.5, f"{took:.1f}s: the interfaces did not share the one 2 s deadline"
