@@ -126,8 +126,12 @@ def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
         "binding": r.binding, "protocol_version": r.protocol_version,
         "a2a.method": invoke.a2a_method if invoke else None,
         "http_status": invoke.http_status if invoke else None,
-        "detail": r.problem or next((s.detail for s in r.steps if s.status is Status.FAIL), None),
+        "detail": r.problem or next((s.detail for s in r.steps if s.status is Status.FAIL), None)
+        or next((f"{i.key}: {i.detail}" for i in r.interfaces if not i.success and i.detail), None),
         "failed_checks": failed[:20],
+        # every interface the run probed (the daemon probes each one the card advertises): "pass" or its reason
+        "interfaces": {i.key: i.reason.value if i.reason else "pass" for i in r.interfaces}
+        if len(r.interfaces) > 1 else None,
     }
 
 

@@ -137,3 +137,19 @@ async def test_a_hanging_interface_costs_the_others_no_time() -> None:
     assert by["http_json"].reason is Reason.INVOKE_TIMEOUT
     assert by["grpc"].reason is Reason.INVOKE_UNREACHABLE
     assert took < 3.5, f"{took:.1f}s: the interfaces did not share the one 2 s deadline"
+
+
+def test_the_log_event_names_each_interface_and_the_failing_ones_detail() -> None:
+    from probe.logs import probe_fields
+    from probe.reasons import Reason
+    from probe.results import InterfaceResult, ProbeResult
+
+    ok = InterfaceResult(binding="jsonrpc", protocol_binding="JSONRPC", protocol_version="1.0", success=True)
+    bad = InterfaceResult(binding="grpc", protocol_binding="GRPC", protocol_version="1.0",
+                          reason=Reason.INVOKE_UNREACHABLE, detail="GetTask answered gRPC UNAVAILABLE")
+    r = ProbeResult(agent="a", target_url="http://x", binding="JSONRPC", reason=Reason.INVOKE_UNREACHABLE,
+                    interfaces=[ok, bad])
+    fields = probe_fields("ping", r, "id")
+    assert fields["interfaces"] == {"jsonrpc 1.0": "pass", "grpc 1.0": "invoke_unreachable"}
+    assert fields["detail"] == "grpc 1.0: GetTask answered gRPC UNAVAILABLE"
+    assert probe_fields("ping", r.model_copy(update={"interfaces": [ok]}), "id")["interfaces"] is None
