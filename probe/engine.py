@@ -950,8 +950,7 @@ async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> Pro
         result.checks = merged
     else:
         result.checks = [c for c in result.checks if c.id != "interop.bindings_agree"]
-    noisy = await _nondeterminism(runs) if client is not None else frozenset()
-    _equivalence(result, noisy)
+    _equivalence(result, *await _nondeterminism(runs, ask=client is not None))
     # one broken binding is a failed agent: every real client of that binding breaks
     broken = next((i for i in entries if not i.success), None)
     if broken is not None and result.reason is None:
@@ -1080,33 +1079,45 @@ def _interface_result(run: ProbeRun) -> InterfaceResult:
                            checks_failed=sum(1 for c in r.checks if c.status is Status.FAIL))
 
 
-async def _nondeterminism(runs: list[ProbeRun]) -> frozenset[str]:
-    """Which artifact aspects ("parts", "text") vary between two answers of the SAME binding to the same message.
+async def _nondeterminism(runs: list[ProbeRun], ask: bool = True) -> tuple[frozenset[str], str]:
+    """Which artifact aspects ("parts", "text") are not compared, and why: those that vary between two answers of
+    the SAME binding to the same message.
 
     An LLM answers differently each time, so different artifacts across bindings prove nothing by themselves:
-    only when they differ is the first interface asked once more, and an aspect that changes there too is not
-    compared. A deterministic agent (an echo, a fixed reply) costs no extra call and is compared in full."""
+    only when they differ is the first interface asked once more (`ask`; the daemon makes no extra calls), and an
+    aspect that changes there too is not compared. A deterministic agent (an echo, a fixed reply) costs no extra
+    call and is compared in full. Without a second answer nothing tells variance from a broken binding, so the
+    differing aspects are not compared either: a false alarm on every LLM agent is worse than a missed one."""
     first = runs[0]
     seen = [(run.final_item.artifact_parts, run.final_item.artifact_texts) for run in runs
             if run.final_item is not None and run.final_item.kind == "task"]
-    differs = {aspect for aspect, i in (("parts", 0), ("text", 1)) if len({repr(s[i]) for s in seen}) > 1}
+    differs = frozenset(a for a, i in (("parts", 0), ("text", 1)) if len({repr(s[i]) for s in seen}) > 1)
     if not differs or first.binding is None or first.final_item is None:
-        return frozenset()
+        return frozenset(), ""
+    if not ask:
+        return differs, "they differ, and no second answer was asked for to tell the agent's own variance apart"
     c = A2AClient(first.binding, Deadline.after(first.t.timeout))
     try:
         _, item = await c.send(first.t.message)
         if item is not None and item.kind == "task" and item.task_id and item.state not in TERMINAL | INTERRUPTED:
             _, item = await c.poll(item.task_id)
-    except Exception:  # no second answer: nothing proves the differences are the agent's own variance
-        return frozenset()
+    except Exception:  # no second answer: an aspect that differs cannot be told from the agent's own variance
+        item = None
+    varies = f"they vary between two answers on {_key(first)} alone (a nondeterministic agent)"
     if item is None or item.kind != "task":
-        return frozenset(differs)  # it answered another way this time: it varies
+        return differs, (varies if item is not None else
+                         f"they differ, and a second answer on {_key(first)} to tell variance apart failed")
     again = (item.artifact_parts, item.artifact_texts)
     base = (first.final_item.artifact_parts, first.final_item.artifact_texts)
-    return frozenset(a for a, i in (("parts", 0), ("text", 1)) if a in differs and again[i] != base[i])
+    return frozenset(a for a, i in (("parts", 0), ("text", 1)) if a in differs and again[i] != base[i]), varies
 
 
-def _equivalence(result: ProbeResult, noisy: frozenset[str] = frozenset()) -> None:
+def _key(run: ProbeRun) -> str:
+    name = run.binding.name if run.binding else str(run.r.binding or "").lower()
+    return f"{name} {run.r.protocol_version or '?'}"
+
+
+def _equivalence(result: ProbeResult, noisy: frozenset[str] = frozenset(), why: str = "") -> None:
     """interop.bindings_agree: the same agent on every interface — the verdict, the invoke's terminal state, the
     error each gives to the same impossible request, and the artifacts of the same message (an aspect found to
     vary on one binding alone, `noisy`, is not compared: see _nondeterminism)."""
@@ -1134,8 +1145,8 @@ def _equivalence(result: ProbeResult, noisy: frozenset[str] = frozenset()) -> No
         problems.append("SendMessage's artifact text differs: " + ", ".join(
             f"{e.key} {' | '.join(e.artifact_texts or [])[:80]!r}" for e in arts))
     compared = "verdicts, terminal states, error names and artifacts" if arts else "verdicts and error names"
-    varies = f"; {' and '.join(sorted(noisy))} of the artifacts not compared: they vary between two answers on " \
-             f"{entries[0].key} alone (a nondeterministic agent)" if noisy else ""
+    why = why or f"they vary between two answers on {entries[0].key} alone (a nondeterministic agent)"
+    varies = f"; {' and '.join(sorted(noisy))} of the artifacts not compared: {why}" if noisy else ""
     result.checks.append(make_check("interop.bindings_agree", Status.FAIL if problems else Status.PASS,
                                     ("; ".join(problems) or f"{len(entries)} interfaces agree on {compared}")
                                     + varies))

@@ -160,3 +160,14 @@ async def test_the_daemon_metrics_name_the_binding(client: HttpClient, fault: st
                                  agree=False)
     assert binding_metrics(r, "invoke") == (success, {"jsonrpc": "none", "grpc": grpc_reason or "none"})
 
+
+
+async def test_without_extra_calls_differing_artifacts_are_not_blamed(client: HttpClient) -> None:
+    # the daemon's way (agree=False): no second answer, so an LLM's varying text cannot fail the check
+    async with grpc_fault_agent(random_text=True) as origin:
+        r = await run_interfaces(Target(name="g", url=origin, timeout=5), client, steps=(StepName.INVOKE,),
+                                 agree=False)
+    status, message = _agree(r)
+    assert status is Status.PASS, message
+    assert message.endswith("text of the artifacts not compared: they differ, and no second answer was asked for "
+                            "to tell the agent's own variance apart")
