@@ -174,7 +174,7 @@ class CounterFamily(_Scalar):
 
 class HistogramFamily(Family):
     kind = "histogram"
-    __slots__ = ("bounds", "le", "state")
+    __slots__ = ("bounds", "heads", "le", "state")
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str], buckets: Iterable[float]) -> None:
         super().__init__(name, documentation, labelnames)
@@ -184,6 +184,7 @@ class HistogramFamily(Family):
         self.bounds = tuple(bounds)
         self.le = tuple(floatToGoString(b) for b in bounds)
         self.state: dict[Key, tuple[tuple[int, ...], float]] = {}  # per series: counts per bucket, sum
+        self.heads: dict[Key, tuple[str, str]] = {}  # per series: its label text before and after `le`
 
     def observe(self, key: Key, amount: float) -> None:
         state = self.state.get(key)
@@ -204,7 +205,10 @@ class HistogramFamily(Family):
     def _render(self, key: Key, counts: tuple[int, ...], total: float) -> None:
         self.state[key] = (counts, total)
         name = self.name
-        before, after = self._labels(key, "le")
+        head = self.heads.get(key)
+        if head is None:
+            head = self.heads[key] = self._labels(key, "le")
+        before, after = head
         after = "," + after if after else ""
         lines = []
         cumulative = 0
@@ -218,6 +222,7 @@ class HistogramFamily(Family):
     def remove(self, *values: str) -> None:
         super().remove(*values)
         self.state.pop(values, None)
+        self.heads.pop(values, None)
 
     def value(self, key: Key) -> float:
         state = self.state.get(key)

@@ -247,8 +247,8 @@ class Metrics:
     def add_job(self, agent: str, module: str, interval: float, timeout: float, detailed: bool = False) -> None:
         """Create the series a job will have. Detailed jobs get every reason and cause at 0 as well;
         lean ones only what fits the per-agent series budget (docs/metrics.md)."""
-        self.agent_gauge("interval_seconds").labels(agent, module).set(interval)
-        self.agent_gauge("timeout_seconds").labels(agent, module).set(timeout)
+        self.agent_gauge("interval_seconds").set((agent, module), interval)
+        self.agent_gauge("timeout_seconds").set((agent, module), timeout)
         key = (agent, module)
         if not detailed:
             if key in self._detailed:
@@ -272,15 +272,15 @@ class Metrics:
         self.counter("push_receiver_refused").labels(cause.value).inc()
 
     def observe_push(self, agent: str, module: str, push: PushDelivery) -> None:
-        self.agent_counter("push_deliveries").labels(agent, module).inc(push.deliveries)
+        self.agent_counter("push_deliveries").inc((agent, module), push.deliveries)
         latency = self.agent_histogram("push_delivery_latency_seconds")
         for delivery, seconds in zip(PUSH_DELIVERIES, (push.first_s, push.terminal_s), strict=True):
             if seconds is not None:
-                latency.labels(agent, module, delivery).observe(max(0.0, seconds))
+                latency.observe((agent, module, delivery), max(0.0, seconds))
         known = {p.value for p in DeliveryProblem}
         for problem in push.problems:
             if problem in known:  # label values from the fixed enum only
-                self.agent_counter("push_delivery_problems").labels(agent, module, problem).inc()
+                self.agent_counter("push_delivery_problems").inc((agent, module, problem))
 
     def detailed(self, agent: str, module: str) -> bool:
         return (agent, module) in self._detailed
@@ -327,7 +327,7 @@ class Metrics:
                 self.gauge("agents_configured").set(agents)
 
     def missed(self, agent: str, module: str, cause: str) -> None:
-        self.agent_counter("scheduler_missed_runs").labels(agent, module, cause).inc()
+        self.agent_counter("scheduler_missed_runs").inc((agent, module, cause))
 
     # ---- per probe
 
@@ -335,7 +335,7 @@ class Metrics:
         a = r.agent
         job = (a, module)
         now = time.time()
-        self.agent_gauge("last_run_timestamp_seconds").labels(a, module).set(now)
+        self.agent_gauge("last_run_timestamp_seconds").set((a, module), now)
         before = self._bindings.get(job, ())
         outs = outcomes(r, before)
         names = tuple(o.binding for o in outs)
@@ -358,38 +358,38 @@ class Metrics:
 
     def _observe_binding(self, a: str, module: str, o: Outcome, now: float, detailed: bool) -> None:
         b = o.binding
-        self.agent_gauge("success").labels(a, module, b).set(1 if o.success else 0)
-        self.agent_histogram("duration_seconds").labels(a, module, b).observe(o.duration_s)
-        self.agent_counter("runs").labels(a, module, b).inc()
+        self.agent_gauge("success").set((a, module, b), 1 if o.success else 0)
+        self.agent_histogram("duration_seconds").observe((a, module, b), o.duration_s)
+        self.agent_counter("runs").inc((a, module, b))
         if o.success:
-            self.agent_gauge("last_success_timestamp_seconds").labels(a, module, b).set(now)
+            self.agent_gauge("last_success_timestamp_seconds").set((a, module, b), now)
         else:
-            self.agent_counter("failures").labels(a, module, b, (o.reason or Reason.PROBE_ERROR).value).inc()
+            self.agent_counter("failures").inc((a, module, b, (o.reason or Reason.PROBE_ERROR).value))
         self._set_reason(a, module, b, o.reason.value if o.reason else NO_REASON)
         if not detailed:
             step_ok = self.agent_gauge("step_success")
             for step in o.steps:
                 if step.status is not Status.SKIP and step.name in LEAN_STEPS:
-                    step_ok.labels(a, module, b, step.name.value).set(1 if step.status is Status.PASS else 0)
+                    step_ok.set((a, module, b, step.name.value), 1 if step.status is Status.PASS else 0)
             return
         self._observe_detail(a, module, o)
 
     def _observe_detail(self, a: str, module: str, o: Outcome) -> None:
         b = o.binding
-        self.agent_gauge("last_duration_seconds").labels(a, module, b).set(o.duration_s)
-        self.agent_gauge("checks_failed").labels(a, module, b).set(o.checks_failed)
+        self.agent_gauge("last_duration_seconds").set((a, module, b), o.duration_s)
+        self.agent_gauge("checks_failed").set((a, module, b), o.checks_failed)
         for step in o.steps:
             if step.status is Status.SKIP:
                 continue
             s = step.name.value
-            self.agent_gauge("step_success").labels(a, module, b, s).set(1 if step.status is Status.PASS else 0)
-            self.agent_gauge("last_step_duration_seconds").labels(a, module, b, s).set(step.duration_s)
+            self.agent_gauge("step_success").set((a, module, b, s), 1 if step.status is Status.PASS else 0)
+            self.agent_gauge("last_step_duration_seconds").set((a, module, b, s), step.duration_s)
             if step.name in REMOTE_STEPS:
-                self.agent_histogram("step_duration_seconds").labels(a, module, b, s).observe(step.duration_s)
+                self.agent_histogram("step_duration_seconds").observe((a, module, b, s), step.duration_s)
             if step.name in HTTP_STEPS:
-                self.agent_gauge("http_status_code").labels(a, module, b, s).set(step.http_status or 0)
+                self.agent_gauge("http_status_code").set((a, module, b, s), step.http_status or 0)
                 for phase, value in phase_totals(step).items():
-                    self.agent_gauge("http_phase_duration_seconds").labels(a, module, b, s, phase).set(value)
+                    self.agent_gauge("http_phase_duration_seconds").set((a, module, b, s, phase), value)
 
     def _zero_reasons(self, agent: str, module: str, binding: str) -> None:
         for reason in Reason:  # detailed: every reason starts at 0
@@ -440,7 +440,7 @@ class Metrics:
     def _observe_tls(self, r: ProbeResult) -> None:
         """Per agent and binding; a run that made no TLS connection leaves the last values standing."""
         a = r.agent
-        self.agent_gauge("tls_verification_disabled").labels(a).set(1 if r.tls_insecure else 0)
+        self.agent_gauge("tls_verification_disabled").set((a,), 1 if r.tls_insecure else 0)
         for channel, info in r.tls.items():
             name = BindingName.of(channel)
             binding = name.value if name is not None else CARD if channel == CARD else "other"
@@ -456,7 +456,7 @@ class Metrics:
         prev = self._reason.get(key)
         if prev is not None and prev != reason:
             g.remove(agent, module, binding, prev)
-        g.labels(agent, module, binding, reason).set(1)
+        g.set((agent, module, binding, reason), 1)
         self._reason[key] = reason
 
     def _replace_info(self, name: str, seen: dict[str, tuple[str, ...]], key: str, values: tuple[str, ...],
@@ -468,7 +468,7 @@ class Metrics:
         prev = seen.get(key)
         if prev is not None and prev != values:
             g.remove(agent, *prev)
-        g.labels(agent, *values).set(1)
+        g.set((agent, *values), 1)
         seen[key] = values
 
 
