@@ -30,6 +30,9 @@ FAULTS = frozenset({
     "data_artifact",  # SendMessage's artifact carries a data part instead of the text part
     "shout",  # SendMessage's artifact text is upper-cased (JSON-RPC echoes it as sent)
     "task_lost",  # SendMessage answers WORKING, then GetTask of that very task is NOT_FOUND
+    # push without the capability, named by ErrorInfo: the 1.0.0 mapping (UNIMPLEMENTED) or the 1.0.1 one
+    # (FAILED_PRECONDITION); without either, the servicer's default UNIMPLEMENTED with no details
+    "push_unsupported_100", "push_unsupported_101",
 })
 
 
@@ -93,6 +96,15 @@ class _Servicer(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
                 await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "not here", "UNSUPPORTED_OPERATION")
             await _abort(context, grpc.StatusCode.NOT_FOUND, f"task {request.id} not found", "TASK_NOT_FOUND")
         return json_format.ParseDict(task, a2a_pb2.Task())
+
+    async def CreateTaskPushNotificationConfig(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        if "push_unsupported_100" in self.faults:
+            await _abort(context, grpc.StatusCode.UNIMPLEMENTED, "push is not supported",
+                         "PUSH_NOTIFICATION_NOT_SUPPORTED")
+        if "push_unsupported_101" in self.faults:
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "push is not supported",
+                         "PUSH_NOTIFICATION_NOT_SUPPORTED")
+        await _abort(context, grpc.StatusCode.UNIMPLEMENTED, "Method not implemented!")
 
     async def CancelTask(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         task = self.store.tasks.get(request.id)

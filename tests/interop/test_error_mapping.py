@@ -47,6 +47,25 @@ async def test_a_rest_agent_following_each_mapping_is_named(client: HttpClient, 
     assert "errors " in to_text(result)
 
 
+@pytest.mark.parametrize(("fault", "mapping", "status"), [("push_unsupported_100", "1.0.0", "UNIMPLEMENTED"),
+                                                          ("push_unsupported_101", "1.0.1", "FAILED_PRECONDITION")])
+async def test_a_grpc_agent_following_each_mapping_is_named(client: HttpClient, fault: str, mapping: str,
+                                                            status: str) -> None:
+    from tests.agents.grpc_faults import grpc_fault_agent
+
+    async with grpc_fault_agent(fault) as origin:
+        result = await run_suite(Target(name="g", url=origin, binding="GRPC", timeout=3.0), client,
+                                 SuiteOptions(timeout=15.0, safe_only=True))
+    push = result.check("errors.push_not_supported")
+    assert push is not None and push.status is Status.PASS, push  # either mapping is right
+    assert f"gRPC {status} PushNotificationNotSupportedError" in push.message
+    rep = to_dict(result)
+    jsonschema.validate(rep, SCHEMA)
+    assert rep["binding"] == "GRPC" and rep["errorMapping"] == mapping, rep["errorMappingEvidence"]
+    assert f"PushNotificationNotSupportedError gRPC {status}: {mapping} only" in rep["errorMappingEvidence"]
+    assert "TaskNotFoundError gRPC NOT_FOUND: both mappings" in rep["errorMappingEvidence"]
+
+
 async def test_only_statuses_both_mappings_share_say_both_compatible(client: HttpClient) -> None:
     async with rest_mapping_agent("1.0.0") as origin:
         result = await _rest_suite(client, origin, safe_only=True)  # GetTask of unknown ids only: 404 in both
