@@ -105,11 +105,10 @@ async def test_a_malformed_advertised_url_is_the_agents_failure_not_a_probe_bug(
     from probe.engine import run_probe
     from probe.target import Target
     from probe.wire.http import HttpClient
+    from tests.agents.cards import valid_card
     from tests.agents.catalogue import Faults
 
-    card = {"name": "bad-url", "description": "d", "version": "1", "capabilities": {},
-            "supportedInterfaces": [{"url": advertised, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []}
+    card = valid_card(advertised, name="bad-url")
     async with run_agent(Faults(card_raw=json.dumps(card).encode())) as agent, HttpClient() as client:
         result = await run_probe(Target(name="bad-url", url=agent.origin), client)
     assert result.reason is not None and result.reason is not Reason.PROBE_ERROR, result.reason
