@@ -62,6 +62,7 @@ def doubled_prefix(card_url: str, interface_url: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)  # a fleet has few hosts (gateways): one ipaddress parse each, not two per probe
 def host_class(host: str) -> int:
     h = host.strip("[]").lower()
     if h in _UNSPECIFIED or h == "::":
