@@ -1030,7 +1030,7 @@ async def _outcome_of(c: A2AClient, pending: Awaitable[Reply]) -> str:
     return "a result"
 
 
-_PREFERENCE = (BindingName.JSONRPC, BindingName.HTTP_JSON, BindingName.GRPC)
+_PREFERENCE = tuple(BindingName)  # the enum lists the bindings in the order a plain probe prefers them
 _VERSION_ORDER = {"1.0": 0, "0.3": 1}
 
 

@@ -182,7 +182,7 @@ class Runner:
                         target = target.model_copy(update=limits)
                     if only and target.binding is None and module.prober not in MULTI_BINDING:
                         # the suite and push probe one interface: the most preferred of the agent's bindings
-                        preferred = min(only, key=list(BindingName).index)
+                        preferred = min(only, key=list(BindingName).index)  # the enum is in preference order
                         target = target.model_copy(update={"binding": preferred.card_name})
                 except ConfigError as exc:
                     return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))

@@ -153,3 +153,19 @@ def test_the_log_event_names_each_interface_and_the_failing_ones_detail() -> Non
     assert fields["interfaces"] == {"jsonrpc 1.0": "pass", "grpc 1.0": "invoke_unreachable"}
     assert fields["detail"] == "grpc 1.0: GetTask answered gRPC UNAVAILABLE"
     assert probe_fields("ping", r.model_copy(update={"interfaces": [ok]}), "id")["interfaces"] is None
+
+
+def test_history_stores_a_single_interfaces_steps_once_and_gives_them_back() -> None:
+    from probe.history import pack, unpack
+    from probe.results import InterfaceResult, ProbeResult, Status, StepName, StepResult
+
+    steps = [StepResult(name=StepName.DISCOVER, status=Status.PASS, detail="card read"),
+             StepResult(name=StepName.PING, status=Status.PASS, detail="GetTask answered")]
+    one = InterfaceResult(binding="jsonrpc", protocol_binding="JSONRPC", steps=steps)
+    r = ProbeResult(agent="a", target_url="http://x", steps=steps, interfaces=[one])
+    assert pack(r).__len__() < pack(r.model_copy(update={"interfaces": [one, one]})).__len__()
+    back = unpack(pack(r))
+    assert back.interfaces[0].steps == steps and back.steps == steps
+    other = one.model_copy(update={"binding": "grpc", "steps": steps[:1]})
+    two = unpack(pack(r.model_copy(update={"interfaces": [one, other]})))
+    assert [len(i.steps) for i in two.interfaces] == [2, 1]  # several interfaces keep their own steps
