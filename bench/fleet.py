@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gzip
 import json
 import math
 import os
@@ -233,6 +234,8 @@ def agent_names(n: int) -> list[str]:
 
 # ---- reading /metrics --------------------------------------------------------------------------------------------
 
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0;escaping=allow-utf-8,"
+                     "application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)")
 _LE = re.compile(r'le="([^"]+)"')
 
@@ -254,9 +257,14 @@ def scrape(base: str, only_self: bool = False) -> Scrape:
     if only_self:
         names = [f"{h}{suffix}" for h in SELF_HISTOGRAMS for suffix in ("_bucket", "_sum")] + list(SELF_COUNTERS)
         query = "?" + "&".join(f"name[]={n}" for n in names)
+    # asked for as Prometheus asks: OpenMetrics preferred, gzip (so the time is what a real scrape waits)
+    req = urllib.request.Request(f"{base}/metrics{query}", headers={"Accept": PROMETHEUS_ACCEPT,
+                                                                     "Accept-Encoding": "gzip"})
     t0 = time.perf_counter()
-    with urllib.request.urlopen(f"{base}/metrics{query}", timeout=120) as r:
+    with urllib.request.urlopen(req, timeout=120) as r:
         body = r.read()
+        if r.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
     seconds = time.perf_counter() - t0
     series = agent_series = 0
     buckets: dict[str, dict[float, float]] = {}
