@@ -465,8 +465,10 @@ def py_spy(daemon: DaemonProc, seconds: float, top: int = 15) -> dict[str, Any]:
         return [f"{100 * v / samples:5.1f} %  {k}" for v, k in items]
 
     ours = ("probe/", "apscheduler/", "prometheus_client/", "aiohttp/", "structlog/", "asyncio/")
+    # frames under (nearly) every sample are the event loop's and the CLI's: they say nothing
+    outer = {k for k, v in total.items() if v >= 0.8 * samples}
     return {"seconds": seconds, "samples": samples, "own": ranked(own, lambda k: True),
-            "total": ranked(total, lambda k: any(p in k for p in ours) and "<module>" not in k)}
+            "total": ranked(total, lambda k: any(p in k for p in ours) and "<module>" not in k and k not in outer)}
 
 
 def _frame(frame: str) -> str:
