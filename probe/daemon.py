@@ -56,6 +56,7 @@ class Daemon:
         self.tls = tls_context(settings.web_tls_cert_file, settings.web_tls_key_file)
         self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed, settings.first_pass_rate)
         self.selfmon = SelfMonitor(self.metrics)
+        self.runner.stall_clock = self.selfmon.stalled_seconds  # a run stalled by the probe is not the agent's
         self._web: web.AppRunner | None = None
         self._stop = asyncio.Event()
         self._reload_lock = asyncio.Lock()

@@ -273,8 +273,10 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "Report it with the log line; the agent's state is unknown.",
     ),
     Reason.PROBE_OVERLOADED: (
-        "The probe had no free concurrency slot in time, so the agent was not called; the run is counted as "
-        "skipped (a2a_probe_scheduler_missed_runs_total{cause=\"overloaded\"}), never as the agent's failure.",
+        "The probe had no free concurrency slot in time, so the agent was not called, or the run ran into its "
+        "deadline while the probe's own event loop stood still for a quarter of its budget or more; the run is "
+        "counted as skipped (a2a_probe_scheduler_missed_runs_total{cause=\"overloaded\"}), never as the agent's "
+        "failure.",
         "The probe itself is overloaded: raise max_concurrency, lengthen intervals, or shard the fleet "
         "(docs/runbook.md, A2AProbeOverloaded).",
     ),

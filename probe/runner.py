@@ -6,6 +6,8 @@ same way and nothing an agent does can escape as an exception.
 Waiting for a slot is the probe's own cost, never the agent's: a scheduled run's deadline starts when it
 gets its slot, and a run that gets none before its start deadline (half an interval after its planned
 start) ends as `probe_overloaded`, counted as a skipped run and never as the agent's run or failure.
+So does a run that failed at its deadline while the daemon's own event loop stood still for a good part of
+its budget (`stall_clock`, from the loop-lag sampler): its timing says more about the probe than the agent.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import resource
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -121,6 +124,8 @@ class Runner:
         self.metrics.gauge("probe_slots").set(max_concurrency)
         self.in_flight: set[asyncio.Task[Any]] = set()
         self._bookkeeping = metrics.counter("bookkeeping_cpu_seconds")
+        # seconds the daemon's event loop has stood still so far (SelfMonitor.stalled_seconds); None: not watched
+        self.stall_clock: Callable[[], float] | None = None
 
     def resize(self, max_concurrency: int) -> None:
         self.slots.resize(max_concurrency)
@@ -173,6 +178,18 @@ class Runner:
                            f"no free probe slot within {max(0.0, wait_for):.2f}s ({self.slots.used} probes running, "
                            f"limit {self.slots.limit}); the agent was not called")
         remaining = timeout if start_by is not None else max(0.05, timeout - waited)
+        stalled_before = self.stall_clock() if self.stall_clock is not None else 0.0
+        started = loop.time()
+        try:
+            result = await self._probe(agent, module, remaining, client, task)
+        finally:
+            self.slots.release()
+        if self.stall_clock is not None:
+            result = own_overload(result, remaining, loop.time() - started, self.stall_clock() - stalled_before)
+        return result
+
+    async def _probe(self, agent: Agent, module: Module, remaining: float, client: HttpClient | None,
+                     task: asyncio.Task[Any]) -> ProbeResult:
         try:
             async with asyncio.timeout(remaining + _GRACE):
                 only = job_bindings(agent, module)
@@ -209,8 +226,27 @@ class Runner:
         except TimeoutError:
             return _failed(agent, Reason.PROBE_ERROR,
                            f"no result within {remaining:g}s + {_GRACE:g}s grace (a probe bug)")
-        finally:
-            self.slots.release()
+
+
+# A failed run is the probe's own overload, not the agent's, when it ran into its deadline while the loop stood
+# still for at least this share of the budget (and at least STALL_FLOOR seconds: sampler granularity).
+STALL_SHARE = 0.25
+STALL_FLOOR = 0.1
+_AT_DEADLINE = 0.9  # a run that ended before 90 % of its budget failed for its own reasons, whatever the loop did
+
+
+def own_overload(result: ProbeResult, budget: float, elapsed: float, stalled: float) -> ProbeResult:
+    """The result, or `probe_overloaded` when the probe's own stall, not the agent, ran the run out of time."""
+    if result.success or result.reason is Reason.PROBE_OVERLOADED or elapsed < _AT_DEADLINE * budget:
+        return result
+    if stalled < max(STALL_FLOOR, STALL_SHARE * budget):
+        return result
+    seen = result.reason.value if result.reason is not None else "a failure"
+    out = ProbeResult(agent=result.agent, target_url=result.target_url, reason=Reason.PROBE_OVERLOADED,
+                      problem=f"the probe's own event loop stood still {stalled:.2f}s of this run's {budget:g}s "
+                              f"budget, so {seen} at the deadline says nothing about the agent; not counted")
+    grading.agree(out)
+    return out
 
 
 def _failed(agent: Agent, reason: Reason, detail: str) -> ProbeResult:

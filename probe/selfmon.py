@@ -33,6 +33,8 @@ class SelfMonitor:
         self._gc: deque[tuple[int, float]] = deque(maxlen=_MAX_SAMPLES)
         self._gc_start = 0.0
         self._task: asyncio.Task[None] | None = None
+        self._stalled = 0.0  # total lag seen by the sampler: how long the loop has stood still since start
+        self._woke: float | None = None  # loop time of the sampler's last wake-up
         metrics.gauge("event_loop_lag_p99_seconds").set_function(self.lag_p99_since_last)
 
     def start(self) -> None:
@@ -55,12 +57,23 @@ class SelfMonitor:
         while True:
             t0 = loop.time()
             await asyncio.sleep(LAG_PERIOD)
-            lag = max(0.0, loop.time() - t0 - LAG_PERIOD)
+            self._woke = loop.time()
+            lag = max(0.0, self._woke - t0 - LAG_PERIOD)
+            self._stalled += lag
             self._lag.append(lag)
             lag_hist.observe(lag)
             while self._gc:
                 generation, pause = self._gc.popleft()
                 gc_hist.labels(str(generation)).observe(pause)
+
+    def stalled_seconds(self) -> float:
+        """Seconds the loop has stood still since start, counting a stall still going on (the sampler overdue).
+
+        Called from the loop, so "overdue" means the current callback started late: the stall that delayed it."""
+        if self._woke is None:
+            return self._stalled
+        overdue = asyncio.get_running_loop().time() - self._woke - LAG_PERIOD
+        return self._stalled + max(0.0, overdue)
 
     def lag_p99_since_last(self) -> float:
         """Called by the registry at scrape time (on the render thread): p99 of the samples since the last call."""

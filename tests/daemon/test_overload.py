@@ -89,6 +89,66 @@ async def test_a_run_that_never_got_a_slot_is_not_the_agents_failure() -> None:
     assert waits == 2
 
 
+async def test_a_timeout_while_the_probe_itself_stood_still_is_not_the_agents_failure() -> None:
+    """The same slow agent times out either way; only the probe's own stall decides whose fault it is."""
+    from tests.agents.catalogue import run_agent
+
+    stalled = [0.0]
+    async with run_agent("slow_task") as agent, HttpClient() as client:
+        metrics = Metrics([1], [])
+        runner = Runner(client, metrics, History(5), max_concurrency=2)
+        runner.stall_clock = lambda: stalled[0]
+        module = Module(prober=Prober.INVOKE, interval=60, timeout=0.6)
+        for name in ("calm", "stalled"):
+            metrics.add_job(name, "invoke", module.interval, module.timeout)
+        calm = await runner.run(Agent(name="calm", url=agent.origin or ""), module, timeout=0.6)
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.3, lambda: stalled.__setitem__(0, 0.2))  # the loop stood still 0.2 s of the 0.6 s
+        held = await runner.run(Agent(name="stalled", url=agent.origin or ""), module, timeout=0.6)
+        runner.record("invoke", calm)
+        runner.record("invoke", held)
+    assert calm.reason is Reason.INVOKE_TIMEOUT  # the agent's own slowness, with a calm probe: its failure
+    assert held.reason is Reason.PROBE_OVERLOADED and "stood still 0.20s" in (held.problem or "")
+
+    def sample(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(PREFIX + name, {"module": "invoke", **labels})
+
+    assert sample("failures_total", agent="calm", binding="jsonrpc", reason="invoke_timeout") == 1
+    assert sample("scheduler_missed_runs_total", agent="stalled", cause="overloaded") == 1
+    assert not [s for fam in metrics.registry.collect() for s in fam.samples if s.labels.get("agent") == "stalled"
+                and s.name in (PREFIX + "failures_total", PREFIX + "runs_total")]
+
+
+def test_own_overload_needs_the_deadline_and_a_real_stall() -> None:
+    from probe.results import ProbeResult
+    from probe.runner import own_overload
+
+    failed = ProbeResult(agent="a", target_url="http://x", reason=Reason.INVOKE_TIMEOUT)
+    assert own_overload(failed, 2.0, 2.0, 0.6).reason is Reason.PROBE_OVERLOADED
+    assert own_overload(failed, 2.0, 2.0, 0.4).reason is Reason.INVOKE_TIMEOUT  # under a quarter of the budget
+    assert own_overload(failed, 2.0, 1.0, 1.0).reason is Reason.INVOKE_TIMEOUT  # failed early: its own reason
+    assert own_overload(failed, 0.2, 0.2, 0.06).reason is Reason.INVOKE_TIMEOUT  # below the sampler's floor
+    ok = ProbeResult(agent="a", target_url="http://x", success=True)
+    assert own_overload(ok, 2.0, 2.0, 2.0) is ok  # a pass is a pass, however slow the probe was
+
+
+async def test_the_stall_clock_counts_a_blocked_loop() -> None:
+    from probe.selfmon import SelfMonitor
+
+    mon = SelfMonitor(Metrics([1], []))
+    mon.start()
+    try:
+        await asyncio.sleep(0.12)
+        before = mon.stalled_seconds()
+        time.sleep(0.3)  # a neighbour blocks the loop  # noqa: ASYNC251
+        during = mon.stalled_seconds()  # the sampler is overdue: counted already
+        await asyncio.sleep(0.12)
+        after = mon.stalled_seconds()
+    finally:
+        await mon.stop()
+    assert 0.2 <= during - before <= 0.5 and after >= during
+
+
 async def test_deadline_starts_when_the_probe_starts() -> None:
     """A scheduled run that waited for its slot still gets its whole timeout on the wire."""
     from tests.agents.catalogue import run_agent
