@@ -61,6 +61,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._reload_lock = asyncio.Lock()
         self.bound: list[str] = []
+        self._settled: asyncio.TimerHandle | None = None
         self.mine: set[str] = set()  # names of the agents this replica schedules (its shard of the config)
 
     @classmethod
@@ -94,6 +95,12 @@ class Daemon:
         self.metrics.config_loaded(True, len(self.mine))
         self.scheduler.start()
         tune_gc()
+        # once every job has run (one interval and a timeout), its lasting state exists (history rings, series):
+        # freeze it too, so full collections stop walking the whole fleet (50,000 agents: a 180 ms pause each)
+        modules = self.share(self.config).all_modules()
+        used = {m for a in self.share(self.config).agents for m in a.modules}
+        settle = max((modules[m].interval + modules[m].timeout for m in used), default=0.0)
+        self._settled = asyncio.get_running_loop().call_later(settle, tune_gc, False) if settle else None
         log.info("daemon_started", listen=self.bound, agents=len(self.config.agents), shard=str(self.shard),
                  jobs=len(self.scheduler.jobs), config=str(self.config_path or "(embedded)"))
         self._warn_insecure(self.config)
@@ -180,6 +187,8 @@ class Daemon:
             if still:
                 await asyncio.wait(still, timeout=1.0)
         self.scheduler.shutdown()
+        if self._settled is not None:
+            self._settled.cancel()
         if self._web is not None:
             await self._web.cleanup()
         await self.client.close()

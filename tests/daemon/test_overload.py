@@ -295,3 +295,25 @@ def test_connection_limits_default_to_one_gateway_fronting_many_agents(tmp_path:
     assert d.runner.slots.limit == 40 and d.client._limit == 100 and d.client._limit_per_host == 12
     d = Daemon(Settings(listen_address="127.0.0.1:0", max_concurrency=400), config, sha, cfg)
     assert d.client._limit == 800 == d.client._limit_per_host
+
+
+async def test_the_fleets_lasting_state_is_frozen_once_every_job_has_run(tmp_path: Path) -> None:
+    import gc
+
+    from probe.config import Settings, load
+    from probe.daemon import Daemon
+
+    cfg = write_config(tmp_path / "c.yaml", [{"name": "a", "url": "http://127.0.0.1:9", "modules": ["m"]}],
+                       modules={"m": {"prober": "ping", "interval": "1s", "timeout": "0.5s"}})
+    config, sha = load(cfg)
+    d = Daemon(Settings(listen_address="127.0.0.1:0"), config, sha, cfg)
+    await d.start()
+    try:
+        assert d._settled is not None
+        assert d._settled.when() - asyncio.get_running_loop().time() == pytest.approx(1.5, abs=0.3)
+        frozen = gc.get_freeze_count()
+        kept = [[object()] for _ in range(1000)]  # state made after start-up, like the history rings
+        await asyncio.sleep(1.8)
+        assert gc.get_freeze_count() >= frozen + len(kept)
+    finally:
+        await d.stop()
