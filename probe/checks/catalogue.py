@@ -307,7 +307,7 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "GetExtendedAgentCard is refused when the card does not declare an extended card",
           "Answer GetExtendedAgentCard with UnsupportedOperationError (-32004) unless capabilities.extendedAgentCard "
           "is true.", "XCARD-01"),
-    Check("errors.content_type_not_supported", _ERR, _M,
+    Check("errors.content_type_not_supported", _ERR, _S,
           "A message part of a media type the card does not accept gets ContentTypeNotSupportedError -32005",
           "Check every part's media type against the accepted input modes (defaultInputModes, the skill's "
           "inputModes) and answer ContentTypeNotSupportedError (-32005) for one you do not accept.", "ERR-01",

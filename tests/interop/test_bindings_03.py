@@ -150,7 +150,7 @@ def test_full_suite_over_js_grpc(js_peer: Peer, capsys: pytest.CaptureFixture[st
     failed = {t for t, r in results.items() if r["status"] == "fail"}
     # unlike the Python SDK, the JS gRPC server enforces the a2a-version metadata
     assert failed == {"interface.grpc_url", MEDIA}, {t: results[t]["message"] for t in failed}
-    assert code == 1 and results[MEDIA]["severity"] == "MUST"  # --suite full fails on a failed MUST
+    assert code == 0 and results[MEDIA]["severity"] == "SHOULD"  # both SHOULDs: --fail-on must passes
     for id_ in ("errors.version_not_supported", "errors.task_not_found", "lifecycle.cancel", "streaming.subscribe",
                 "errors.error_info", "lifecycle.input_required"):
         assert results[id_]["status"] == "pass", (id_, results[id_]["message"])

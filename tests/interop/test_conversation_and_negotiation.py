@@ -67,7 +67,7 @@ def _not_tested(result: ProbeResult) -> list[dict[str, Any]]:
     ("context_inferred", "lifecycle.context_inferred", "MUST", "got contextId", Level.MINIMAL),
     ("context_mismatch", "lifecycle.context_mismatch_rejected", "MUST", "was accepted", Level.MINIMAL),
     ("unknown_fields", "lifecycle.unknown_fields_ignored", "SHOULD", "a2aProbeUnknownField", Level.PARTIAL),
-    ("content_type", "errors.content_type_not_supported", "MUST", "expected ContentTypeNotSupportedError",
+    ("content_type", "errors.content_type_not_supported", "SHOULD", "expected ContentTypeNotSupportedError",
      Level.PARTIAL),
     ("version", "errors.missing_version_is_0_3", "MUST", "served with 1.0 semantics", Level.PARTIAL),
     ("extension", "errors.extension_required", "MUST", "expected ExtensionSupportRequiredError", Level.PARTIAL),
