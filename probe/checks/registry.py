@@ -451,9 +451,11 @@ REQUIREMENTS: dict[str, Requirement] = {
     "security.extended_card_auth": Requirement(
         {"1.0": _r(_M, "§13.3 Extended Agent Card Access Control, §3.1.11",
                    "The Get Extended Agent Card operation MUST require authentication"),
-         "0.3": _r(_M, "§7.10 agent/getAuthenticatedExtendedCard, §4.4",
+         # 0.3 and 0.2 put the MUST on the client ("The client MUST authenticate"); the server's refusal is only
+         # implied by "401 Unauthorized: authentication failed", so it is graded a SHOULD there
+         "0.3": _r(_S, "§7.10 agent/getAuthenticatedExtendedCard, §4.4",
                    "the client MUST authenticate the request; 401 Unauthorized for missing credentials"),
-         "0.2": _r(_M, "§7.10 agent/authenticatedExtendedCard (HTTP GET), §4.4",
+         "0.2": _r(_S, "§7.10 agent/authenticatedExtendedCard (HTTP GET), §4.4",
                    "the client MUST authenticate the request; 401 Unauthorized for missing credentials")},
         ("CARD-EXT-001",), "run only when the card declares an extended card"),
     "security.challenge": Requirement(
