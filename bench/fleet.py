@@ -428,7 +428,7 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
     return row
 
 
-def py_spy(daemon: DaemonProc, seconds: float, top: int = 15) -> dict[str, Any]:
+def py_spy(daemon: DaemonProc, seconds: float, top: int = 30) -> dict[str, Any]:
     """Sample the running daemon with py-spy (another process; it does not stop the daemon) for `seconds`, with one
     /metrics scrape in the middle, as Prometheus would scrape every 30 s. Top frames by own and by total samples."""
     import shutil
@@ -466,7 +466,7 @@ def py_spy(daemon: DaemonProc, seconds: float, top: int = 15) -> dict[str, Any]:
 
     ours = ("probe/", "apscheduler/", "prometheus_client/", "aiohttp/", "structlog/", "asyncio/")
     # frames under (nearly) every sample are the event loop's and the CLI's: they say nothing
-    outer = {k for k, v in total.items() if v >= 0.8 * samples}
+    outer = {k for k, v in total.items() if v >= 0.7 * samples}
     return {"seconds": seconds, "samples": samples, "own": ranked(own, lambda k: True),
             "total": ranked(total, lambda k: any(p in k for p in ours) and "<module>" not in k and k not in outer)}
 
