@@ -170,11 +170,14 @@ def result(r: _R) -> _R:
     """Scrub a ProbeResult in place and return it: every string in it, whatever field holds it (card text,
     details, messages, exchanges, per-interface entries, the extended card's additions), so a field added
     later is covered without being listed here. Enum values (reasons, states) are code's, never an agent's."""
-    _scrub_model(r)
+    _scrub_model(r, set())
     return r
 
 
-def _scrub_model(model: BaseModel) -> None:
+def _scrub_model(model: BaseModel, seen: set[int]) -> None:
+    if id(model) in seen:  # the same object twice (an interface's steps are the result's): scrubbed once
+        return
+    seen.add(id(model))
     values = model.__dict__
     for name, plain in _text_fields(type(model)):
         value = values.get(name, _MISSING)
@@ -185,7 +188,7 @@ def _scrub_model(model: BaseModel) -> None:
             if clean != value:
                 setattr(model, name, clean)
             continue
-        clean = _scrub_value(value)
+        clean = _scrub_value(value, seen)
         if clean is not value:
             setattr(model, name, clean)
 
@@ -212,7 +215,7 @@ def _may_hold_text(tp: Any) -> bool:
     return not args or any(_may_hold_text(a) for a in args)  # unknown or Any: walked; unions: any member
 
 
-def _scrub_value(value: Any) -> Any:
+def _scrub_value(value: Any, seen: set[int]) -> Any:
     """`value` with its strings scrubbed; models and lists in place (the same object comes back), a dict anew
     only when something in it changed."""
     kind = type(value)
@@ -227,16 +230,16 @@ def _scrub_value(value: Any) -> Any:
         clean = text(value)
         return value if clean == value else clean
     if isinstance(value, BaseModel):
-        _scrub_model(value)
+        _scrub_model(value, seen)
         return value
     if isinstance(value, list):
         for i, item in enumerate(value):
-            clean = _scrub_value(item)
+            clean = _scrub_value(item, seen)
             if clean is not item:
                 value[i] = clean
         return value
     if isinstance(value, dict):
-        items = [((text(k) if isinstance(k, str) else k), k, _scrub_value(v), v) for k, v in value.items()]
+        items = [((text(k) if isinstance(k, str) else k), k, _scrub_value(v, seen), v) for k, v in value.items()]
         if all(ck == k and cv is v for ck, k, cv, v in items):
             return value
         return {ck: cv for ck, _, cv, _ in items}
