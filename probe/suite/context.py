@@ -40,6 +40,9 @@ class Skip(Exception):
     """Raised by a check that cannot run here; the message says why."""
 
 
+NO_INPUT_PROMPT = "no prompt that makes the agent ask for input (--input-prompt / input_prompt)"
+
+
 @dataclass
 class Suite:
     run: ProbeRun

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from probe.results import Status
-from probe.suite.context import Skip, Suite, describe_answer, expect_error
+from probe.suite.context import NO_INPUT_PROMPT, Skip, Suite, describe_answer, expect_error
 from probe.wire import a2a_errors as E
 from probe.wire.client import PollTimeout
 from probe.wire.dialects import TERMINAL, Item, TaskState, state_name
@@ -96,7 +96,7 @@ async def context_continuity(s: Suite) -> None:
 
 async def input_required(s: Suite) -> None:
     if not s.opts.input_prompt:
-        raise Skip("no prompt that makes the agent ask for input (--input-prompt / input_prompt)")
+        raise Skip(NO_INPUT_PROMPT)
     answer, first = await s.send(s.opts.input_prompt)
     if first is not None and first.kind == "message":
         raise Skip("the agent answered the input prompt with a Message, not a Task: no task to continue")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 from probe.results import Status
-from probe.suite.context import Skip, Suite, describe_answer
+from probe.suite.context import NO_INPUT_PROMPT, Skip, Suite, describe_answer
 from probe.wire.dialects import TERMINAL, Item, TaskState, state_name
 
 
@@ -27,7 +27,7 @@ async def unique_task_ids(s: Suite) -> None:
 async def _interrupted(s: Suite) -> Item:
     """A fresh task the input prompt left in INPUT_REQUIRED (with its id and contextId), or Skip saying why not."""
     if not s.opts.input_prompt:
-        raise Skip("no prompt that makes the agent ask for input (--input-prompt / input_prompt)")
+        raise Skip(NO_INPUT_PROMPT)
     answer, item = await s.send(s.opts.input_prompt)
     if item is None:
         raise Skip(f"needs an INPUT_REQUIRED task, but the input prompt got {describe_answer(answer)}")
