@@ -67,8 +67,9 @@ SAMPLE_PERIOD = 1.0  # seconds between /proc samples of the daemon
 LATENESS = "a2a_probe_scheduler_lateness_seconds"
 # the daemon's self-measurements, read by name when present (reported as absent otherwise)
 GC_PAUSE = "a2a_probe_gc_pause_seconds"
+SLOT_WAIT = "a2a_probe_slot_wait_seconds"
 BOOKKEEPING = "a2a_probe_bookkeeping_cpu_seconds_total"
-SELF_HISTOGRAMS = (LATENESS, "a2a_probe_slot_wait_seconds", "a2a_probe_event_loop_lag_seconds", GC_PAUSE)
+SELF_HISTOGRAMS = (LATENESS, SLOT_WAIT, "a2a_probe_event_loop_lag_seconds", GC_PAUSE)
 SELF_COUNTERS = (BOOKKEEPING,)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -142,7 +143,10 @@ class DaemonProc:
 
     root = ROOT  # the checkout whose daemon is measured (--daemon-root: e.g. a branch before or after a change)
 
-    def __init__(self, config: dict[str, Any], workdir: Path, event_loop: str, max_concurrency: int | None) -> None:
+    def __init__(self, config: dict[str, Any], workdir: Path, event_loop: str, max_concurrency: int | None,
+                 root: Path | None = None) -> None:
+        if root is not None:
+            self.root = root
         path = workdir / f"fleet-{uuid.uuid4().hex[:8]}.yaml"
         path.write_text(yaml.safe_dump(config, sort_keys=False))
         self.port = free_port()
@@ -328,6 +332,11 @@ class DaemonRow:
     overhead_p99_ms: float | None
     lateness_p99_s: float | None  # bucket upper bound; None when the daemon does not export it
     lateness_mean_s: float | None
+    lateness_p50_s: float | None = None  # bucket upper bound, like p99
+    slot_wait_p50_s: float | None = None  # bucket upper bounds of the window's waits for a concurrency slot
+    slot_wait_p99_s: float | None = None
+    slot_waited_pct: float | None = None  # % of the window's runs that waited longer than the first bucket (1 ms)
+    slot_waited_over_s: float | None = None  # that first bucket's bound
     gc_pause_p99_s: float | None = None  # bucket upper bound of the window's GC pauses
     gc_cpu_pct: float | None = None  # the window's GC pause time as % of the daemon's CPU
     bookkeeping_pct: float | None = None  # recording results (metrics, history, log) as % of the daemon's CPU
@@ -363,9 +372,9 @@ def pct(values: Sequence[float], q: float) -> float | None:
 
 def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str, interval: float, warmup: float,
                    window: float, delay: float, event_loop: str, rss_base: float, max_concurrency: int | None,
-                   scrapes: int, profile: float = 0.0) -> DaemonRow:
+                   scrapes: int, profile: float = 0.0, root: Path | None = None) -> DaemonRow:
     names = agent_names(agents)
-    daemon = DaemonProc(fleet_config(fleet, names, module, interval), workdir, event_loop, max_concurrency)
+    daemon = DaemonProc(fleet_config(fleet, names, module, interval), workdir, event_loop, max_concurrency, root)
     try:
         ready = daemon.wait_ready(timeout=120.0 + agents / 200)  # parsing and scheduling a fleet takes a while
         time.sleep(warmup)
@@ -407,16 +416,30 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
         row.series, row.series_per_agent = last.series, round(last.agent_series / agents, 2)
         row.scrape_s = round(statistics.median(s.seconds for s in after), 3)
         row.scrape_mib = round(last.bytes / 2**20, 2)
+    self_figures(row, before, closing, cpu=c1 - c0, probes=done)
+    return row
+
+
+def self_figures(row: DaemonRow, before: Scrape, closing: Scrape, *, cpu: float, probes: int) -> None:
+    """The window's figures from the daemon's own histograms and counters (closing minus opening scrape); what the
+    daemon does not export stays None (printed "—"), never 0."""
     for name, cumulative in closing.histograms.items():
         delta = hist_delta(cumulative, before.histograms.get(name))
         row.self_metrics[name] = {"p50_le": hist_quantile(delta, 0.5), "p99_le": hist_quantile(delta, 0.99),
                                   "count": delta[-1][1] if delta else 0,
+                                  "first_le": list(delta[0]) if delta else None,
                                   "sum": round(closing.sums.get(name + "_sum", 0.0)
                                                - before.sums.get(name + "_sum", 0.0), 4)}
     late = row.self_metrics.get(LATENESS)
     if late:
-        row.lateness_p99_s = late["p99_le"]
-    cpu = c1 - c0
+        row.lateness_p50_s, row.lateness_p99_s = late["p50_le"], late["p99_le"]
+    wait = row.self_metrics.get(SLOT_WAIT)
+    if wait:
+        row.slot_wait_p50_s, row.slot_wait_p99_s = wait["p50_le"], wait["p99_le"]
+        if wait["count"] > 0 and wait["first_le"]:
+            bound, within = wait["first_le"]
+            row.slot_waited_over_s = bound
+            row.slot_waited_pct = round(100 * (wait["count"] - within) / wait["count"], 2)
     gc = row.self_metrics.get(GC_PAUSE)
     if gc:
         row.gc_pause_p99_s = gc["p99_le"]
@@ -424,8 +447,7 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
     if BOOKKEEPING in closing.sums:
         spent = closing.sums[BOOKKEEPING] - before.sums.get(BOOKKEEPING, 0.0)
         row.bookkeeping_pct = round(100 * spent / cpu, 1) if cpu > 0 else None
-        row.bookkeeping_us_per_probe = round(1e6 * spent / done, 1) if done else None
-    return row
+        row.bookkeeping_us_per_probe = round(1e6 * spent / probes, 1) if probes else None
 
 
 def py_spy(daemon: DaemonProc, seconds: float, top: int = 30) -> dict[str, Any]:
@@ -491,10 +513,10 @@ class Idle:
     cpu_core_pct: float
 
 
-def idle_daemon(workdir: Path, event_loop: str, seconds: float) -> Idle:
+def idle_daemon(workdir: Path, event_loop: str, seconds: float, root: Path | None = None) -> Idle:
     """A daemon with no agents: its RSS (interpreter, libraries, web server) is charged to no agent, and its CPU is
     the floor the per-probe figures stand on."""
-    daemon = DaemonProc({"agents": []}, workdir, event_loop, None)
+    daemon = DaemonProc({"agents": []}, workdir, event_loop, None, root)
     try:
         daemon.wait_ready()
         time.sleep(0.5)
@@ -657,6 +679,26 @@ def machine() -> dict[str, Any]:
             "python": platform.python_version(), "aiohttp": aiohttp.__version__, "host": platform.node()}
 
 
+def before_checkout(spec: str, workdir: Path) -> tuple[Path, str]:
+    """--before: a directory holding an older checkout, or a git revision of this repository unpacked into workdir.
+    Returns the root and its short commit ("" when the directory is not a git checkout)."""
+    path = Path(spec)
+    if path.is_dir():
+        rev = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        return path.resolve(), rev.stdout.strip() if rev.returncode == 0 else ""
+    rev = subprocess.run(["git", "rev-parse", "--short", "--verify", f"{spec}^{{commit}}"], capture_output=True,
+                         text=True, cwd=ROOT)
+    if rev.returncode != 0:
+        raise BenchError(f"--before {spec!r} is neither a directory nor a git revision of {ROOT}")
+    dest = workdir / f"before-{rev.stdout.strip()}"
+    dest.mkdir()
+    archive = subprocess.Popen(["git", "archive", spec], stdout=subprocess.PIPE, cwd=ROOT)
+    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        raise BenchError(f"git archive {spec} failed")
+    return dest, rev.stdout.strip()
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     DaemonProc.root = args.daemon_root.resolve()
     meta = machine()
@@ -665,6 +707,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                                "module_interval", "module_warmup", "module_window", "loop_probes",
                                                "max_concurrency")})
     fleet_rows: list[DaemonRow] = []
+    before_rows: list[DaemonRow] = []
     module_rows: list[DaemonRow] = []
     loop_rows: list[LoopRow] = []
     idles: dict[str, Any] = {}
@@ -672,17 +715,31 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory(prefix="a2a-fleet-") as tmp:
             workdir = Path(tmp)
+            before_root: Path | None = None
+            if args.before:
+                before_root, meta["before_commit"] = before_checkout(args.before, workdir)
+                meta["before_root"] = str(before_root)
             for event_loop in args.event_loop:
                 idle = idle_daemon(workdir, event_loop, 1.0 if args.small else 5.0)
                 idles[event_loop] = asdict(idle)
                 base = idle.rss_mib
+                before_base = 0.0
+                if before_root is not None:
+                    before_idle = idle_daemon(workdir, event_loop, 1.0 if args.small else 5.0, before_root)
+                    idles[f"{event_loop} (before)"] = asdict(before_idle)
+                    before_base = before_idle.rss_mib
                 for n in args.agents:
+                    fleet_run = {"agents": n, "module": "ping", "interval": args.interval, "warmup": args.warmup,
+                                 "window": args.window, "delay": args.delay, "event_loop": event_loop,
+                                 "max_concurrency": args.max_concurrency, "scrapes": args.scrapes}
+                    if before_root is not None:  # interleaved, size by size: drift on the machine hits both alike
+                        _progress(args, f"fleet: {n} agents, ping, {event_loop}, before ({before_root})")
+                        before_rows.append(measure_daemon(fleet, workdir, rss_base=before_base, root=before_root,
+                                                          **fleet_run))
                     _progress(args, f"fleet: {n} agents, ping, {event_loop}")
-                    fleet_rows.append(measure_daemon(
-                        fleet, workdir, agents=n, module="ping", interval=args.interval, warmup=args.warmup,
-                        window=args.window, delay=args.delay, event_loop=event_loop, rss_base=base,
-                        max_concurrency=args.max_concurrency, scrapes=args.scrapes,
-                        profile=args.profile if n == max(args.agents) else 0.0))
+                    fleet_rows.append(measure_daemon(fleet, workdir, rss_base=base,
+                                                     profile=args.profile if n == max(args.agents) else 0.0,
+                                                     **fleet_run))
                 for module in args.modules:
                     _progress(args, f"module: {module}, {args.module_agents} agents, {event_loop}")
                     module_rows.append(measure_daemon(
@@ -698,8 +755,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         fleet.stop()
     meta["idle_daemon"] = idles
-    return {"meta": meta, "fleet": [asdict(r) for r in fleet_rows], "modules": [asdict(r) for r in module_rows],
-            "loops": [asdict(r) for r in loop_rows], "ratios": ratios(module_rows, loop_rows), "served": served}
+    out = {"meta": meta, "fleet": [asdict(r) for r in fleet_rows], "modules": [asdict(r) for r in module_rows],
+           "loops": [asdict(r) for r in loop_rows], "ratios": ratios(module_rows, loop_rows), "served": served}
+    if before_root is not None:
+        out["before"] = [asdict(r) for r in before_rows]
+    return out
 
 
 def ratios(module_rows: Sequence[DaemonRow], loop_rows: Sequence[LoopRow]) -> list[dict[str, Any]]:
@@ -729,29 +789,76 @@ def _cell(v: Any, fmt: str = "{}") -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
 
 
+def _pair(a: Any, b: Any, fmt: str) -> str:
+    return f"{_cell(a, fmt)} / {_cell(b, fmt)}"
+
+
+# The fleet table's columns after "agents" and "loop": (header, cell of one row). One list for the fleet table and the
+# before -> after table, so the two always carry the same figures. Rows are JSON dicts: .get() keeps the JSON of an
+# older benchmark run readable (--compare).
+FLEET_COLUMNS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+    ("probes/s (expected)", lambda r: f"{r['probes_per_s']:g} ({r['expected_per_s']:g})"),
+    ("daemon CPU (% of a core)", lambda r: f"{r['cpu_core_pct']:.1f} %"),
+    ("CPU ms/probe", lambda r: _cell(r["cpu_ms_per_probe"], "{:.3f}")),
+    ("RSS MiB (per 1,000 agents)", lambda r: f"{r['rss_mib']:.0f} ({r['rss_per_1000_mib']:.1f})"),
+    ("RSS growth MiB/min", lambda r: f"{r['rss_growth_mib_per_min']:+.1f}"),
+    ("series per agent (total)", lambda r: f"{_cell(r['series_per_agent'], '{:g}')} ({_cell(r['series'], '{:,}')})"),
+    ("scrape s (MiB)", lambda r: f"{_cell(r['scrape_s'], '{:.2f}')} ({_cell(r['scrape_mib'], '{:.1f}')})"),
+    ("overhead p50 / p99 ms", lambda r: _pair(r["overhead_p50_ms"], r["overhead_p99_ms"], "{:.2f}")),
+    ("lateness p50 / p99 s", lambda r: _pair(r.get("lateness_p50_s"), r.get("lateness_p99_s"), "≤ {:g}")),
+    ("slot wait p50 / p99 s (runs waiting > 1 ms)",
+     lambda r: f"{_pair(r.get('slot_wait_p50_s'), r.get('slot_wait_p99_s'), '≤ {:g}')} "
+               f"({_cell(r.get('slot_waited_pct'), '{:g} %')})"),
+    ("GC pause p99 s (GC % of CPU)",
+     lambda r: f"{_cell(r.get('gc_pause_p99_s'), '≤ {:g}')} ({_cell(r.get('gc_cpu_pct'), '{:g} %')})"),
+    ("bookkeeping % of CPU (µs/probe)",
+     lambda r: f"{_cell(r.get('bookkeeping_pct'), '{:g} %')} ({_cell(r.get('bookkeeping_us_per_probe'), '{:g}')})"),
+    ("failed", lambda r: f"{r['failed']}"),
+    ("failed around scrapes",
+     lambda r: f"{r['during_scrapes'].get('failed', '—')} of {r['during_scrapes'].get('probes', '—')}"),
+]
+
+
+def fleet_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    out = ["| agents (ping, interval) | loop | " + " | ".join(h for h, _ in FLEET_COLUMNS) + " |",
+           "|---|---|" + "---|" * len(FLEET_COLUMNS)]
+    for r in rows:
+        out.append(f"| {r['agents']:,} ({r['interval_s']:g} s) | {r['event_loop']} | "
+                   + " | ".join(cell(r) for _, cell in FLEET_COLUMNS) + " |")
+    return out
+
+
+def compare_table(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -> list[str]:
+    """Before -> after, every fleet column, for the (size, interval, loop) both runs have."""
+    old = {(r["agents"], r["interval_s"], r["event_loop"]): r for r in before}
+    out = ["| agents (ping, interval) | loop | " + " | ".join(h for h, _ in FLEET_COLUMNS) + " |",
+           "|---|---|" + "---|" * len(FLEET_COLUMNS)]
+    for r in after:
+        b = old.get((r["agents"], r["interval_s"], r["event_loop"]))
+        if b is not None:
+            out.append(f"| {r['agents']:,} ({r['interval_s']:g} s) | {r['event_loop']} | "
+                       + " | ".join(f"{cell(b)} → {cell(r)}" for _, cell in FLEET_COLUMNS) + " |")
+    return out
+
+
+def compare_header(before: dict[str, Any], after: dict[str, Any]) -> str:
+    return (f"**Before → after** (commit {before.get('commit') or '?'} → {after.get('commit') or '?'}, "
+            f"{after.get('date', '')}, load {after.get('loadavg_at_start')} at start):")
+
+
 def tables(result: dict[str, Any]) -> str:
     m = result["meta"]
     out = [f"Run {m['date']}, commit {m['commit']}, {m['cores']} x {m['cpu']} (load {m['loadavg_at_start']} at "
            f"start), Python {m['python']}; server-side delay {m['delay'] * 1e3:g} ms per RPC, loopback only. "
            "Idle daemon (no agents): " + ", ".join(f"{k} {v['cpu_core_pct']:g} % of a core, {v['rss_mib']:.0f} MiB"
                                                     for k, v in m.get("idle_daemon", {}).items()) + ".", ""]
-    out += ["| agents (ping, interval) | loop | probes/s (expected) | daemon CPU (% of a core) | CPU ms/probe | "
-            "RSS MiB (per 1,000 agents) | RSS growth MiB/min | series per agent (total) | scrape s (MiB) | "
-            "overhead p50 / p99 ms | lateness p99 s | GC pause p99 s (GC % of CPU) | bookkeeping % of CPU "
-            "(µs/probe) | failed | failed around scrapes |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in result["fleet"]:
-        out.append(
-            f"| {r['agents']:,} ({r['interval_s']:g} s) | {r['event_loop']} | {r['probes_per_s']:g} "
-            f"({r['expected_per_s']:g}) | {r['cpu_core_pct']:.1f} % | {_cell(r['cpu_ms_per_probe'], '{:.3f}')} | "
-            f"{r['rss_mib']:.0f} ({r['rss_per_1000_mib']:.1f}) | {r['rss_growth_mib_per_min']:+.1f} | "
-            f"{_cell(r['series_per_agent'], '{:g}')} ({_cell(r['series'], '{:,}')}) | "
-            f"{_cell(r['scrape_s'], '{:.2f}')} ({_cell(r['scrape_mib'], '{:.1f}')}) | "
-            f"{_cell(r['overhead_p50_ms'], '{:.2f}')} / {_cell(r['overhead_p99_ms'], '{:.2f}')} | "
-            f"{_cell(r['lateness_p99_s'], '≤ {:g}')} | {_cell(r.get('gc_pause_p99_s'), '≤ {:g}')} "
-            f"({_cell(r.get('gc_cpu_pct'), '{:g} %')}) | {_cell(r.get('bookkeeping_pct'), '{:g} %')} "
-            f"({_cell(r.get('bookkeeping_us_per_probe'), '{:g}')}) | {r['failed']} | "
-            f"{r['during_scrapes'].get('failed', '—')} of {r['during_scrapes'].get('probes', '—')} |")
+    out += fleet_table(result["fleet"])
+    if "before" in result:
+        out += ["", f"**Before** (the same fleet runs against the daemon of commit {m.get('before_commit') or '?'}, "
+                    f"{m.get('before_root')}, interleaved size by size):", ""]
+        out += fleet_table(result["before"])
+        out += ["", compare_header({"commit": m.get("before_commit")}, m), ""]
+        out += compare_table(result["before"], result["fleet"])
     out += ["", "| module | loop | daemon CPU ms/probe | engine loop | a2a-sdk loop | bare aiohttp loop | "
                 "daemon ÷ bare | daemon ÷ sdk | engine ÷ bare | sdk ÷ bare |",
             "|---|---|---|---|---|---|---|---|---|---|"]
@@ -766,10 +873,12 @@ def tables(result: dict[str, Any]) -> str:
                     f"{mods[0]['window_s']:g} s window; overhead p50 / p99 ms: "
                 + "; ".join(f"{r['module']} ({r['event_loop']}) {_cell(r['overhead_p50_ms'], '{:.2f}')} / "
                             f"{_cell(r['overhead_p99_ms'], '{:.2f}')}" for r in mods)]
-    for r in result["fleet"]:
-        if r["fail_reasons"] or r["during_scrapes"].get("fail_reasons"):
-            out.append(f"{r['agents']:,} agents, failure reasons: in the window {r['fail_reasons'] or 'none'}; around "
-                       f"the scrapes {r['during_scrapes'].get('fail_reasons') or 'none'}")
+    for label, rows in (("", result["fleet"]), (" (before)", result.get("before", []))):
+        for r in rows:
+            if r["fail_reasons"] or r["during_scrapes"].get("fail_reasons"):
+                out.append(f"{r['agents']:,} agents{label}, failure reasons: in the window "
+                           f"{r['fail_reasons'] or 'none'}; around the scrapes "
+                           f"{r['during_scrapes'].get('fail_reasons') or 'none'}")
     for r in result["fleet"]:
         prof = r.get("profile")
         if prof and "own" in prof:
@@ -778,7 +887,7 @@ def tables(result: dict[str, Any]) -> str:
                     "Top by total time (probe, scheduler, metrics, HTTP, logs, asyncio):", "```", *prof["total"], "```"]
         elif prof:
             out.append(f"profile: {prof.get('error')}")
-    missing = [r["agents"] for r in result["fleet"] if r["lateness_p99_s"] is None]
+    missing = [r["agents"] for r in result["fleet"] if r.get("lateness_p99_s") is None]
     if missing:
         out.append(f"Scheduler lateness: the daemon under test does not export `{LATENESS}` (runs {missing}).")
     return "\n".join(out)
@@ -806,6 +915,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="after the largest fleet's window, sample the daemon with py-spy this long")
     ap.add_argument("--daemon-root", type=Path, default=ROOT,
                     help="measure the daemon of this checkout (default: this one), e.g. `git archive BRANCH` unpacked")
+    ap.add_argument("--before", metavar="REV_OR_DIR",
+                    help="also run every fleet size against an older daemon (a git revision of this repository, or "
+                         "a directory holding its checkout), interleaved, and print the before -> after table")
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE_JSON", "AFTER_JSON"),
+                    help="run nothing: the before -> after table of two earlier --json results")
     ap.add_argument("--small", action="store_true", help="the CI configuration: a few seconds in all")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON here ('-' for stdout only)")
     args = ap.parse_args(argv)
@@ -827,6 +941,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.compare:
+        before, after = (json.loads(Path(p).read_text()) for p in args.compare)
+        print("\n".join([compare_header(before["meta"], after["meta"]), "",
+                         *compare_table(before["fleet"], after["fleet"])]))
+        return 0
     result = run(args)
     if args.json == "-":
         print(json.dumps(result, indent=2))
