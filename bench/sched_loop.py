@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
+if str(ROOT) not in sys.path and "--child" not in sys.argv:  # a child imports the checkout on its PYTHONPATH
     sys.path.insert(0, str(ROOT))
 
 
@@ -99,7 +99,8 @@ def child(jobs: int, interval: float, warmup: float, window: float, profile: int
         runs = s1 - s0
         return {"jobs": jobs, "runs": runs, "runs_per_s": round(runs / (t1 - t0), 1),
                 "cpu_pct": round(100 * (c1 - c0) / (t1 - t0), 2),
-                "us_per_run": round(1e6 * (c1 - c0) / runs, 1) if runs else None, "finished": finished}
+                "us_per_run": round(1e6 * (c1 - c0) / runs, 1) if runs else None, "finished": finished,
+                "probe_package": str(Path(runner_mod.__file__).parent)}
 
     return asyncio.run(main())
 
