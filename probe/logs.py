@@ -6,13 +6,21 @@ mistake is still masked in the output.
 JSON logs carry every probe with every field. The console (a person at a terminal) gets one short line per
 event, and for probes by default only the state changes (first result, pass -> fail, fail -> pass) and the
 probe's own errors; `--log-level debug` shows every probe.
+
+A probe's event is the daemon's one log line per run, so its path is kept cheap (bench/bench_record.py): one
+bound logger per configuration instead of one per event, a timestamp that formats the date and time once a
+second, a redaction pass that leaves numbers alone, and one JSON encoder. The lines are the same, byte for byte,
+as structlog's own TimeStamper, JSONRenderer and per-event logger write (tests/unit/test_logs.py).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+import time
 from collections.abc import MutableMapping
+from functools import lru_cache
 from typing import Any
 
 import structlog
@@ -31,13 +39,56 @@ def _scrub(value: Any) -> Any:
     return redact.deep(value)
 
 
+@lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    """A field whose name says it holds a credential (the fields are code's names: a small, fixed set)."""
+    return redact.is_secret_header(key) and key != "event"
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})  # nothing to scrub in these: `redact.deep` returns them as is
+
+
 def redact_processor(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    for key in list(event):
-        if redact.is_secret_header(key) and key not in ("event",):
+    for key, value in event.items():  # values are replaced in place: the keys do not change
+        if _secret_key(key):
             event[key] = redact.REDACTED
-        else:
-            event[key] = _scrub(event[key])
+        elif value.__class__ is str:
+            event[key] = redact.text(value)
+        elif value.__class__ not in _PLAIN:
+            event[key] = _scrub(value)
     return event
+
+
+class _Stamp:
+    """structlog's `TimeStamper(fmt="iso", utc=True)` text (`datetime.now(UTC).isoformat()`, `+00:00` as `Z`),
+    with the date and time formatted once a second."""
+
+    __slots__ = ("head", "second")
+
+    def __init__(self) -> None:
+        self.second, self.head = -1, ""
+
+    def __call__(self, _logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        second, ns = divmod(time.time_ns(), 1_000_000_000)
+        if second != self.second:
+            self.second, self.head = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        us = ns // 1000
+        event["timestamp"] = f"{self.head}.{us:06d}Z" if us else f"{self.head}Z"  # isoformat drops .000000
+        return event
+
+
+class _Dumps:
+    """`json.dumps(obj, **kw)` with the encoder built once (json.dumps builds one per call when given `default`)."""
+
+    __slots__ = ("encoder",)
+
+    def __init__(self) -> None:
+        self.encoder: json.JSONEncoder | None = None
+
+    def __call__(self, obj: Any, **kw: Any) -> str:
+        if self.encoder is None:
+            self.encoder = json.JSONEncoder(**kw)  # JSONRenderer passes the same `default` on every call
+        return self.encoder.encode(obj)
 
 
 def _one_line_exc(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -51,7 +102,7 @@ def _one_line_exc(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> 
 
 
 _MAX_VALUE = 160  # characters of one value on a console line
-_state: dict[str, Any] = {"console": False}
+_state: dict[str, Any] = {"console": False, "probe": None}
 _verdicts: dict[tuple[str, str], str] = {}  # (agent, module) -> last verdict; keys come from config
 
 
@@ -86,13 +137,13 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
     _verdicts.clear()
     # a traceback is for a bug report (JSON logs); at a terminal it only hides the cause
     exc_processor: Any = structlog.processors.format_exc_info if tracebacks and not console else _one_line_exc
-    renderer: Any = console_line if console else structlog.processors.JSONRenderer()
+    renderer: Any = console_line if console else structlog.processors.JSONRenderer(serializer=_Dumps())
+    stamp = _Stamp()
     # stdlib loggers (aiohttp, apscheduler) render through the same pipeline
     handler = logging.StreamHandler(out)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, redact_processor, renderer],
-        foreign_pre_chain=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
-                           exc_processor]))
+        foreign_pre_chain=[structlog.processors.add_log_level, stamp, exc_processor]))
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(logging.WARNING)
@@ -100,7 +151,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            stamp,
             exc_processor,
             redact_processor,
             renderer,
@@ -109,6 +160,8 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
         logger_factory=structlog.PrintLoggerFactory(out),
         cache_logger_on_first_use=False,
     )
+    # the probe events' logger, assembled once for this configuration (get_logger builds one per call)
+    _state["probe"] = structlog.get_logger("a2a_probe.probe").bind()
 
 
 def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
@@ -139,7 +192,7 @@ _OWN_ERRORS = (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR)
 
 
 def log_probe(module: str, r: ProbeResult, probe_id: str) -> None:
-    log = structlog.get_logger("a2a_probe.probe")
+    log = _state["probe"] or structlog.get_logger("a2a_probe.probe")  # None: logging not configured yet
     fields = probe_fields(module, r, probe_id)
     if not _state["console"]:
         (log.info if r.success else log.warning)("probe_finished", **fields)

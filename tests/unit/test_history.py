@@ -1,0 +1,70 @@
+"""The history gives back what it was given: every field of the latest result and the last failure, the ring."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from probe.history import History, pack, unpack
+from probe.reasons import Reason
+from probe.results import (
+    Category,
+    CheckResult,
+    ErrorStatus,
+    Exchange,
+    HttpPhases,
+    InterfaceResult,
+    ProbeResult,
+    PushDelivery,
+    Severity,
+    Status,
+    StepName,
+    StepResult,
+    TlsInfo,
+)
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def _rich(i: int, success: bool) -> ProbeResult:
+    ex = Exchange(method="POST", url="https://a.example/rpc", status=200, content_type="application/json",
+                  phases=HttpPhases(connect=0.001, tls=0.002, processing=0.0031, transfer=1e-05), duration_s=0.0062,
+                  tls=TlsInfo(version="TLSv1.3", cipher="TLS_AES_128_GCM_SHA256", earliest_expiry=1.8e9))
+    steps = [StepResult(name=StepName.DISCOVER, status=Status.PASS, duration_s=0.002, http_status=200, exchanges=[ex]),
+             StepResult(name=StepName.PING, status=Status.PASS if success else Status.FAIL, duration_s=0.004,
+                        http_status=200 if success else 404, a2a_method="GetTask", detail="d \u00e9\u2603 \"q\"")]
+    checks = [CheckResult(id=f"c.{k}", category=Category.AGENT_CARD, severity=Severity.MUST, status=Status.PASS,
+                          message=f"message {k} of run {i}", step=StepName.DISCOVER, duration_ms=0.25 * k)
+              for k in range(5)]
+    iface = InterfaceResult(binding="jsonrpc", protocol_binding="JSONRPC", protocol_version="1.0",
+                            interface_url="https://a.example/rpc", success=success, duration_s=0.004,
+                            outcomes={"ping": "pass"}, artifacts=[["text"]], artifact_texts=["hi"], steps=steps)
+    return ProbeResult(
+        agent="a", target_url="https://a.example/", card_url="https://a.example/.well-known/agent-card.json",
+        interface_url="https://a.example/rpc", binding="JSONRPC", protocol_version="1.0", card_name="A",
+        card_version="1.0.0", tls={"card": ex.tls} if ex.tls else {}, extended_card={"skills": ["x"]},
+        started_at=T0 + timedelta(seconds=60 * i), duration_s=0.0061 + i, success=success,
+        reason=None if success else Reason.INVOKE_ROUTE_NOT_FOUND, steps=steps, checks=checks, interfaces=[iface],
+        push=PushDelivery(deliveries=1, first_s=0.5), error_statuses=[ErrorStatus(error="E", binding="grpc",
+                                                                                   status="NOT_FOUND")])
+
+
+def test_pack_round_trips_every_field() -> None:
+    for success in (True, False):
+        r = _rich(1, success)
+        back = unpack(pack(r))
+        assert back == r and back.model_dump_json() == r.model_dump_json()
+        assert back.interfaces[0].steps == r.steps
+
+
+def test_history_keeps_the_latest_the_last_failure_and_the_ring() -> None:
+    h = History(3)
+    runs = [_rich(i, success) for i, success in enumerate([True, False, True, True, False, True])]
+    for r in runs:
+        h.add("ping", r)
+    latest = h.latest("a", "ping")
+    assert latest is not None and latest[0] == "ping" and latest[1] == runs[-1]
+    assert h.last_failure("a", "ping") == runs[4]
+    assert [(x.success, x.reason, x.started_at, x.duration_s) for x in h.recent("a", "ping")] == [
+        (r.success, r.reason, r.started_at, r.duration_s) for r in runs[-3:]]
+    assert h.last_success("a", "ping") == runs[5].started_at
+    assert h.interface_url("a", "ping") == "https://a.example/rpc"

@@ -1,0 +1,158 @@
+"""The probe_finished line's cheap path writes what structlog's stock pipeline writes: the same fields, values, order
+and formatting, the same redaction, the same timestamp format."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import time
+from collections.abc import MutableMapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import structlog
+
+from probe import logs, redact
+from probe.reasons import Reason
+from probe.results import Category as Cat
+from probe.results import (
+    CheckResult,
+    Exchange,
+    InterfaceResult,
+    ProbeResult,
+    Severity,
+    Status,
+    StepName,
+    StepResult,
+)
+
+SECRET = "sk-live-log-path-0123456789"
+_STAMP = re.compile(r'"timestamp": "[^"]*"')
+
+
+def _stock_redact(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """The redaction processor as it was before the cheap path (every value through `redact.deep`)."""
+    for key in list(event):
+        if redact.is_secret_header(key) and key not in ("event",):
+            event[key] = redact.REDACTED
+        else:
+            event[key] = redact.deep(event[key])
+    return event
+
+
+def _results() -> list[ProbeResult]:
+    ping = StepResult(name=StepName.PING, status=Status.PASS, duration_s=0.0012345, http_status=200,
+                      a2a_method="GetTask", detail="TaskNotFound", exchanges=[Exchange(method="POST", url="http://a/rpc")])
+    ok = ProbeResult(agent="a", target_url="http://127.0.0.1:9/", card_url="http://u:p@127.0.0.1:9/card?k=v",
+                     interface_url="http://127.0.0.1:9/rpc", binding="JSONRPC", protocol_version="1.0",
+                     success=True, duration_s=0.0123456789, steps=[
+                         StepResult(name=StepName.DISCOVER, status=Status.PASS, duration_s=0.002), ping])
+    bad_step = StepResult(name=StepName.INVOKE, status=Status.FAIL, http_status=401, a2a_method="SendMessage",
+                          detail=f"answered 401: Authorization: Bearer {SECRET} \u00e9\u2603")
+    check = CheckResult(id="invoke.answered", category=Cat.LIFECYCLE, severity=Severity.MUST, status=Status.FAIL,
+                        message=f"echoed {SECRET}", reason=Reason.INVOKE_AUTH)
+    bad = ProbeResult(agent="b", target_url="http://127.0.0.1:9/", success=False, reason=Reason.INVOKE_AUTH,
+                      duration_s=1.5, steps=[bad_step], checks=[check], interfaces=[
+                          InterfaceResult(binding="jsonrpc", protocol_binding="JSONRPC", protocol_version="1.0",
+                                          success=True),
+                          InterfaceResult(binding="grpc", protocol_binding="GRPC", protocol_version="1.0",
+                                          reason=Reason.INVOKE_AUTH, detail=f"token {SECRET}")])
+    overloaded = ProbeResult(agent="c", target_url="http://127.0.0.1:9/", reason=Reason.PROBE_ERROR,
+                             problem="no result within 5s + 1s grace (a probe bug)")
+    return [ok, bad, overloaded]
+
+
+def _ours(level: str = "info") -> list[str]:
+    out = io.StringIO()
+    logs.configure(level, "json", stream=out)
+    for i, r in enumerate(_results()):
+        logs.log_probe("ping", r, f"id-{i}")
+    return out.getvalue().splitlines()
+
+
+def _stock(level: str = "info") -> list[str]:
+    """structlog's own TimeStamper, JSONRenderer and a logger per event, as logs.configure had them."""
+    out = io.StringIO()
+    structlog.configure(
+        processors=[structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
+                    structlog.processors.TimeStamper(fmt="iso", utc=True), structlog.processors.format_exc_info,
+                    _stock_redact, structlog.processors.JSONRenderer()],
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(out), cache_logger_on_first_use=False)
+    for i, r in enumerate(_results()):
+        log = structlog.get_logger("a2a_probe.probe")
+        (log.info if r.success else log.warning)("probe_finished", **logs.probe_fields("ping", r, f"id-{i}"))
+    return out.getvalue().splitlines()
+
+
+@pytest.fixture(autouse=True)
+def _secret_and_reset() -> Any:
+    redact.register(SECRET)
+    yield
+    logs.configure("info", "json")
+
+
+@pytest.mark.parametrize("level", ["info", "warning"])
+def test_probe_lines_are_the_stock_pipelines_byte_for_byte(level: str) -> None:
+    ours, stock = _ours(level), _stock(level)
+    assert len(ours) == len(stock) == (3 if level == "info" else 2)
+    assert [_STAMP.sub("T", line) for line in ours] == [_STAMP.sub("T", line) for line in stock]
+    for line in ours:
+        assert SECRET not in line and "u:p@" not in line
+        event = json.loads(line)
+        assert list(event)[-3:] == ["event", "level", "timestamp"]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z", event["timestamp"])
+    first = json.loads(ours[0])
+    if level == "info":
+        assert first["duration_seconds"] == 0.012346 and first["verdict"] == "pass" and first["level"] == "info"
+    else:  # passing probes are info: filtered out
+        assert first["verdict"] == "fail" and first["level"] == "warning"
+
+
+def test_reconfiguring_moves_the_probe_lines_to_the_new_stream() -> None:
+    first, second = io.StringIO(), io.StringIO()
+    logs.configure("info", "json", stream=first)
+    logs.configure("info", "json", stream=second)
+    logs.log_probe("ping", _results()[0], "id")
+    assert not first.getvalue() and '"probe_finished"' in second.getvalue()
+
+
+@pytest.mark.parametrize("ns", [0, 1_764_604_800_000_000_000, 1_764_604_800_000_001_999, 1_764_604_859_999_999_999,
+                                1_764_604_860_123_456_789])
+def test_timestamp_is_isoformat_of_the_same_instant(ns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(time, "time_ns", lambda: ns)
+    stamp = logs._Stamp()
+    got = stamp(None, "info", {})["timestamp"]
+    instant = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=ns // 1000)
+    assert got == instant.isoformat().replace("+00:00", "Z")
+    assert stamp(None, "info", {})["timestamp"] == got  # the cached second gives the same text
+
+
+def test_redaction_processor_matches_redact_deep_on_every_kind_of_value() -> None:
+    class Obj:
+        def __repr__(self) -> str:
+            return "Obj()"
+
+    event: dict[str, Any] = {
+        "event": "x", "api_key": "plain", "x-auth-token": 5, "n": 1, "f": 0.5, "b": True, "none": None,
+        "s": f"Bearer {SECRET}", "enum": Reason.INVOKE_AUTH,
+        "nested": {"token": "t", "ok": [SECRET, 2, ("a", SECRET)]},
+        "tuple": (SECRET,), "obj": Obj(), "url": "https://user:pw@host/x",
+    }
+    ours = logs.redact_processor(None, "info", dict(event))
+    assert ours == _stock_redact(None, "info", dict(event))
+    assert ours["api_key"] == ours["x-auth-token"] == redact.REDACTED
+    assert SECRET not in ours["s"] and SECRET not in str(ours["nested"]) and SECRET not in str(ours["tuple"])
+    assert ours["nested"]["token"] == redact.REDACTED and ours["obj"] is event["obj"]  # not a text: left as is
+
+
+def test_json_encoder_built_once_writes_what_json_dumps_writes() -> None:
+    dumps = logs._Dumps()
+    renderer = structlog.processors.JSONRenderer(serializer=dumps)
+    stock = structlog.processors.JSONRenderer()
+    for event in ({"a": 1.0, "b": [1, None, True], "c": "\u00e9\u2603\n\"", "d": {"x": 1e-07}},
+                  {"obj": object(), "inf": float("inf")}):
+        assert renderer(None, "info", dict(event)) == stock(None, "info", dict(event))
