@@ -160,8 +160,6 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
         logger_factory=structlog.PrintLoggerFactory(out),
         cache_logger_on_first_use=False,
     )
-    # the probe events' logger, assembled once for this configuration (get_logger builds one per call)
-    _state["probe"] = structlog.get_logger("a2a_probe.probe").bind()
 
 
 def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
@@ -189,10 +187,23 @@ def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
 
 
 _OWN_ERRORS = (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR)
+_CONFIG_PARTS = ("processors", "wrapper_class", "logger_factory", "context_class")
+
+
+def _probe_logger() -> Any:
+    """The probe events' logger, assembled once per structlog configuration (get_logger assembles one per call).
+
+    Whoever configures structlog (logs.configure, a test's reset), the next event gets a logger of the new set-up."""
+    config = structlog.get_config()
+    parts = tuple(config[k] for k in _CONFIG_PARTS)
+    cached = _state["probe"]
+    if cached is None or any(a is not b for a, b in zip(cached[0], parts, strict=True)):
+        cached = _state["probe"] = (parts, structlog.get_logger("a2a_probe.probe").bind())
+    return cached[1]
 
 
 def log_probe(module: str, r: ProbeResult, probe_id: str) -> None:
-    log = _state["probe"] or structlog.get_logger("a2a_probe.probe")  # None: logging not configured yet
+    log = _probe_logger()
     fields = probe_fields(module, r, probe_id)
     if not _state["console"]:
         (log.info if r.success else log.warning)("probe_finished", **fields)

@@ -118,6 +118,12 @@ def test_reconfiguring_moves_the_probe_lines_to_the_new_stream() -> None:
     logs.configure("info", "json", stream=second)
     logs.log_probe("ping", _results()[0], "id")
     assert not first.getvalue() and '"probe_finished"' in second.getvalue()
+    third = io.StringIO()  # configured elsewhere (a test's reset, an embedding program): the logger follows
+    structlog.reset_defaults()
+    structlog.configure(processors=[structlog.processors.JSONRenderer()],
+                        logger_factory=structlog.PrintLoggerFactory(third))
+    logs.log_probe("ping", _results()[0], "id")
+    assert json.loads(third.getvalue())["event"] == "probe_finished" and second.getvalue().count("\n") == 1
 
 
 @pytest.mark.parametrize("ns", [0, 1_764_604_800_000_000_000, 1_764_604_800_000_001_999, 1_764_604_859_999_999_999,
