@@ -23,7 +23,7 @@ from functools import cache
 from typing import Any
 
 from google.api import field_behavior_pb2
-from google.protobuf import json_format
+from google.protobuf import json_format, timestamp_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
@@ -170,7 +170,9 @@ class _Walk:
         if why:
             self.problem(where, why)
             return _DROP
-        if fd.enum_type is not None and isinstance(item, str) and item not in fd.enum_type.values_by_name:
+        # a surrogate is in no enum name, and upb's name lookup fails on one instead of answering
+        if fd.enum_type is not None and isinstance(item, str) and (_SURROGATE.search(item)
+                                                                   or item not in fd.enum_type.values_by_name):
             names = ", ".join(v.name for v in fd.enum_type.values if v.number != 0)
             self.problem(where, f"{show(item)} is not a {fd.enum_type.name} name (one of {names})")
             return _DROP
@@ -247,20 +249,171 @@ def _scalar_problem(fd: FieldDescriptor, item: Any) -> str | None:
 
 
 def _proto(cls: type[ProtoMessage], payload: Any, definitions: str, root: str) -> Verdict:
-    verdict = Verdict(definitions)
     if not isinstance(payload, dict):
+        verdict = Verdict(definitions)
         verdict.problems.append(f"{root}: is {type(payload).__name__}, expected a JSON object ({cls.__name__})")
         return verdict
-    walk = _Walk(verdict)
     desc: Descriptor = cls.DESCRIPTOR  # type: ignore[assignment]  # the upb runtime's own Descriptor type
+    key = skeleton(desc, payload)
+    if key is not None:
+        seen = _PASSED.get((desc.full_name, key))
+        if seen is not None:
+            return Verdict(definitions, [], [root + p for p in seen[0]], [root + p for p in seen[1]])
+    verdict = _parse(cls, desc, payload, definitions, root)
+    if key is not None and verdict.ok:
+        _remember(desc.full_name, key, verdict, len(root))
+    return verdict
+
+
+def _parse(cls: type[ProtoMessage], desc: Descriptor, payload: dict[str, Any], definitions: str,
+           root: str) -> Verdict:
+    """The full judgement: our walk for paths and named values, then protobuf's own ProtoJSON parser."""
+    verdict = Verdict(definitions)
+    walk = _Walk(verdict)
     clean = walk.message(desc, payload, root)
     try:
         json_format.ParseDict(clean, cls(), ignore_unknown_fields=False)
     except json_format.ParseError as exc:
         walk.problem(*_tidy(root, str(exc)))
-    except (TypeError, ValueError, AttributeError) as exc:  # the runtime raises these for some shapes
+    # the runtime raises these for some shapes (upb: SystemError for a lone surrogate where an object belongs)
+    except (TypeError, ValueError, AttributeError, SystemError) as exc:
         walk.problem(*_tidy(root, f"{type(exc).__name__}: {exc}"))
     return verdict
+
+
+# ---- passed verdicts, cached by skeleton (equivalence-preserving)
+#
+# A verdict without problems is remembered under the payload's *skeleton*: the payload with every leaf kept
+# exactly (its JSON type included: true, 1 and 1.0 differ), except two kinds of leaf the verdict cannot depend
+# on, read from the descriptor: a str in a proto `string` field with no surrogate code point (protobuf checks
+# nothing else in a string: unpaired surrogates by pattern, paired ones when encoding; our walk checks only that
+# it is a str), and a Timestamp that both `timestamp_problem` and protobuf's own `Timestamp.FromJsonString` (what
+# json_format calls) accept. Enum names, bytes, numbers, int64 strings, map and free-form (Struct, Value, Any)
+# contents, unknown fields and every key stay in the skeleton. Payloads that hold a failure are never cached:
+# they go through the full judgement every time. The paths in `ignored` / `snake_case` are stored relative to
+# the root, since the root names the event.
+
+_ERASED: Any = object()  # a proto string the parser accepts whatever its characters
+_STAMP: Any = object()  # a Timestamp the parser accepts
+_TRUE: Any = object()
+_FALSE: Any = object()
+_OBJ: Any = object()
+_ARR: Any = object()
+_FLOAT: Any = object()
+_MAX_PASSED = 2048  # skeletons remembered (insertion-ordered, the oldest dropped)
+_MAX_NODES = 2000  # leaves and containers per skeleton: a bigger payload is judged in full, never cached
+_K_STRING, _K_STAMP, _K_MESSAGE, _K_EXACT = range(4)
+_PASSED: dict[tuple[str, Any], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+# protobuf refuses a string with an unpaired surrogate (json_format's own pattern) and, when upb encodes it, one
+# with a paired surrogate: only strings with no surrogate code point at all are erased (those always encode)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_Plan = dict[str, tuple[int, Any, bool]]
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+@cache
+def _plan(desc: Descriptor) -> _Plan:
+    """Per message type, once: for each JSON and proto field name, how its value enters the skeleton."""
+    plan: _Plan = {}
+    for fd in desc.fields:
+        sub = fd.message_type
+        if sub is not None and sub.GetOptions().map_entry:
+            kind, sub = _K_EXACT, None
+        elif sub is not None and sub.full_name == "google.protobuf.Timestamp":
+            kind, sub = _K_STAMP, None
+        elif sub is not None and not (sub.full_name in _FREE_FORM or _WRAPPERS.fullmatch(sub.full_name)):
+            kind = _K_MESSAGE
+        elif sub is None and fd.type == FieldDescriptor.TYPE_STRING:
+            kind = _K_STRING
+        else:
+            kind, sub = _K_EXACT, None
+        plan.setdefault(fd.name, (kind, sub, fd.is_repeated))
+        plan[fd.json_name] = (kind, sub, fd.is_repeated)  # the JSON name wins, as in the walk
+    return plan
+
+
+def skeleton(desc: Descriptor, payload: Any) -> Any:
+    """The key under which a passed verdict for `payload` (as message `desc`) is remembered; None when the
+    payload is too big to remember or holds a value that is not plain JSON."""
+    budget = [_MAX_NODES]
+    try:
+        return _skel_message(desc, payload, budget)
+    except _Uncacheable:
+        return None
+
+
+def _skel_message(desc: Descriptor, value: Any, budget: list[int]) -> Any:
+    if value.__class__ is not dict:
+        return _exact(value, budget)
+    plan = _plan(desc)
+    budget[0] -= len(value)
+    if budget[0] < 0:
+        raise _Uncacheable
+    out: list[Any] = [_OBJ]
+    for key, item in value.items():
+        out.append(key)
+        how = plan.get(key)
+        if how is None:
+            out.append(_exact(item, budget))
+            continue
+        kind, sub, repeated = how
+        if repeated and item.__class__ is list:
+            budget[0] -= len(item)
+            out.append((_ARR, *[_skel_single(kind, sub, v, budget) for v in item]))
+        elif repeated:
+            out.append(_exact(item, budget))
+        else:
+            out.append(_skel_single(kind, sub, item, budget))
+    return tuple(out)
+
+
+def _skel_single(kind: int, sub: Any, value: Any, budget: list[int]) -> Any:
+    if kind == _K_STRING:
+        if value.__class__ is str and (value.isascii() or _SURROGATE.search(value) is None):
+            return _ERASED
+    elif kind == _K_MESSAGE:
+        return _skel_message(sub, value, budget)
+    elif kind == _K_STAMP and value.__class__ is str and _stamp_passes(value):
+        return _STAMP
+    return _exact(value, budget)
+
+
+def _stamp_passes(value: str) -> bool:
+    if timestamp_problem(value) is not None:
+        return False
+    try:
+        timestamp_pb2.Timestamp().FromJsonString(value)
+    except Exception:  # whatever it raises, the full judgement decides
+        return False
+    return True
+
+
+def _exact(value: Any, budget: list[int]) -> Any:
+    """A JSON value as a hashable key that tells apart everything JSON tells apart (types included)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _Uncacheable
+    kind = value.__class__
+    if kind is str or kind is int or value is None:
+        return value
+    if kind is bool:
+        return _TRUE if value else _FALSE
+    if kind is float:
+        return (_FLOAT, value.hex())
+    if kind is dict:
+        return (_OBJ, *[part for k, v in value.items() for part in (k, _exact(v, budget))])
+    if kind is list:
+        return (_ARR, *[_exact(v, budget) for v in value])
+    raise _Uncacheable
+
+
+def _remember(full_name: str, key: Any, verdict: Verdict, cut: int) -> None:
+    if len(_PASSED) >= _MAX_PASSED:
+        del _PASSED[next(iter(_PASSED))]
+    _PASSED[(full_name, key)] = (tuple(p[cut:] for p in verdict.ignored), tuple(p[cut:] for p in verdict.snake_case))
 
 
 _AT = re.compile(r"\s+at \"?[A-Za-z]\w*((?:\.\w+|\[\d+\])*)\"?\.*$")
