@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import socket
 import ssl
 import time
 import weakref
@@ -17,12 +18,11 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC
-from types import SimpleNamespace
 from typing import Any, Protocol
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import aiohttp
-from aiohttp.abc import AbstractResolver
+from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDictProxy
 
@@ -125,7 +125,7 @@ class Deadline:
 
 @dataclass(slots=True)
 class _Timer:
-    """Filled by the trace hooks of one request."""
+    """The phase stamps of one request, taken by _TimedConnector, _TimedResolver and HttpClient._open."""
 
     start: float = 0.0
     dns_start: float = 0.0
@@ -155,8 +155,33 @@ _TIMER: contextvars.ContextVar[_Timer | None] = contextvars.ContextVar("a2a_prob
 
 
 class _TimedConnector(aiohttp.TCPConnector):
-    """Splits the TLS handshake out of connection setup. asyncio builds the protocol once the socket is
-    connected and before the handshake starts, so wrapping the protocol factory marks the end of TCP connect."""
+    """Times connection setup without aiohttp's TraceConfig signals (an awaited callback per event and per request
+    cost more than the stamps themselves). The request's `_Timer` is found in the task's context (`_TIMER`):
+    a connection made for the request stamps conn_start/conn_end around its creation, one taken from the pool
+    stamps `reused`, and either way `sent` marks the request going out on it. asyncio builds the protocol once
+    the socket is connected and before the TLS handshake starts, so wrapping the protocol factory marks the
+    end of TCP connect."""
+
+    async def connect(self, req: Any, traces: Any, timeout: Any) -> Any:
+        timer = _TIMER.get()
+        conn = await super().connect(req, traces, timeout)
+        if timer is not None:
+            now = time.monotonic()
+            if not timer.conn_start and not timer.reused:
+                timer.reused = now  # no connection was made for this request: it came from the pool
+            timer.sent = now
+        return conn
+
+    async def _create_connection(self, req: Any, traces: Any, timeout: Any) -> Any:
+        timer = _TIMER.get()
+        if timer is None:
+            return await super()._create_connection(req, traces, timeout)
+        if not timer.conn_start:
+            timer.conn_start = time.monotonic()
+        proto = await super()._create_connection(req, traces, timeout)
+        if not timer.conn_end:
+            timer.conn_end = time.monotonic()
+        return proto
 
     async def _wrap_create_connection(self, *args: Any, **kwargs: Any) -> Any:
         timer = _TIMER.get()
@@ -175,6 +200,28 @@ class _TimedConnector(aiohttp.TCPConnector):
         if timer.tls is not None:
             _CONNECTION_TLS[protocol] = timer.tls  # a request that reuses this connection reports it too
         return transport, protocol
+
+
+class _TimedResolver(AbstractResolver):
+    """Stamps the resolve phase around each real lookup: an IP-literal host or a DNS-cache hit never reaches the
+    resolver, so it reports none. A cache miss may resolve in a task aiohttp starts for it; that task copies the
+    requesting task's context, so the stamps land on the request that caused the lookup."""
+
+    def __init__(self, inner: AbstractResolver) -> None:
+        self._inner = inner
+
+    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET,
+                      ) -> list[ResolveResult]:
+        timer = _TIMER.get()
+        if timer is not None and not timer.dns_start:
+            timer.dns_start = time.monotonic()
+        found = await self._inner.resolve(host, port, family)
+        if timer is not None and not timer.dns_end:
+            timer.dns_end = time.monotonic()
+        return found
+
+    async def close(self) -> None:
+        await self._inner.close()
 
 
 _CONNECTION_TLS: weakref.WeakKeyDictionary[Any, TlsInfo] = weakref.WeakKeyDictionary()
@@ -328,28 +375,6 @@ def _chain_expiries(obj: ssl.SSLObject) -> list[float]:
     return out
 
 
-def _hook(attr: str) -> Any:
-    async def hook(_session: aiohttp.ClientSession, ctx: SimpleNamespace, _params: object) -> None:
-        timer = ctx.trace_request_ctx
-        if isinstance(timer, _Timer) and not getattr(timer, attr):
-            setattr(timer, attr, time.monotonic())
-
-    return hook
-
-
-def _trace_config() -> aiohttp.TraceConfig:
-    tc = aiohttp.TraceConfig()
-    tc.on_request_start.append(_hook("start"))
-    tc.on_dns_resolvehost_start.append(_hook("dns_start"))
-    tc.on_dns_resolvehost_end.append(_hook("dns_end"))
-    tc.on_connection_create_start.append(_hook("conn_start"))
-    tc.on_connection_create_end.append(_hook("conn_end"))
-    tc.on_request_headers_sent.append(_hook("sent"))
-    tc.on_request_end.append(_hook("headers"))
-    tc.on_connection_reuseconn.append(_hook("reused"))
-    return tc
-
-
 def origin(url: str) -> tuple[str, str, int | None]:
     p = urlsplit(url)
     port = p.port or {"http": 80, "https": 443}.get(p.scheme)
@@ -388,7 +413,7 @@ class HttpClient:
 
     def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(
-            connector=connector, trace_configs=[_trace_config()], auto_decompress=True,
+            connector=connector, auto_decompress=True,
             headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(total=None),
             cookie_jar=aiohttp.DummyCookieJar(),  # never carry state between probes or agents
         )
@@ -411,8 +436,9 @@ class HttpClient:
                                                             use_dns_cache=False, resolver=self._resolver()))
         return self._fresh
 
-    def _resolver(self) -> AbstractResolver | None:
-        return None if self.egress is None else EgressResolver(self.egress, DefaultResolver())
+    def _resolver(self) -> AbstractResolver:
+        inner: AbstractResolver = DefaultResolver()
+        return _TimedResolver(inner if self.egress is None else EgressResolver(self.egress, inner))
 
     def _refused(self, method: str, url: str) -> TargetRefused | None:
         """The egress policy's objection to this URL (pattern, or an IP-literal host), checked before sending."""
@@ -478,8 +504,11 @@ class HttpClient:
                     deadline: Deadline, max_bytes: int, config: ClientConfig) -> Response:
         resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
         try:
-            async with _guard(deadline, exchange, f"{method} {redact.url(url)}: body"):
-                data = await read_bounded(resp, max_bytes, exchange)
+            if resp.content.is_eof():  # the whole body came with the headers: reading it never waits
+                data = await _read_buffered(resp, max_bytes, exchange, method, url)
+            else:
+                async with _guard(deadline, exchange, "body", method, url):
+                    data = await read_bounded(resp, max_bytes, exchange)
         finally:
             _finish(exchange, timer, t0)
             resp.release()  # back to the pool when fully read; closed when not
@@ -490,8 +519,6 @@ class HttpClient:
                     ) -> tuple[aiohttp.ClientResponse, HttpExchange, _Timer, float]:
         """Send the request and wait for the response headers, within the deadline."""
         url = redact.strip_userinfo(url)  # userinfo (from a card or a redirect) is never sent as credentials
-        timer = _Timer()
-        _TIMER.set(timer)
         t0 = time.monotonic()
         try:
             check_url(url)  # an advertised or redirected-to URL aiohttp cannot send to is the agent's problem
@@ -503,11 +530,14 @@ class HttpClient:
         url, headers = with_credentials(url, headers, config.auth)
         tls = _watch_handshake(config.ssl) if config.ssl is not None else _default_ssl()
         session = self.fresh if config.fresh else self.session
+        timer = _Timer()
+        _TIMER.set(timer)  # the connector and resolver stamp it (see _TimedConnector)
         try:
-            async with _guard(deadline, exchange, f"{method} {redact.url(url)}: response headers"):
+            async with _guard(deadline, exchange, "response headers", method, url):
                 try:
+                    timer.start = time.monotonic()
                     resp = await session.request(method, url, headers=headers, data=body, ssl=tls,
-                                                 allow_redirects=False, trace_request_ctx=timer)
+                                                 allow_redirects=False)
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
                     if not timer.reused:
                         raise  # a fresh connection failed: that is the agent's (or the network's) doing
@@ -517,8 +547,10 @@ class HttpClient:
                                         f"({_describe(exc)}); retried once on a fresh connection")
                     timer = _Timer()
                     _TIMER.set(timer)
+                    timer.start = time.monotonic()
                     resp = await self.fresh.request(method, url, headers=headers, data=body, ssl=tls,
-                                                    allow_redirects=False, trace_request_ctx=timer)
+                                                    allow_redirects=False)
+                timer.headers = time.monotonic()  # session.request returns once the response headers are in
         except ConnectFailed as exc:
             _finish(exchange, timer, t0)
             if timer.cert_requested and not isinstance(exc, TlsFailed | ClientCertRefused):
@@ -591,27 +623,57 @@ class StreamResponse:
         _finish(self.exchange, self._timer, self._t0)
 
 
-@asynccontextmanager
-async def _guard(deadline: Deadline, exchange: HttpExchange, what: str) -> AsyncIterator[None]:
-    """Bound an await by the deadline and turn transport errors into WireErrors that carry the exchange."""
-    try:
-        async with asyncio.timeout(deadline.remaining()):
-            yield
-    except TimeoutError:
-        raise DeadlineExceeded(f"{what}: not complete before the deadline", exchange) from None
-    except aiohttp.ClientConnectorCertificateError as exc:
-        raise TlsFailed(f"{what}: the TLS certificate did not verify: {exc.certificate_error}", exchange) from None
-    except aiohttp.ClientSSLError as exc:
+class _guard:  # a lower-case name: used as `async with _guard(...)`, like the function it replaced
+    """Bound an await by the deadline and turn transport errors into WireErrors that carry the exchange.
+
+    A class rather than a generator context manager (it runs at least twice a request); the text naming what
+    was awaited is only built when something failed: `what` alone, or `method url: what` when a URL is given
+    (redacted then, never on the way)."""
+
+    __slots__ = ("_deadline", "_exchange", "_method", "_timeout", "_url", "_what")
+
+    def __init__(self, deadline: Deadline, exchange: HttpExchange, what: str, method: str = "",
+                 url: str | None = None) -> None:
+        self._deadline = deadline
+        self._exchange = exchange
+        self._what = what
+        self._method = method
+        self._url = url
+
+    def _text(self) -> str:
+        return self._what if self._url is None else f"{self._method} {redact.url(self._url)}: {self._what}"
+
+    async def __aenter__(self) -> None:
+        self._timeout = asyncio.timeout(self._deadline.remaining())
+        await self._timeout.__aenter__()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: object) -> None:
+        try:
+            await self._timeout.__aexit__(exc_type, exc, tb)  # type: ignore[arg-type]
+        except TimeoutError:
+            raise DeadlineExceeded(f"{self._text()}: not complete before the deadline", self._exchange) from None
+        if exc is not None and (err := _translate(exc, self._text(), self._exchange)) is not None:
+            raise err from None
+
+
+def _translate(exc: BaseException, what: str, exchange: HttpExchange) -> WireError | None:
+    """The WireError for an exception out of aiohttp (None: not a transport error, let it pass)."""
+    if isinstance(exc, TimeoutError):
+        return DeadlineExceeded(f"{what}: not complete before the deadline", exchange)
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return TlsFailed(f"{what}: the TLS certificate did not verify: {exc.certificate_error}", exchange)
+    if isinstance(exc, aiohttp.ClientSSLError):
         cause = _describe_ssl(exc)
         if "certificate required" in cause or "bad certificate" in cause or "unknown ca" in cause:
-            raise ClientCertRefused(f"{what}: the server refused the TLS client certificate ({cause})",
-                                    exchange) from None
-        raise TlsFailed(f"{what}: TLS handshake failed: {cause}", exchange) from None
-    except aiohttp.ClientError as exc:
+            return ClientCertRefused(f"{what}: the server refused the TLS client certificate ({cause})", exchange)
+        return TlsFailed(f"{what}: TLS handshake failed: {cause}", exchange)
+    if isinstance(exc, aiohttp.ClientError):
         if isinstance(exc, aiohttp.ClientOSError) and _refused_client_cert(exc):
-            raise ClientCertRefused(f"{what}: the server refused the TLS client certificate ({_describe(exc)})",
-                                    exchange) from None
-        raise _wire_error(exc, what, exchange) from None
+            return ClientCertRefused(f"{what}: the server refused the TLS client certificate ({_describe(exc)})",
+                                     exchange)
+        return _wire_error(exc, what, exchange)
+    return None
 
 
 def _wire_error(exc: aiohttp.ClientError, what: str, exchange: HttpExchange) -> WireError:
@@ -676,14 +738,30 @@ async def read_bounded(resp: aiohttp.ClientResponse, max_bytes: int, exchange: H
     declared = resp.content_length
     if declared is not None and declared > max_bytes:
         raise BodyTooLarge(f"body of {declared} bytes exceeds the {max_bytes}-byte limit", exchange)
-    buf = bytearray()
+    content = resp.content
+    chunk = await content.read(65536)
+    if content.at_eof() and len(chunk) <= max_bytes:
+        return chunk  # the usual small body, in one piece
+    buf = bytearray(chunk)
     while True:
-        chunk = await resp.content.read(65536)
+        if len(buf) > max_bytes:
+            raise BodyTooLarge(f"body exceeds the {max_bytes}-byte limit", exchange)
+        chunk = await content.read(65536)
         if not chunk:
             return bytes(buf)
         buf += chunk
-        if len(buf) > max_bytes:
-            raise BodyTooLarge(f"body exceeds the {max_bytes}-byte limit", exchange)
+
+
+async def _read_buffered(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange, method: str,
+                         url: str) -> bytes:
+    """read_bounded of a body aiohttp already holds in full: no timer to arm (nothing can wait), the same
+    errors as under `_guard` (a framing error or a reset the parser saw is raised by the read)."""
+    try:
+        return await read_bounded(resp, max_bytes, exchange)
+    except Exception as exc:
+        if (err := _translate(exc, f"{method} {redact.url(url)}: body", exchange)) is None:
+            raise
+        raise err from None
 
 
 def _finish(exchange: HttpExchange, timer: _Timer, t0: float) -> None:

@@ -1,0 +1,167 @@
+"""Per-phase timings of one exchange (resolve, connect, processing, transfer), taken by the HTTP client's own
+connector and resolver, and the deadline and error naming of each part of the exchange."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+from aiohttp import web
+
+from probe.results import HttpExchange
+from probe.wire.http import (
+    BodyTooLarge,
+    ClientConfig,
+    ConnectionReset,
+    Deadline,
+    DeadlineExceeded,
+    HttpClient,
+)
+
+FRESH = ClientConfig(fresh=True)
+
+
+async def _card(_request: web.Request) -> web.Response:
+    await asyncio.sleep(0.02)  # a measurable time to the first byte
+    return web.json_response({"name": "x"})
+
+
+async def _slow_body(request: web.Request) -> web.StreamResponse:
+    resp = web.StreamResponse(headers={"Content-Type": "application/json", "Content-Length": "2"})
+    await resp.prepare(request)
+    await resp.write(b"{")
+    await asyncio.sleep(float(request.query.get("wait", "0.2")))
+    with contextlib.suppress(ConnectionError):  # the client may have given up
+        await resp.write(b"}")
+    return resp
+
+
+async def _chunked(request: web.Request) -> web.StreamResponse:
+    resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+    resp.enable_chunked_encoding()
+    await resp.prepare(request)
+    await resp.write(b"[" + b"1," * 50 + b"1]")
+    return resp
+
+
+async def _truncated(request: web.Request) -> web.StreamResponse:
+    resp = web.StreamResponse(headers={"Content-Type": "application/json", "Content-Length": "100"})
+    await resp.prepare(request)
+    await resp.write(b'{"a": 1')
+    assert request.transport is not None
+    request.transport.close()  # the server goes away before the promised 100 bytes
+    return resp
+
+
+async def _slow_headers(_request: web.Request) -> web.Response:
+    await asyncio.sleep(1)
+    return web.json_response({})
+
+
+@asynccontextmanager
+async def server() -> AsyncIterator[int]:
+    app = web.Application()
+    app.router.add_get("/card", _card)
+    app.router.add_get("/slow-body", _slow_body)
+    app.router.add_get("/chunked", _chunked)
+    app.router.add_get("/truncated", _truncated)
+    app.router.add_get("/slow-headers", _slow_headers)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    assert site._server is not None
+    port: int = site._server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+    try:
+        yield port
+    finally:
+        await runner.cleanup()
+
+
+def _consistent(ex: HttpExchange) -> None:
+    p = ex.phases
+    assert min(p.resolve, p.connect, p.tls, p.processing, p.transfer) >= 0
+    assert p.resolve + p.connect + p.tls + p.processing + p.transfer <= ex.duration_s + 1e-6
+
+
+async def test_a_fresh_connection_to_a_host_name_times_resolve_connect_and_processing() -> None:
+    async with server() as port, HttpClient() as client:
+        resp = await client.request("GET", f"http://localhost:{port}/card", deadline=Deadline.after(5), config=FRESH)
+        again = await client.request("GET", f"http://localhost:{port}/card", deadline=Deadline.after(5),
+                                     config=FRESH)
+    for r in (resp, again):  # fresh: DNS, TCP and the wait for the first byte, every time
+        p = r.exchange.phases
+        assert r.status == 200 and p.resolve > 0 and p.connect > 0 and p.processing >= 0.015 and p.tls == 0
+        _consistent(r.exchange)
+
+
+async def test_an_address_literal_has_no_resolve_phase_and_the_pool_hides_connect() -> None:
+    async with server() as port, HttpClient() as client:
+        url = f"http://127.0.0.1:{port}/card"
+        first = await client.request("GET", url, deadline=Deadline.after(5))
+        second = await client.request("GET", url, deadline=Deadline.after(5))
+        fresh = await client.request("GET", url, deadline=Deadline.after(5), config=FRESH)
+    assert first.exchange.phases.resolve == 0 and first.exchange.phases.connect > 0
+    # kept alive: the second request went out on the first one's connection, so only processing and transfer
+    assert second.exchange.phases.connect == 0 and second.exchange.phases.resolve == 0
+    assert second.exchange.phases.processing >= 0.015
+    assert fresh.exchange.phases.connect > 0  # a fresh connection is measured even with a warm pool
+    for r in (first, second, fresh):
+        _consistent(r.exchange)
+
+
+async def test_the_pool_resolves_a_host_name_once_and_charges_it_to_the_request_that_did() -> None:
+    async with server() as port, HttpClient() as client:
+        url = f"http://localhost:{port}/card"
+        first = await client.request("GET", url, deadline=Deadline.after(5))
+        second = await client.request("GET", url, deadline=Deadline.after(5))
+    assert first.exchange.phases.resolve > 0 and first.exchange.phases.connect > 0
+    assert second.exchange.phases.resolve == 0 and second.exchange.phases.connect == 0  # DNS cache, kept alive
+
+
+async def test_a_body_that_arrives_later_is_timed_as_transfer() -> None:
+    async with server() as port, HttpClient() as client:
+        resp = await client.request("GET", f"http://127.0.0.1:{port}/slow-body?wait=0.2", deadline=Deadline.after(5))
+    assert resp.body == b"{}" and resp.exchange.phases.transfer >= 0.15
+    _consistent(resp.exchange)
+
+
+async def test_the_deadline_bounds_the_body_and_names_it() -> None:
+    async with server() as port, HttpClient() as client:
+        with pytest.raises(DeadlineExceeded) as err:
+            await client.request("GET", f"http://127.0.0.1:{port}/slow-body?wait=2", deadline=Deadline.after(0.3))
+    # named by the request, its query values redacted
+    assert str(err.value).endswith("/slow-body?wait=<redacted>: body: not complete before the deadline")
+    assert str(err.value).startswith("GET http://127.0.0.1:")
+    ex = err.value.exchange
+    assert ex is not None and ex.status == 200 and 0.25 <= ex.duration_s < 1.5  # the exchange so far is kept
+
+
+async def test_the_deadline_bounds_the_response_headers_and_names_them() -> None:
+    async with server() as port, HttpClient() as client:
+        with pytest.raises(DeadlineExceeded) as err:
+            await client.request("GET", f"http://127.0.0.1:{port}/slow-headers?token=s3cret",
+                                 deadline=Deadline.after(0.2), config=FRESH)
+    text = str(err.value)
+    assert "response headers: not complete before the deadline" in text and "s3cret" not in text
+    ex = err.value.exchange
+    assert ex is not None and ex.status is None and ex.duration_s >= 0.15 and ex.phases.connect > 0
+
+
+async def test_a_body_over_the_limit_is_refused_without_a_declared_length() -> None:
+    async with server() as port, HttpClient() as client:
+        ok = await client.request("GET", f"http://127.0.0.1:{port}/chunked", deadline=Deadline.after(5))
+        with pytest.raises(BodyTooLarge):
+            await client.request("GET", f"http://127.0.0.1:{port}/chunked", deadline=Deadline.after(5),
+                                 max_bytes=10)
+    assert ok.body.startswith(b"[1,") and len(ok.body) == 103
+
+
+async def test_a_body_cut_short_is_a_connection_reset() -> None:
+    async with server() as port, HttpClient() as client:
+        with pytest.raises(ConnectionReset) as err:
+            await client.request("GET", f"http://127.0.0.1:{port}/truncated", deadline=Deadline.after(5))
+    assert ": body: the server closed the connection before the body was complete" in str(err.value)
