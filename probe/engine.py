@@ -24,7 +24,7 @@ import structlog
 from probe import redact
 from probe.checks import card as card_checks
 from probe.checks import catalogue, grading, urls
-from probe.checks.catalogue import Severity, make_check
+from probe.checks.catalogue import Severity, make_check, shared_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
@@ -123,7 +123,7 @@ async def _guarded(run: ProbeRun, work: Awaitable[Any]) -> None:
 def _finish(run: ProbeRun) -> ProbeRun:
     result = run.r
     if result.reason not in (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR):
-        result.checks.append(make_check("probe.completed", Status.PASS, "the probe ran to its end"))
+        result.checks.append(shared_check("probe.completed", Status.PASS, "the probe ran to its end"))
     grading.finish(result)
     result.duration_s = time.monotonic() - run.t0
     result.success = result.reason is None
@@ -233,7 +233,7 @@ class ProbeRun:
 
     def check(self, check_id: str, status: Status, message: str = "", *, step: StepName,
               recommendation: str | None = None) -> CheckResult:
-        c = make_check(check_id, status, message, step=step, recommendation=recommendation)
+        c = shared_check(check_id, status, message, step=step, recommendation=recommendation)  # never mutated
         self.r.checks.append(c)
         return c
 
@@ -1123,7 +1123,7 @@ def _equivalence(result: ProbeResult, noisy: frozenset[str] = frozenset(), why: 
     vary on one binding alone, `noisy`, is not compared: see _nondeterminism)."""
     entries = result.interfaces
     if len(entries) < 2:
-        result.checks.append(make_check("interop.bindings_agree", Status.SKIP, "the card advertises one interface"))
+        result.checks.append(shared_check("interop.bindings_agree", Status.SKIP, "the card advertises one interface"))
         return
     problems = []
     if len({e.success for e in entries}) > 1:

@@ -59,6 +59,7 @@ def register(value: str) -> None:
         _secrets[value] = _secrets.pop(value)
         return
     _text_cached.cache_clear()  # what was scrubbed before may hold this secret
+    _shared.clear()  # and so may every object shared as clean: its cache scrubs a new one on its next use
     _secrets[value] = _forms_of(value)
     while len(_secrets) > _MAX_SECRETS:
         del _secrets[next(iter(_secrets))]
@@ -174,12 +175,40 @@ def result(r: _R) -> _R:
     return r
 
 
+# Objects shared between results (interned check results, the card-validation cache's), scrubbed once when they
+# were shared under the secrets registered then: the walk skips them. Nobody mutates a shared object (copy-on-write:
+# `probe.results.copy_check`). `register` forgets them all, since what was clean may hold the new secret; the caches
+# that hand them out ask `is_shared` and share a newly scrubbed one instead. The objects are kept alive here, so an
+# id in the table is its object's own.
+_MAX_SHARED = 65_536
+_shared: dict[int, BaseModel] = {}
+
+
+def share(model: _R) -> _R:
+    """Scrub `model` (not yet in any result) and mark it clean for every result it will be part of."""
+    _scrub_model(model, set())
+    if len(_shared) >= _MAX_SHARED:  # bounded: the caches re-share what they still hand out
+        _shared.clear()
+    _shared[id(model)] = model
+    return model
+
+
+def is_shared(model: BaseModel) -> bool:
+    """`model` was scrubbed by `share` under the secrets registered now."""
+    return _shared.get(id(model)) is model
+
+
 def _scrub_model(model: BaseModel, seen: set[int]) -> None:
-    if id(model) in seen:  # the same object twice (an interface's steps are the result's): scrubbed once
+    key = id(model)
+    # the same object twice (an interface's steps are the result's): scrubbed once; a shared one: already clean
+    if key in seen or key in _shared:
         return
-    seen.add(id(model))
+    fields = _text_fields(type(model))
+    if not fields:  # numbers only (phases)
+        return
+    seen.add(key)
     values = model.__dict__
-    for name, plain in _text_fields(type(model)):
+    for name, plain in fields:
         value = values.get(name, _MISSING)
         if value is _MISSING:
             value = getattr(model, name)
@@ -224,14 +253,22 @@ def _scrub_value(value: Any, seen: set[int]) -> Any:
     if kind is str:
         clean = text(value)
         return value if clean == value else clean
+    if kind is list:  # most often a result's checks: shared ones are skipped without a call
+        for i, item in enumerate(value):
+            if id(item) in _shared:  # a live object's id is its own: `item` is the shared object
+                continue
+            clean = _scrub_value(item, seen)
+            if clean is not item:
+                value[i] = clean
+        return value
+    if isinstance(value, BaseModel):
+        _scrub_model(value, seen)
+        return value
     if isinstance(value, Enum):
         return value
     if isinstance(value, str):
         clean = text(value)
         return value if clean == value else clean
-    if isinstance(value, BaseModel):
-        _scrub_model(value, seen)
-        return value
     if isinstance(value, list):
         for i, item in enumerate(value):
             clean = _scrub_value(item, seen)

@@ -163,28 +163,6 @@ def new_check(id: str, category: Category, severity: Severity, status: Status, m
     return c
 
 
-_FIELDS_SETS: dict[frozenset[str], frozenset[str]] = {}  # a handful: shared by every packed check
-
-
-def pack_check(c: CheckResult) -> tuple[object, ...]:
-    """A check result as a compact tuple (its field values, in order, and which were set) for a long-lived cache:
-    about 200 bytes instead of about 600 as an object."""
-    given = frozenset(c.__pydantic_fields_set__)
-    return (*c.__dict__.values(), _FIELDS_SETS.setdefault(given, given))
-
-
-def unpack_check(packed: tuple[object, ...]) -> CheckResult:
-    """The check result `pack_check` packed, as a new object (what `copy_check` of the original gives)."""
-    c = CheckResult.__new__(CheckResult)
-    given = packed[-1]
-    assert isinstance(given, frozenset)
-    _set(c, "__dict__", dict(zip(_CHECK_TEMPLATE, packed[:-1], strict=True)))
-    _set(c, "__pydantic_fields_set__", set(given))
-    _set(c, "__pydantic_extra__", None)
-    _set(c, "__pydantic_private__", None)
-    return c
-
-
 def copy_check(c: CheckResult, **update: object) -> CheckResult:
     """What `c.model_copy(update=update)` builds (a shallow, unvalidated copy), without its generic work."""
     new = CheckResult.__new__(CheckResult)

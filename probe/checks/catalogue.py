@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from probe import redact
 from probe.results import Category, CheckResult, Severity, Status, StepName, new_check
 
 __all__ = ["ALL_CHECKS", "BY_ID", "CHECKS", "JSONRPC", "SUITE_CHECKS", "Category", "Check", "Rule", "Severity",
@@ -437,3 +438,25 @@ def make_check(check_id: str, status: Status, message: str = "", *, step: StepNa
     rec = "" if status is Status.PASS else (recommendation or spec.recommendation)
     # every field comes typed from the catalogue and our own enums: skip re-validation on the hot path
     return new_check(spec.id, spec.category, spec.severity, status, message or spec.title, rec, step, duration_ms)
+
+
+# The engine records the same check results probe after probe ("card.public: read without credentials", an agent's
+# "HTTP 200 from <its card URL>"): each is built and scrubbed once and shared by every result that records it.
+# Shared results are never mutated (grading, the verdict's carrier and interface tagging copy them); only equal
+# values share an object, so no result ever carries text another result did not record itself.
+MAX_SHARED_CHECKS = 16_384  # a fleet's per-agent messages churn a bounded table: it starts over when full
+_SHARED: dict[tuple[str, Status, str, StepName | None, str | None], CheckResult] = {}
+
+
+def shared_check(check_id: str, status: Status, message: str = "", *, step: StepName | None = None,
+                 recommendation: str | None = None) -> CheckResult:
+    """`make_check`, as one shared, already scrubbed object per distinct value (see probe.redact.share)."""
+    key = (check_id, status, message, step, recommendation)
+    c = _SHARED.get(key)
+    if c is not None and redact.is_shared(c):
+        return c
+    c = redact.share(make_check(check_id, status, message, step=step, recommendation=recommendation))
+    if len(_SHARED) >= MAX_SHARED_CHECKS:
+        _SHARED.clear()
+    _SHARED[key] = c
+    return c

@@ -148,12 +148,12 @@ def agree(result: ProbeResult) -> None:
     by_id = {c.id: c for c in failed}
     for cid in fitting:
         if cid in by_id:
-            by_id[cid].reason = reason
+            _carry(result, by_id[cid], reason)
             return
     if reason is Reason.CARD_INVALID:
         must = next((c for c in failed if c.category is Category.AGENT_CARD and c.severity is Severity.MUST), None)
         if must is not None:
-            must.reason = reason
+            _carry(result, must, reason)
             return
     cid = fitting[0] if fitting else "probe.completed"
     detail = (step.detail if step is not None else "") or result.problem or reason.value
@@ -161,6 +161,12 @@ def agree(result: ProbeResult) -> None:
     carrier.reason = reason
     # the carrier supersedes an earlier pass of the same check (HTTP 200 on send, then a failing poll)
     result.checks = [c for c in result.checks if c.id != cid] + [carrier]
+
+
+def _carry(result: ProbeResult, c: CheckResult, reason: Reason) -> None:
+    """`c` carries the reason: a copy in its place, since check results may be shared (probe.redact.share)."""
+    index = next(i for i, seen in enumerate(result.checks) if seen is c)
+    result.checks[index] = copy_check(c, reason=reason)
 
 
 # a basic run that failed for one of these never spoke A2A with the interface: every later check would fail

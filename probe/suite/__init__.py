@@ -15,7 +15,7 @@ from probe import redact
 from probe.checks import grading
 from probe.checks.catalogue import BY_ID
 from probe.engine import FULL_STEPS, ProbeRun, combine, each_interface, execute
-from probe.results import ProbeResult, Status, StepName, StepResult
+from probe.results import ProbeResult, Status, StepName, StepResult, copy_check
 from probe.suite import errors, interop, lifecycle, multiturn, negotiation, push, security, streaming, tasks
 from probe.suite.context import Skip, Suite, SuiteOptions
 from probe.target import Target
@@ -111,8 +111,9 @@ async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:
         _skip(s, ids, f"probe error in this check: {type(exc).__name__}: {exc}"[:200])
     elapsed = (time.monotonic() - t0) * 1000
     recorded = {c.id for c in s.result.checks[before:]}
-    for c in s.result.checks[before:]:
-        c.duration_ms = round(elapsed, 3)
+    checks = s.result.checks
+    for i in range(before, len(checks)):  # a copy: a check result may be shared (probe.redact.share)
+        checks[i] = copy_check(checks[i], duration_ms=round(elapsed, 3))
     _skip(s, tuple(i for i in ids if i not in recorded), "not reached")
 
 

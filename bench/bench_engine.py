@@ -1,0 +1,165 @@
+#!/usr/bin/env python
+"""The engine's CPU per probe: `probe.engine.run_interfaces` as the daemon calls it, against the loopback fleet.
+
+One fleet process (bench/fleet_agents.py, no server-side delay) and, per round, one child process per source
+tree (`--roots`, e.g. a `git archive` of main and this checkout) that probes every agent once to warm its caches
+(card validation, redaction), then times `--probes` probes on the CPU clock (`time.process_time`). The roots run
+interleaved, in rotating order, so drift on a shared machine hits each alike; the table gives each root's median
+round and the range. `--profile N` runs one more child per root under cProfile on the CPU clock and prints its
+top N functions by own time (and by total time), to see where it goes.
+
+    python bench/bench_engine.py --module ping --roots /tmp/main-src,.
+    python bench/bench_engine.py --module invoke --profile 25
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import io
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _start_fleet() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, str(HERE / "fleet_agents.py"), "--port", "0", "--delay", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line.startswith("listening "):
+        proc.kill()
+        raise SystemExit(f"the fleet did not start: {line!r}")
+    return proc, line.split(" ", 1)[1]
+
+
+async def _child(origin: str, agents: int, module: str, probes: int, concurrency: int,
+                 profile: bool) -> dict[str, object]:
+    from probe.engine import run_interfaces
+    from probe.results import StepName
+    from probe.target import Target
+    from probe.wire.http import HttpClient
+
+    step = {"ping": StepName.PING, "invoke": StepName.INVOKE, "stream": StepName.STREAM}[module]
+    fresh = module == "ping"  # what the daemon does: ping opens a fresh connection per probe to measure connect
+    targets = [Target(name=f"agent-{i}", url=f"{origin}/a/agent-{i}", message="hello", fresh_connection=fresh)
+               for i in range(agents)]
+    client = HttpClient()
+    counter = 0
+
+    async def batch(n: int) -> None:
+        nonlocal counter
+        queue = iter(range(counter, counter + n))
+        counter += n
+
+        async def worker() -> None:
+            for i in queue:
+                result = await run_interfaces(targets[i % agents], client, steps=(step,), agree=False)
+                if not result.success:
+                    raise SystemExit(f"probe failed: {result.reason} {result.steps}")
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    try:
+        await batch(agents)  # warm-up: every agent once (caches, imports, connections)
+        gc.collect()
+        prof = cProfile.Profile(time.process_time) if profile else None
+        c0 = time.process_time()
+        if prof is not None:
+            prof.enable()
+        await batch(probes)
+        if prof is not None:
+            prof.disable()
+        cpu = time.process_time() - c0
+    finally:
+        await client.close()
+    import probe
+
+    out: dict[str, object] = {"cpu_ms": 1e3 * cpu / probes, "probe": str(Path(probe.__file__).parent)}
+    if prof is not None:
+        for key in ("tottime", "cumulative"):
+            s = io.StringIO()
+            pstats.Stats(prof, stream=s).sort_stats(key).print_stats(int(os.environ.get("BENCH_TOP", "25")))
+            sys.stderr.write(s.getvalue())
+        for pattern in filter(None, os.environ.get("BENCH_CALLERS", "").split(",")):  # who calls what, to dig in
+            s = io.StringIO()
+            pstats.Stats(prof, stream=s).sort_stats("tottime").print_callers(pattern)
+            sys.stderr.write(s.getvalue())
+        for pattern in filter(None, os.environ.get("BENCH_CALLEES", "").split(",")):  # and what it calls
+            s = io.StringIO()
+            pstats.Stats(prof, stream=s).sort_stats("cumulative").print_callees(pattern)
+            sys.stderr.write(s.getvalue())
+    return out
+
+
+def _run_child(root: str, origin: str, args: argparse.Namespace, profile: bool = False) -> float:
+    env = {**os.environ, "PYTHONPATH": str(Path(root).resolve()), "BENCH_TOP": str(args.profile or 25)}
+    cmd = [sys.executable, str(HERE / "bench_engine.py"), "--child", origin, "--agents", str(args.agents),
+           "--module", args.module, "--probes", str(args.probes), "--concurrency", str(args.concurrency)]
+    if profile:
+        cmd.append("--child-profile")
+    out = subprocess.run(cmd, env=env, cwd=Path(root).resolve(), capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"child for {root} failed:\n{out.stderr[-3000:]}")
+    if profile:
+        sys.stdout.write(f"\n=== cProfile (CPU clock), {root}\n" + out.stderr)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if Path(got["probe"]) != (Path(root) / "probe").resolve():
+        raise SystemExit(f"the child for {root} imported {got['probe']}")
+    return float(got["cpu_ms"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--roots", default=".", help="comma-separated source trees to compare (each holds probe/)")
+    ap.add_argument("--module", choices=("ping", "invoke", "stream"), default="ping")
+    ap.add_argument("--agents", type=int, default=200)
+    ap.add_argument("--probes", type=int, default=2000, help="timed probes per round and root")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--profile", type=int, default=0, help="also print cProfile's top N per root")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--child-profile", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        got = asyncio.run(_child(args.child, args.agents, args.module, args.probes, args.concurrency,
+                                 args.child_profile))
+        print(json.dumps(got))
+        return 0
+    roots = [r.strip() for r in args.roots.split(",") if r.strip()]
+    fleet, origin = _start_fleet()
+    cpu: dict[str, list[float]] = {r: [] for r in roots}
+    try:
+        for n in range(args.rounds):
+            order = roots[n % len(roots):] + roots[:n % len(roots)]
+            for root in order:
+                cpu[root].append(_run_child(root, origin, args))
+        if args.profile:
+            for root in roots:
+                _run_child(root, origin, args, profile=True)
+    finally:
+        fleet.terminate()
+        fleet.wait(10)
+    print(f"\n{args.module}, {args.agents} agents, {args.probes} probes x {args.rounds} rounds, concurrency "
+          f"{args.concurrency}; CPU ms per probe (median round, min-max):")
+    for root in roots:
+        vals = cpu[root]
+        print(f"  {root}: {statistics.median(vals):.3f} ({min(vals):.3f}-{max(vals):.3f})")
+    if len(roots) > 1:
+        base = statistics.median(cpu[roots[0]])
+        for root in roots[1:]:
+            print(f"  {root} / {roots[0]}: {statistics.median(cpu[root]) / base:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Shared check results (probe.redact.share): built and scrubbed once, handed to every result that records the same
+value, never mutated, never carrying one agent's text into another's result, and scrubbed again after a new secret."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from probe import redact
+from probe.checks import card as card_checks
+from probe.checks import grading
+from probe.checks.catalogue import make_check, shared_check
+from probe.reasons import Reason
+from probe.results import Exchange, ProbeResult, Status, StepName
+from probe.wire import card as cardwire
+from probe.wire.card import Card
+from probe.wire.http import Response
+
+
+def _secret() -> str:
+    return f"{uuid.uuid4().hex}-tok"  # a value no other test registered (nor a prefix of one)
+
+
+def _card(url: str, rpc: str) -> Card:
+    doc: dict[str, Any] = {
+        "name": "agent", "description": "d", "version": "1", "capabilities": {}, "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"], "skills": [],
+        "supportedInterfaces": [{"url": rpc, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}
+    body = repr(doc).encode()  # the cache keys on the body's digest: a distinct body per distinct doc
+    response = Response(url=url, status=200, headers=CIMultiDictProxy(CIMultiDict()), body=body,
+                        exchange=Exchange(method="GET", url=url))
+    return cardwire.build(url=url, doc=doc, response=response)
+
+
+def test_equal_checks_are_one_scrubbed_object_and_the_walk_skips_it() -> None:
+    secret = _secret()
+    redact.register(secret)
+    a = shared_check("invoke.transport", Status.FAIL, f"the agent echoed {secret}", step=StepName.PING)
+    b = shared_check("invoke.transport", Status.FAIL, f"the agent echoed {secret}", step=StepName.PING)
+    assert a is b and redact.is_shared(a)
+    assert secret not in a.message and redact.REDACTED in a.message
+    other = shared_check("invoke.transport", Status.FAIL, "something else", step=StepName.PING)
+    assert other is not a and other.message == "something else"  # only equal values share an object
+
+
+def test_a_secret_registered_later_is_scrubbed_from_shared_checks_too() -> None:
+    secret = _secret()
+    old = shared_check("invoke.transport", Status.FAIL, f"echo {secret}", step=StepName.PING)
+    assert secret in old.message  # not a secret yet
+    redact.register(secret)
+    assert not redact.is_shared(old)  # what was clean may hold the new secret
+    new = shared_check("invoke.transport", Status.FAIL, f"echo {secret}", step=StepName.PING)
+    assert new is not old and secret not in new.message and redact.is_shared(new)
+    r = ProbeResult(agent="a", target_url="http://h/")
+    r.checks.append(old)  # a result built before the secret was registered
+    redact.result(r)
+    assert all(secret not in c.message for c in r.checks)
+
+
+def test_cached_card_checks_never_carry_another_agents_text() -> None:
+    a = card_checks.validate_cached(_card("http://a.example/.well-known/agent-card.json", "http://a.example/AAA/rpc"))
+    b = card_checks.validate_cached(_card("http://b.example/.well-known/agent-card.json", "http://b.example/BBB/rpc"))
+    https_a, https_b = (next(c for c in checks if c.id == "card.https") for checks in (a, b))
+    assert "AAA" in https_a.message and "BBB" in https_b.message
+    assert all("AAA" not in c.message for c in b) and all("BBB" not in c.message for c in a)
+    # the same card again: the same shared objects, scrubbed once
+    again = card_checks.validate_cached(_card("http://a.example/.well-known/agent-card.json", "http://a.example/AAA/rpc"))
+    assert all(x is y for x, y in zip(a, again, strict=True)) and all(redact.is_shared(c) for c in again)
+    # cards that differ only in their URL share the results that are equal (the interned objects)
+    c = card_checks.validate_cached(_card("http://c.example/.well-known/agent-card.json", "http://b.example/BBB/rpc"))
+    assert [x is y for x, y in zip(b, c, strict=True)] == [True] * len(b)
+
+
+def test_a_cached_card_check_is_scrubbed_after_its_secret_is_registered() -> None:
+    secret = _secret()
+    card = _card("http://s.example/.well-known/agent-card.json", f"http://s.example/{secret}/rpc")
+    before = card_checks.validate_cached(card)
+    assert any(secret in c.message for c in before)
+    redact.register(secret)
+    after = card_checks.validate_cached(card)
+    assert all(secret not in c.message for c in after)
+    r = ProbeResult(agent="s", target_url="http://s.example/")
+    r.checks += before  # a result that took the results before the secret was known
+    redact.result(r)
+    assert all(secret not in c.message for c in r.checks)
+
+
+def test_grading_and_the_verdicts_carrier_copy_a_shared_check() -> None:
+    shared = shared_check("card.required_fields", Status.FAIL, "name is missing", step=StepName.VALIDATE)
+    state = dict(shared.__dict__)
+    r = ProbeResult(agent="a", target_url="http://h/", protocol_version="0.3", reason=Reason.CARD_INVALID)
+    r.checks.append(shared)
+    grading.finish(r)
+    carrier = r.check("card.required_fields")
+    assert carrier is not None and carrier.reason is Reason.CARD_INVALID and carrier is not shared
+    assert shared.__dict__ == state  # the shared object is untouched
+
+
+def test_a_fresh_check_is_not_shared_and_is_scrubbed_by_the_walk() -> None:
+    secret = _secret()
+    redact.register(secret)
+    c = make_check("invoke.transport", Status.FAIL, f"echo {secret}", step=StepName.PING)
+    assert not redact.is_shared(c)
+    r = ProbeResult(agent="a", target_url="http://h/")
+    r.checks.append(c)
+    redact.result(r)
+    assert secret not in c.message
