@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 
 from prometheus_client import Metric
 from prometheus_client.registry import Collector
@@ -44,6 +45,11 @@ def _num(value: float) -> str:
     if 0 < value < 1_000_000 and value.is_integer():
         return f"{int(value)}.0"
     return floatToGoString(value)
+
+
+def value_text(value: float) -> str:
+    """A sample value as the exposition writes it (for `GaugeFamily.set_text`)."""
+    return _num(float(value))
 
 
 def _count(n: int) -> str:
@@ -125,6 +131,10 @@ class _Scalar(Family):
     __slots__ = ()
 
     def _write(self, key: Key, value: float) -> None:
+        self._write_text(key, _num(value))
+
+    def _write_text(self, key: Key, text: str) -> None:
+        """Write a value already formatted (`_num`): one formatting for several series of the same value."""
         line = self.lines.get(key)
         if line is None:
             key = self._key(key)
@@ -132,7 +142,7 @@ class _Scalar(Family):
             head = f"{self.sample_names()[0]}{{{labels}}} " if labels else f"{self.sample_names()[0]} "
         else:
             head = line[:line.rfind(" ") + 1]
-        self.lines[key] = f"{head}{_num(value)}\n"
+        self.lines[key] = f"{head}{text}\n"
 
     def touch(self, key: Key) -> None:
         """The series at 0 if it does not exist yet (prometheus_client's `labels()` without a write)."""
@@ -146,6 +156,17 @@ class GaugeFamily(_Scalar):
 
     def set(self, key: Key, value: float) -> None:
         self._write(key, float(value))
+
+    def set_text(self, key: Key, text: str) -> None:
+        """`set` with the value already formatted by `value_text`."""
+        self._write_text(key, text)
+
+    def flag(self, key: Key, on: bool) -> None:
+        """`set(key, 1 or 0)`, without a write when the series already holds that value (most probes change no
+        verdict, reason or info series)."""
+        line = self.lines.get(key)
+        if line is None or not line.endswith(" 1.0\n" if on else " 0.0\n"):
+            self._write_text(key, "1.0" if on else "0.0")
 
     def inc(self, key: Key, amount: float = 1.0) -> None:
         self._write(key, self.value(key) + amount)
@@ -210,13 +231,13 @@ class HistogramFamily(Family):
             head = self.heads[key] = self._labels(key, "le")
         before, after = head
         after = "," + after if after else ""
-        lines = []
-        cumulative = 0
-        for le, n in zip(self.le, counts, strict=True):
-            cumulative += n
-            lines.append(f'{name}_bucket{{{before}le="{le}"{after}}} {_count(cumulative)}\n')
+        cumulative = list(accumulate(counts))
+        n = cumulative[-1]
+        texts = [f"{c}.0" for c in cumulative] if n < 1_000_000 else [_count(c) for c in cumulative]
+        bucket = f"{name}_bucket{{{before}le=\""
+        lines = [f'{bucket}{le}"{after}}} {c}\n' for le, c in zip(self.le, texts, strict=True)]
         labels = f"{{{before[:-1]}{after}}}" if before else (f"{{{after[1:]}}}" if after else "")
-        lines.append(f"{name}_count{labels} {_count(cumulative)}\n{name}_sum{labels} {floatToGoString(total)}\n")
+        lines.append(f"{name}_count{labels} {texts[-1]}\n{name}_sum{labels} {floatToGoString(total)}\n")
         self.lines[key] = "".join(lines)
 
     def remove(self, *values: str) -> None:

@@ -334,8 +334,8 @@ class Metrics:
     def observe(self, module: str, r: ProbeResult) -> None:
         a = r.agent
         job = (a, module)
-        now = time.time()
-        self.agent_gauge("last_run_timestamp_seconds").set((a, module), now)
+        now = exposition.value_text(time.time())  # formatted once: last run and last success share it
+        self.agent_gauge("last_run_timestamp_seconds").set_text((a, module), now)
         before = self._bindings.get(job, ())
         outs = outcomes(r, before)
         names = tuple(o.binding for o in outs)
@@ -356,13 +356,14 @@ class Metrics:
             self.observe_push(a, module, r.push)
         self._observe_tls(r)
 
-    def _observe_binding(self, a: str, module: str, o: Outcome, now: float, detailed: bool) -> None:
+    def _observe_binding(self, a: str, module: str, o: Outcome, now: str, detailed: bool) -> None:
         b = o.binding
-        self.agent_gauge("success").set((a, module, b), 1 if o.success else 0)
-        self.agent_histogram("duration_seconds").observe((a, module, b), o.duration_s)
-        self.agent_counter("runs").inc((a, module, b))
+        key = (a, module, b)
+        self.agent_gauge("success").flag(key, o.success)
+        self.agent_histogram("duration_seconds").observe(key, o.duration_s)
+        self.agent_counter("runs").inc(key)
         if o.success:
-            self.agent_gauge("last_success_timestamp_seconds").set((a, module, b), now)
+            self.agent_gauge("last_success_timestamp_seconds").set_text(key, now)
         else:
             self.agent_counter("failures").inc((a, module, b, (o.reason or Reason.PROBE_ERROR).value))
         self._set_reason(a, module, b, o.reason.value if o.reason else NO_REASON)
@@ -370,7 +371,7 @@ class Metrics:
             step_ok = self.agent_gauge("step_success")
             for step in o.steps:
                 if step.status is not Status.SKIP and step.name in LEAN_STEPS:
-                    step_ok.set((a, module, b, step.name.value), 1 if step.status is Status.PASS else 0)
+                    step_ok.flag((a, module, b, step.name.value), step.status is Status.PASS)
             return
         self._observe_detail(a, module, o)
 
@@ -440,7 +441,7 @@ class Metrics:
     def _observe_tls(self, r: ProbeResult) -> None:
         """Per agent and binding; a run that made no TLS connection leaves the last values standing."""
         a = r.agent
-        self.agent_gauge("tls_verification_disabled").set((a,), 1 if r.tls_insecure else 0)
+        self.agent_gauge("tls_verification_disabled").flag((a,), r.tls_insecure)
         for channel, info in r.tls.items():
             name = BindingName.of(channel)
             binding = name.value if name is not None else CARD if channel == CARD else "other"
@@ -456,7 +457,7 @@ class Metrics:
         prev = self._reason.get(key)
         if prev is not None and prev != reason:
             g.remove(agent, module, binding, prev)
-        g.set((agent, module, binding, reason), 1)
+        g.flag((agent, module, binding, reason), True)
         self._reason[key] = reason
 
     def _replace_info(self, name: str, seen: dict[str, tuple[str, ...]], key: str, values: tuple[str, ...],
@@ -468,7 +469,7 @@ class Metrics:
         prev = seen.get(key)
         if prev is not None and prev != values:
             g.remove(agent, *prev)
-        g.set((agent, *values), 1)
+        g.flag((agent, *values), True)
         seen[key] = values
 
 

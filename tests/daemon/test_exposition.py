@@ -52,6 +52,8 @@ class Shadow:
 
         wrap(exposition.GaugeFamily, "set", lambda m, key, v: m.labels(*key).set(v))
         wrap(exposition.GaugeFamily, "inc", lambda m, key, a=1.0: m.labels(*key).inc(a))
+        wrap(exposition.GaugeFamily, "flag", lambda m, key, on: m.labels(*key).set(1 if on else 0))
+        wrap(exposition.GaugeFamily, "set_text", lambda m, key, text: m.labels(*key).set(exposition._parse(text)))
         wrap(exposition.CounterFamily, "inc", lambda m, key, a=1.0: m.labels(*key).inc(a))
         wrap(exposition.HistogramFamily, "observe", lambda m, key, v: m.labels(*key).observe(v))
         for cls in (exposition.GaugeFamily, exposition.CounterFamily, exposition.HistogramFamily):
