@@ -11,7 +11,8 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 
-from probe.results import HttpExchange
+from probe.results import HttpExchange, HttpPhases
+from probe.wire import http
 from probe.wire.http import (
     BodyTooLarge,
     ClientConfig,
@@ -19,6 +20,7 @@ from probe.wire.http import (
     Deadline,
     DeadlineExceeded,
     HttpClient,
+    InvalidTarget,
 )
 
 FRESH = ClientConfig(fresh=True)
@@ -165,3 +167,25 @@ async def test_a_body_cut_short_is_a_connection_reset() -> None:
         with pytest.raises(ConnectionReset) as err:
             await client.request("GET", f"http://127.0.0.1:{port}/truncated", deadline=Deadline.after(5))
     assert ": body: the server closed the connection before the body was complete" in str(err.value)
+
+
+def test_filling_an_exchange_is_what_pydantic_assignment_does() -> None:
+    assert not HttpExchange.model_config.get("validate_assignment")  # _fill relies on it: nothing to validate
+    phases = HttpPhases(connect=0.1, processing=0.2)
+    by_fill = HttpExchange(method="GET", url="http://a/")
+    http._fill(by_fill, status=200, content_type="application/json", phases=phases, duration_s=0.5)
+    by_setattr = HttpExchange(method="GET", url="http://a/")
+    by_setattr.status, by_setattr.content_type, by_setattr.phases, by_setattr.duration_s = (
+        200, "application/json", phases, 0.5)
+    assert by_fill == by_setattr and by_fill.model_fields_set == by_setattr.model_fields_set
+    assert by_fill.model_dump_json() == by_setattr.model_dump_json()
+
+
+async def test_a_url_refused_once_is_refused_every_time_and_an_accepted_one_is_remembered() -> None:
+    async with server() as port, HttpClient() as client:
+        good = f"http://127.0.0.1:{port}/card"
+        for _ in range(2):
+            assert (await client.request("GET", good, deadline=Deadline.after(5))).status == 200
+            with pytest.raises(InvalidTarget, match="port"):
+                await client.request("GET", f"http://127.0.0.1:{port}0000/card", deadline=Deadline.after(5))
+    assert good in http._CHECKED and f"http://127.0.0.1:{port}0000/card" not in http._CHECKED
