@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from array import array
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import zstandard
 
+from probe import redact
 from probe.reasons import Reason
-from probe.results import ProbeResult
+from probe.results import CheckResult, ProbeResult
 
 Key = tuple[str, str]  # (agent, module)
 _REASONS = tuple(Reason)
@@ -36,14 +37,52 @@ class Run(NamedTuple):
     duration_s: float
 
 
-_ONE_INTERFACE = {"interfaces": {0: {"steps"}}}
+_NO_CHECKS: dict[str, Any] = {"checks": True}
+_NO_CHECKS_ONE_INTERFACE: dict[str, Any] = {"checks": True, "interfaces": {0: {"steps"}}}
 _COMPRESSOR = zstandard.ZstdCompressor(level=1)
+_CHECK_JSON = CheckResult.__pydantic_serializer__.to_json
+
+# The checks are most of a result's JSON (30 of a ping's 9.4 KB are checks: 8.6 KB), and most check objects are
+# shared: the engine builds each distinct check once, never mutates it, and hands it to every result that records
+# it (probe.redact.share). Their JSON is written once too: by object, holding the object so its id stays its own;
+# bounded, starting over when full, and whenever a secret is registered (the engine then scrubs its shared checks
+# again, in place: a text kept from before could hold the new secret).
+_MAX_FRAGMENTS = 65_536
+_fragments: dict[int, tuple[CheckResult, bytes]] = {}
+_fragments_secrets: list[tuple[str, ...]] = [()]  # the secrets registered when `_fragments` was filled
+
+
+def _check_json(c: CheckResult) -> bytes:
+    kept = _fragments.get(id(c))
+    if kept is not None and kept[0] is c:
+        return kept[1]
+    text = _CHECK_JSON(c)
+    if redact.is_shared(c):  # never mutated while shared: its text stays true
+        if len(_fragments) >= _MAX_FRAGMENTS:
+            _fragments.clear()
+        _fragments[id(c)] = (c, text)
+    return text
+
+
+def _checks_json(checks: list[CheckResult]) -> bytes:
+    secrets = redact.registered()
+    if secrets != _fragments_secrets[0]:
+        _fragments.clear()
+        _fragments_secrets[0] = secrets
+    return b",".join([_check_json(c) for c in checks])
+
+
+def dump(result: ProbeResult) -> bytes:
+    """The result's JSON, with the checks' text written once per shared check object (see `_fragments`).
+
+    One interface (most agents): its entry's steps are the result's own, stored once (half the JSON to write)."""
+    exclude = _NO_CHECKS_ONE_INTERFACE if len(result.interfaces) == 1 else _NO_CHECKS
+    rest = result.__pydantic_serializer__.to_json(result, exclude=exclude)
+    return b"".join((rest[:-1], b',"checks":[', _checks_json(result.checks), b"]}"))
 
 
 def pack(result: ProbeResult) -> bytes:
-    # one interface (most agents): its entry's steps are the result's own, stored once (half the JSON to write)
-    exclude = _ONE_INTERFACE if len(result.interfaces) == 1 else None
-    return _COMPRESSOR.compress(result.model_dump_json(exclude=exclude).encode())
+    return _COMPRESSOR.compress(dump(result))
 
 
 def unpack(blob: bytes) -> ProbeResult:

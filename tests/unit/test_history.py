@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
+from probe import redact
 from probe.history import History, pack, unpack
 from probe.reasons import Reason
 from probe.results import (
@@ -68,3 +70,32 @@ def test_history_keeps_the_latest_the_last_failure_and_the_ring() -> None:
         (r.success, r.reason, r.started_at, r.duration_s) for r in runs[-3:]]
     assert h.last_success("a", "ping") == runs[5].started_at
     assert h.interface_url("a", "ping") == "https://a.example/rpc"
+
+
+def test_the_result_json_written_with_kept_check_texts_is_pydantics() -> None:
+    from probe import history
+
+    for r in (_rich(2, True), _rich(3, False)):
+        for c in r.checks[:3]:
+            redact.share(c)  # as the engine hands out its shared checks
+        two = r.model_copy(update={"interfaces": [*r.interfaces, r.interfaces[0].model_copy(
+            update={"binding": "grpc", "steps": r.steps[:1]})]})
+        for x in (r, two, r):  # the second pass of `r` takes the kept texts
+            exclude = {"interfaces": {0: {"steps"}}} if len(x.interfaces) == 1 else None
+            assert json.loads(history.dump(x)) == json.loads(x.model_dump_json(exclude=exclude))
+            assert unpack(pack(x)) == x
+
+
+def test_a_secret_registered_later_never_reaches_the_history_through_a_kept_check_text() -> None:
+    secret = "hx-secret-registered-later-42"
+    c = redact.share(CheckResult(id="card.x", category=Category.AGENT_CARD, severity=Severity.MUST,
+                                 status=Status.PASS, message=f"the card says {secret}"))
+    r = ProbeResult(agent="a", target_url="http://x/", checks=[c])
+    assert secret in unpack(pack(r)).checks[0].message  # not a secret yet: kept as the agent said it
+    redact.register(secret)
+    redact.result(r)  # the engine scrubs what it hands out again (in place: no longer shared)
+    h = History(2)
+    h.add("ping", r)
+    latest = h.latest("a", "ping")
+    assert latest is not None and secret not in latest[1].model_dump_json()
+    assert redact.REDACTED in latest[1].checks[0].message
