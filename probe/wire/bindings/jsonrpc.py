@@ -69,6 +69,9 @@ class JsonRpcBinding:
         self._headers = {"Content-Type": "application/json", **headers}
         if dialect.header_version:
             self._headers["A2A-Version"] = dialect.header_version
+        # every unary call's headers, merged once; a call's own headers are merged over them (the same result
+        # as merging both at once, a None still removing one)
+        self._unary_headers = merge_headers(self._headers, {"Accept": "application/json"})
 
     @classmethod
     def build(cls, ctx: Context) -> JsonRpcBinding:
@@ -89,7 +92,7 @@ class JsonRpcBinding:
     async def post(self, body: bytes, rid: str, method: str, *, deadline: Deadline,
                    headers: Headers | None = None) -> Answer:
         """POST bytes as given: the raw hatch for JSON-RPC-only checks, and the path of every unary call."""
-        hdrs = merge_headers(self._headers, {"Accept": "application/json", **(headers or {})})
+        hdrs = merge_headers(self._unary_headers, headers) if headers else self._unary_headers
         resp = await self.client.request("POST", self.url, deadline=deadline, body=body, headers=hdrs,
                                          max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False, config=self.config)
         answer = read_answer(method, rid, resp.exchange, resp.status, resp.content_type, resp.body)
