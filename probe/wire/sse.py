@@ -8,12 +8,8 @@ name, the raw data and the arrival time of each event.
 
 from __future__ import annotations
 
-import re
 import time
-from dataclasses import dataclass
-
-_EOL = re.compile(rb"\r\n|\r|\n")
-_EOL_NAMES = {b"\r\n": "CRLF", b"\r": "CR", b"\n": "LF"}
+from typing import NamedTuple
 
 
 class SSEError(ValueError):
@@ -24,17 +20,21 @@ class StreamLimit(SSEError):
     """A bound on the probe's work was hit (event size, stream bytes): the probe stopped reading."""
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
+class SSEEvent(NamedTuple):
+    """One dispatched event (immutable; a tuple, the cheapest object to make once per event)."""
+
     data: str
     event: str = "message"
     id: str | None = None
     received_at: float = 0.0
 
 
+_ENDING = {b"\n": "LF", b"\r": "CR"}
+
+
 class SSEParser:
     def __init__(self, max_event_bytes: int = 1 << 20) -> None:
-        self._buf = bytearray()
+        self._buf = bytearray()  # an unterminated line, waiting for its end
         self._pending_cr = False  # the last chunk ended in CR: a following LF belongs to it
         self._data: list[str] = []
         self._event = ""
@@ -52,19 +52,34 @@ class SSEParser:
                 chunk = chunk[1:]
                 self.line_endings.discard("CR")
                 self.line_endings.add("CRLF")
-        self._buf += chunk
+        if self._buf:
+            self._buf += chunk
+            data = bytes(self._buf)
+        else:
+            data = chunk
+        # bytes.splitlines breaks at exactly the event-stream line ends (LF, CRLF, CR), in C
+        lines = data.splitlines(keepends=True)
+        rest = lines.pop() if lines and lines[-1][-1:] not in (b"\n", b"\r") else b""  # no line end yet
         events: list[SSEEvent] = []
-        start = 0
-        for m in _EOL.finditer(self._buf):
-            ending = m.group()
-            if ending == b"\r" and m.end() == len(self._buf):
-                self._pending_cr = True
-            self.line_endings.add(_EOL_NAMES[ending])
-            ev = self._line(bytes(self._buf[start:m.start()]))
-            if ev is not None:
-                events.append(ev)
-            start = m.end()
-        del self._buf[:start]
+        endings = self.line_endings
+        try:
+            for line in lines:
+                end = line[-1:]
+                if end == b"\n" and line[-2:-1] == b"\r":
+                    endings.add("CRLF")
+                    raw = line[:-2]
+                else:
+                    endings.add(_ENDING[end])
+                    raw = line[:-1]
+                ev = self._line(raw)
+                if ev is not None:
+                    events.append(ev)
+        except SSEError:
+            self._buf[:] = data  # as it was: nothing of this chunk consumed
+            raise
+        self._buf[:] = rest
+        if not rest and lines and lines[-1][-1:] == b"\r":
+            self._pending_cr = True  # the chunk ended in CR: the next may start with its LF
         if len(self._buf) + self._size > self._max:
             raise StreamLimit(f"an SSE event (or line) exceeds {self._max} bytes")
         return events
@@ -76,11 +91,11 @@ class SSEParser:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise SSEError("an SSE line is not UTF-8") from None
-        if line.startswith(":"):
+        if line[0] == ":":
             self.comments += 1
             return None
         name, sep, value = line.partition(":")
-        if sep and value.startswith(" "):
+        if sep and value[:1] == " ":
             value = value[1:]
         if name == "data":
             self._data.append(value)
@@ -95,11 +110,14 @@ class SSEParser:
         return None
 
     def _dispatch(self) -> SSEEvent | None:
-        data, event = self._data, self._event
-        self._data, self._event, self._size = [], "", 0
+        data = self._data
         if not data:
+            self._event, self._size = "", 0
             return None
-        return SSEEvent(data="\n".join(data), event=event or "message", id=self._id, received_at=time.monotonic())
+        event = self._event
+        self._data, self._event, self._size = [], "", 0
+        return SSEEvent(data[0] if len(data) == 1 else "\n".join(data), event or "message", self._id,
+                        time.monotonic())
 
     @property
     def has_partial_event(self) -> bool:

@@ -27,6 +27,11 @@ def _no_constants(name: str) -> Any:
     raise StrictJSONError(f"{name} is not valid JSON (only finite numbers are allowed)")
 
 
+# What json.loads(text, object_pairs_hook=..., parse_constant=...) builds on every call (a decoder and its C
+# scanner), built once: a third of the cost of decoding an SSE event. The scanner keeps no state between calls.
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+
+
 def loads(data: bytes | str) -> Any:
     """Parse strict JSON or raise StrictJSONError with a human-readable reason."""
     try:
@@ -34,7 +39,9 @@ def loads(data: bytes | str) -> Any:
     except UnicodeDecodeError as exc:
         raise StrictJSONError(f"body is not UTF-8: {exc.reason} at byte {exc.start}") from None
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        if text.startswith("\ufeff"):  # what json.loads refuses before decoding
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return _DECODER.decode(text)
     except StrictJSONError:
         raise
     except json.JSONDecodeError as exc:

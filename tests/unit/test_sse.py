@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import random
+import re
+from typing import Any
+
 import pytest
 
 from probe.wire.sse import SSEError, SSEParser
@@ -86,3 +90,97 @@ def test_stream_judge_memory_is_bounded_for_endless_artifacts() -> None:
         judge.on_event("message", env, None)
     assert sum(len(t) for t in judge.texts) <= 64 * 1024
     assert len(judge.artifacts) <= 10_000
+
+
+# ---- the parser against a plain reference: the previous, regex-driven implementation, kept here verbatim in
+# behaviour (one regex over the buffer, one line at a time), on random streams cut at random places
+
+_REF_EOL = re.compile(rb"\r\n|\r|\n")
+
+
+class _Reference:
+    def __init__(self, max_event_bytes: int = 1 << 20) -> None:
+        self.buf, self.pending_cr, self.data, self.event = bytearray(), False, [], ""
+        self.id: str | None = None
+        self.size, self.max, self.comments, self.line_endings = 0, max_event_bytes, 0, set()
+
+    def feed(self, chunk: bytes) -> list[tuple[str, str, str | None]]:
+        if self.pending_cr:
+            self.pending_cr = False
+            if chunk.startswith(b"\n"):
+                chunk = chunk[1:]
+                self.line_endings.discard("CR")
+                self.line_endings.add("CRLF")
+        self.buf += chunk
+        out, start = [], 0
+        for m in _REF_EOL.finditer(self.buf):
+            if m.group() == b"\r" and m.end() == len(self.buf):
+                self.pending_cr = True
+            self.line_endings.add({b"\r\n": "CRLF", b"\r": "CR", b"\n": "LF"}[m.group()])
+            ev = self.line(bytes(self.buf[start:m.start()]))
+            if ev is not None:
+                out.append(ev)
+            start = m.end()
+        del self.buf[:start]
+        if len(self.buf) + self.size > self.max:
+            raise SSEError("limit")
+        return out
+
+    def line(self, raw: bytes) -> tuple[str, str, str | None] | None:
+        if not raw:
+            data, event = self.data, self.event
+            self.data, self.event, self.size = [], "", 0
+            return ("\n".join(data), event or "message", self.id) if data else None
+        line = raw.decode("utf-8")  # raises UnicodeDecodeError: a ValueError, as SSEError is
+        if line.startswith(":"):
+            self.comments += 1
+            return None
+        name, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self.data.append(value)
+            self.size += len(raw)
+            if self.size > self.max:
+                raise SSEError("limit")
+        elif name == "event":
+            self.event = value
+        elif name == "id" and "\0" not in value:
+            self.id = value
+        return None
+
+
+_PIECES = [b"data: {\"a\": 1}", b"data:x", b"data:", b"data", b"event: error", b"event:", b"id: 7", b"id: a\0b",
+           b"retry: 10", b": ping", b":", b"", b"", b"other: v", b"data:  two spaces", "data: ünï ✓".encode(),
+           b"data: \xff bad", b"x" * 40, b"data: \x0b\x0c\x1c\x85 not line ends"]
+_ENDS = [b"\n", b"\r\n", b"\r"]
+
+
+def _run(parser: Any, stream: bytes, cuts: list[int]) -> tuple[Any, ...]:
+    events: list[tuple[str, str, str | None]] = []
+    error = None
+    try:
+        prev = 0
+        for cut in [*cuts, len(stream)]:
+            got = parser.feed(stream[prev:cut])
+            events += [(e.event, e.data, e.id) if isinstance(parser, SSEParser) else e for e in got]
+            prev = cut
+    except ValueError as exc:  # SSEError or the reference's UnicodeDecodeError
+        error = exc
+    pending = bool(parser._data) or bool(parser._buf.strip()) if isinstance(parser, SSEParser) else \
+        bool(parser.data) or bool(parser.buf.strip())
+    return events, parser.comments, parser.line_endings, error is not None, pending
+
+
+def test_the_parser_matches_the_reference_on_random_streams() -> None:
+    rng = random.Random(6)
+    for _ in range(3000):
+        stream = b"".join(rng.choice(_PIECES) + rng.choice(_ENDS) for _ in range(rng.randint(0, 12)))
+        if rng.random() < 0.3:
+            stream += rng.choice(_PIECES)  # an unterminated tail
+        cuts = sorted(rng.sample(range(len(stream) + 1), min(len(stream) + 1, rng.randint(0, 6))))
+        limit = rng.choice([1 << 20, 20, 60])
+        ours = _run(SSEParser(max_event_bytes=limit), stream, cuts)
+        ref = _run(_Reference(max_event_bytes=limit), stream, cuts)
+        ref_events = [(event, data, id_) for data, event, id_ in ref[0]]
+        assert (ours[0], *ours[1:]) == (ref_events, *ref[1:]), (stream, cuts, limit)

@@ -17,7 +17,9 @@ def test_plain_json_parses() -> None:
     (b'{"x": ', "invalid JSON"),
     (b"\xff\xfe{}", "not UTF-8"),
     (b"[" * 100000 + b"]" * 100000, "invalid JSON"),
+    ("\ufeff{}", "invalid JSON: Unexpected UTF-8 BOM"),
+    (b"\xef\xbb\xbf{}", "invalid JSON: Unexpected UTF-8 BOM"),
 ])
-def test_strict_errors_name_the_problem(raw: bytes, fragment: str) -> None:
+def test_strict_errors_name_the_problem(raw: bytes | str, fragment: str) -> None:
     with pytest.raises(StrictJSONError, match=fragment.replace("(", r"\(")):
         loads(raw)
