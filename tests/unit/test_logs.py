@@ -147,12 +147,15 @@ def test_redaction_processor_matches_redact_deep_on_every_kind_of_value() -> Non
         "s": f"Bearer {SECRET}", "enum": Reason.INVOKE_AUTH,
         "nested": {"token": "t", "ok": [SECRET, 2, ("a", SECRET)]},
         "tuple": (SECRET,), "obj": Obj(), "url": "https://user:pw@host/x",
+        "steps": {"discover": 0.1, "ping": "pass", "api_key": 5, "secret": "x", Reason.INVOKE_AUTH: SECRET, "n": None,
+                  "d": {"token": "y"}, "l": [SECRET], "e": Status.PASS, 7: SECRET},
     }
     ours = logs.redact_processor(None, "info", dict(event))
     assert ours == _stock_redact(None, "info", dict(event))
     assert ours["api_key"] == ours["x-auth-token"] == redact.REDACTED
     assert SECRET not in ours["s"] and SECRET not in str(ours["nested"]) and SECRET not in str(ours["tuple"])
     assert ours["nested"]["token"] == redact.REDACTED and ours["obj"] is event["obj"]  # not a text: left as is
+    assert ours["steps"]["secret"] == redact.REDACTED and ours["steps"]["api_key"] == 5 and SECRET not in str(ours)
 
 
 def test_json_encoder_built_once_writes_what_json_dumps_writes() -> None:
