@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from probe.checks.catalogue import make_check
+from probe.checks.catalogue import make_check, shared_check
 from probe.reasons import Reason
 from probe.results import CheckResult, Status, StepName
 from probe.wire import schema
@@ -255,7 +255,9 @@ class StreamJudge:
             if cid == "stream.schema" and self.version is None:
                 continue  # not validated (offline transcripts judge shapes only)
             msgs = self.problems[cid]
-            out.append(make_check(cid, Status.FAIL if msgs else Status.PASS, "; ".join(msgs), step=s))
+            # a pass is one shared, already scrubbed object (catalogue.shared_check); a failure names this stream
+            out.append(make_check(cid, Status.FAIL, "; ".join(msgs), step=s) if msgs
+                       else shared_check(cid, Status.PASS, step=s))
         return out
 
     def failure(self) -> tuple[Reason, str] | None:

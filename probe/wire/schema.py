@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from google.api import field_behavior_pb2
@@ -300,8 +300,13 @@ _FALSE: Any = object()
 _OBJ: Any = object()
 _ARR: Any = object()
 _FLOAT: Any = object()
-_MAX_PASSED = 2048  # skeletons remembered (insertion-ordered, the oldest dropped)
-_MAX_NODES = 2000  # leaves and containers per skeleton: a bigger payload is judged in full, never cached
+# bounded memory: at most _MAX_PASSED skeletons (insertion-ordered, the oldest dropped), each of at most
+# _MAX_NODES units (a member of an object or array, or _FREE_CHARS characters of a string kept verbatim): about
+# 32 KiB of kept text and 16 KiB of tuples at worst, so a few tens of MiB for the whole cache. A bigger payload
+# is judged in full every time.
+_MAX_PASSED = 1024
+_MAX_NODES = 2000
+_FREE_CHARS = 16
 _K_STRING, _K_STAMP, _K_MESSAGE, _K_EXACT = range(4)
 _PASSED: dict[tuple[str, Any], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 # protobuf refuses a string with an unpaired surrogate (json_format's own pattern) and, when upb encodes it, one
@@ -346,6 +351,7 @@ def skeleton(desc: Descriptor, payload: Any) -> Any:
 
 
 def _skel_message(desc: Descriptor, value: Any, budget: list[int]) -> Any:
+    """A message's skeleton; `budget` counts down the units (see _MAX_NODES) on the way."""
     if value.__class__ is not dict:
         return _exact(value, budget)
     plan = _plan(desc)
@@ -354,19 +360,21 @@ def _skel_message(desc: Descriptor, value: Any, budget: list[int]) -> Any:
         raise _Uncacheable
     out: list[Any] = [_OBJ]
     for key, item in value.items():
-        out.append(key)
         how = plan.get(key)
-        if how is None:
-            out.append(_exact(item, budget))
+        if how is None:  # an unknown field: its name and value kept verbatim
+            out += (_exact(key, budget), _exact(item, budget))
             continue
         kind, sub, repeated = how
-        if repeated and item.__class__ is list:
-            budget[0] -= len(item)
-            out.append((_ARR, *[_skel_single(kind, sub, v, budget) for v in item]))
-        elif repeated:
-            out.append(_exact(item, budget))
+        if repeated:
+            if item.__class__ is list:
+                budget[0] -= len(item)
+                out += (key, (_ARR, *[_skel_single(kind, sub, v, budget) for v in item]))
+            else:
+                out += (key, _exact(item, budget))
+        elif kind == _K_STRING and item.__class__ is str and (item.isascii() or _SURROGATE.search(item) is None):
+            out += (key, _ERASED)  # the common case, without a call
         else:
-            out.append(_skel_single(kind, sub, item, budget))
+            out += (key, _skel_single(kind, sub, item, budget))
     return tuple(out)
 
 
@@ -393,21 +401,31 @@ def _stamp_passes(value: str) -> bool:
 
 def _exact(value: Any, budget: list[int]) -> Any:
     """A JSON value as a hashable key that tells apart everything JSON tells apart (types included)."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise _Uncacheable
     kind = value.__class__
-    if kind is str or kind is int or value is None:
+    if kind is str:
+        if len(value) > _FREE_CHARS:  # a long text kept verbatim costs its length: memory stays bounded
+            _charge(budget, len(value) // _FREE_CHARS)
+        return value
+    if kind is int or value is None:
         return value
     if kind is bool:
         return _TRUE if value else _FALSE
     if kind is float:
         return (_FLOAT, value.hex())
-    if kind is dict:
-        return (_OBJ, *[part for k, v in value.items() for part in (k, _exact(v, budget))])
-    if kind is list:
+    if kind is dict or kind is list:
+        budget[0] -= len(value) + 1
+        if budget[0] < 0:
+            raise _Uncacheable
+        if kind is dict:
+            return (_OBJ, *[part for k, v in value.items() for part in (_exact(k, budget), _exact(v, budget))])
         return (_ARR, *[_exact(v, budget) for v in value])
     raise _Uncacheable
+
+
+def _charge(budget: list[int], units: int) -> None:
+    budget[0] -= units
+    if budget[0] < 0:
+        raise _Uncacheable
 
 
 def _remember(full_name: str, key: Any, verdict: Verdict, cut: int) -> None:
@@ -544,15 +562,25 @@ def _family(version: str) -> str:
 
 def validate(version: str, binding: str, shape: Shape, payload: Any, *, root: str = "result") -> Verdict:
     """Judge `payload` (already strict-JSON decoded) as `shape` of the given protocol version and binding."""
+    cls, definitions = _route(version, binding, shape)
+    if cls is not None:
+        return _proto(cls, payload, definitions, root)
     family = _family(version)
-    definitions = definitions_for(version, binding)
-    if family == "1.0":
-        return _proto(getattr(_v1_module(), _V1_MESSAGES[shape]), payload, definitions, root)
     if family == "0.3" and binding.upper() != "JSONRPC":
-        name = _V03_PROTO_MESSAGES.get(shape)
-        if name is None:
-            return Verdict(definitions, [f"{root}: 0.3 defines no {shape.value}"])
-        return _proto(getattr(_v03_proto_module(), name), payload, definitions, root)
+        return Verdict(definitions, [f"{root}: 0.3 defines no {shape.value}"])
     if family == "0.3":
         return _pydantic_03(shape, payload, root)
     return Verdict(definitions)  # nothing official to judge 0.1 by
+
+
+@lru_cache(maxsize=256)  # agents' version strings are few; bounded all the same
+def _route(version: str, binding: str, shape: Shape) -> tuple[type[ProtoMessage] | None, str]:
+    """The proto message that judges `shape` for this version and binding (None: not a proto), and its name."""
+    family = _family(version)
+    definitions = definitions_for(version, binding)
+    if family == "1.0":
+        return getattr(_v1_module(), _V1_MESSAGES[shape]), definitions
+    name = _V03_PROTO_MESSAGES.get(shape)
+    if family == "0.3" and binding.upper() != "JSONRPC" and name is not None:
+        return getattr(_v03_proto_module(), name), definitions
+    return None, definitions

@@ -172,10 +172,17 @@ def test_a_lone_surrogate_is_a_problem_not_a_crash(payload: Any) -> None:
     assert verdict.problems and verdict.problems[0].startswith("result")
 
 
-def test_a_payload_too_big_to_remember_is_judged_in_full() -> None:
-    huge = {"message": {**_MSG, "metadata": {str(i): i for i in range(schema._MAX_NODES + 10)}}}
+@pytest.mark.parametrize("metadata", [{str(i): i for i in range(schema._MAX_NODES + 10)},
+                                      {"k": "x" * (schema._MAX_NODES * schema._FREE_CHARS + 100)},
+                                      {"x" * (schema._MAX_NODES * schema._FREE_CHARS + 100): 1}])
+def test_a_payload_too_big_to_remember_is_judged_in_full(metadata: dict[str, Any]) -> None:
+    schema._PASSED.clear()
+    huge = {"message": {**_MSG, "metadata": metadata}}
     assert schema.skeleton(a2a_pb2.StreamResponse.DESCRIPTOR, huge) is None  # type: ignore[arg-type]
     assert _fast(huge, "r").ok
+    assert not schema._PASSED
+    long_text = {"message": {**_MSG, "parts": [{"text": "x" * 10**6}]}}  # erased: a proto string, not kept
+    assert schema.skeleton(a2a_pb2.StreamResponse.DESCRIPTOR, long_text) is not None  # type: ignore[arg-type]
 
 
 def test_the_cache_is_bounded() -> None:
