@@ -369,8 +369,9 @@ class ProbeRun:
         required = cardwire.required_extensions(card.doc)  # activated on every call, or a conforming agent refuses
         if required and not any(k.lower() in ("a2a-extensions", "x-a2a-extensions") for k in public):
             public[cardwire.extensions_header(dialect.version)] = ", ".join(required)
-        self.flow.spec = self.flow.spec.model_copy(update={"headers": {
-            **self.flow.spec.headers, **{k: self.t.headers[k] for k in headers if k not in public}}})
+        secret = {k: self.t.headers[k] for k in headers if k not in public}
+        if secret:  # nothing to add: the spec as it is (nobody mutates it)
+            self.flow.spec = self.flow.spec.model_copy(update={"headers": {**self.flow.spec.headers, **secret}})
         factory = self.bindings[iface.binding.upper()]
         self.call_config = config
         try:
@@ -487,7 +488,7 @@ class ProbeRun:
             self.check("tls.verified", Status.PASS, "verified against the trust store", step=v)
         expiries = [(ch, i.earliest_expiry) for ch, i in self.r.tls.items() if i.earliest_expiry is not None]
         if not expiries:
-            if not any(c.id == "tls.verified" for c in self.r.checks):
+            if not (self.t.tls.insecure_skip_verify or self.r.tls):  # else tls.verified was recorded above
                 self.check("tls.verified", Status.SKIP, "no TLS connection was made", step=v)
             self.check("tls.cert_expiry", Status.SKIP, "no TLS connection was made (or it was reused)", step=v)
             return

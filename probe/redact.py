@@ -59,7 +59,7 @@ def register(value: str) -> None:
         _secrets[value] = _secrets.pop(value)
         return
     _text_cached.cache_clear()  # what was scrubbed before may hold this secret
-    _shared.clear()  # and so may every object shared as clean: its cache scrubs a new one on its next use
+    _unshare()  # and so may every object shared as clean: its cache scrubs a new one on its next use
     _secrets[value] = _forms_of(value)
     while len(_secrets) > _MAX_SECRETS:
         del _secrets[next(iter(_secrets))]
@@ -180,17 +180,29 @@ def result(r: _R) -> _R:
 # `probe.results.copy_check`). `register` forgets them all, since what was clean may hold the new secret; the caches
 # that hand them out ask `is_shared` and share a newly scrubbed one instead. The objects are kept alive here, so an
 # id in the table is its object's own.
-_MAX_SHARED = 65_536
+_MAX_SHARED = 65_536  # above what the bounded tables that share can hold together (catalogue, card, grading)
 _shared: dict[int, BaseModel] = {}
+_epoch = 0  # counts the times the table was forgotten: a cache of shared objects made in another epoch is stale
 
 
 def share(model: _R) -> _R:
     """Scrub `model` (not yet in any result) and mark it clean for every result it will be part of."""
     _scrub_model(model, set())
     if len(_shared) >= _MAX_SHARED:  # bounded: the caches re-share what they still hand out
-        _shared.clear()
+        _unshare()
     _shared[id(model)] = model
     return model
+
+
+def epoch() -> int:
+    """Every object shared in this epoch is still shared (`is_shared`) until the epoch changes."""
+    return _epoch
+
+
+def _unshare() -> None:
+    global _epoch
+    _shared.clear()
+    _epoch += 1
 
 
 def is_shared(model: BaseModel) -> bool:

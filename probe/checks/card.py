@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from probe import redact
 from probe.checks.catalogue import from_problems, make_check
 from probe.checks.urls import LOOPBACK, host_class
-from probe.results import CheckResult, Status, StepName
+from probe.results import CheckResult, Status, StepName, copy_check
 from probe.target import InvalidUrl, check_url
 from probe.wire.card import Card
 
@@ -242,40 +242,43 @@ def protocol_version(card: Card) -> CheckResult:
 # The daemon sees the same card every run: it is validated again only when its bytes change. Sized for a fleet
 # (50,000 agents on one replica); validating a card costs about 0.15 ms of CPU, a probe's tenth, so a cache smaller
 # than the fleet missed on every probe. Each entry holds the results themselves, shared and already scrubbed
-# (probe.redact.share), and equal results are one object across entries (`_INTERNED`): a fleet of similar agents
-# keeps a handful of objects, and a hit costs no copy and no redaction. Nobody mutates them (copy-on-write).
+# (probe.redact.share), equal results one object across entries (`_INTERNED`): a fleet of similar agents keeps a
+# handful of objects, and a hit costs no copy and no redaction. Nobody mutates them (copy-on-write). Past the
+# interning table's bound a result is kept unshared, and handed out as a copy (the walk scrubs the copy).
 CACHE_SIZE = 65_536
-_CACHE: OrderedDict[tuple[str, str, bytes], tuple[CheckResult, ...]] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, str, bytes], tuple[int, tuple[CheckResult, ...]]] = OrderedDict()  # epoch, results
 _INTERNED: dict[tuple[object, ...], CheckResult] = {}
-_MAX_INTERNED = 16_384
+_MAX_INTERNED = 4_096  # admitted while there is room, like catalogue.shared_check's table
 
 
 def validate_cached(card: Card) -> list[CheckResult]:
-    """`validate`, memoised on the card's URL and body digest; the results are shared: never mutate them."""
+    """`validate`, memoised on the card's URL and body digest; the shared results must never be mutated."""
     body = card.response.body if card.response is not None else None
     if body is None:
         return validate(card)
     key = (card.url, card.family, hashlib.sha256(body).digest())
     hit = _CACHE.get(key)
-    if hit is not None and all(redact.is_shared(c) for c in hit):
+    if hit is not None and hit[0] == redact.epoch():  # shared under today's secrets: still shared
         _CACHE.move_to_end(key)
-        return list(hit)
-    results = [_intern(c) for c in validate(card)]  # validated again after a newly registered secret too
-    _CACHE[key] = tuple(results)
-    _CACHE.move_to_end(key)
-    if len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return results
+        results = hit[1]
+    else:  # a new card, or a secret registered since: validated (and scrubbed) again
+        epoch = redact.epoch()
+        results = tuple(_intern(c) for c in validate(card))
+        _CACHE[key] = (epoch if redact.epoch() == epoch else -1, results)  # -1: an epoch passed meanwhile
+        _CACHE.move_to_end(key)
+        if len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return [c if redact.is_shared(c) else copy_check(c) for c in results]
 
 
 def _intern(c: CheckResult) -> CheckResult:
-    """The one shared, scrubbed object equal to `c`."""
+    """The one shared, scrubbed object equal to `c`; `c` itself, unshared, once the table is full."""
     key = tuple(c.__dict__.values())
     seen = _INTERNED.get(key)
     if seen is not None and redact.is_shared(seen):
         return seen
-    if len(_INTERNED) >= _MAX_INTERNED:
-        _INTERNED.clear()
+    if seen is None and len(_INTERNED) >= _MAX_INTERNED:
+        return c
     _INTERNED[key] = redact.share(c)
     return c
 

@@ -443,8 +443,11 @@ def make_check(check_id: str, status: Status, message: str = "", *, step: StepNa
 # The engine records the same check results probe after probe ("card.public: read without credentials", an agent's
 # "HTTP 200 from <its card URL>"): each is built and scrubbed once and shared by every result that records it.
 # Shared results are never mutated (grading, the verdict's carrier and interface tagging copy them); only equal
-# values share an object, so no result ever carries text another result did not record itself.
-MAX_SHARED_CHECKS = 16_384  # a fleet's per-agent messages churn a bounded table: it starts over when full
+# values share an object, so no result ever carries text another result did not record itself. The table admits
+# new values while it has room and never starts over: the constant ones come first and stay; past the bound (a
+# large fleet's per-agent messages) a result gets a check of its own, scrubbed by the walk, as without the table.
+# A newly registered secret un-shares every entry: each is replaced by a newly scrubbed one on its next use.
+MAX_SHARED_CHECKS = 4_096
 _SHARED: dict[tuple[str, Status, str, StepName | None, str | None], CheckResult] = {}
 
 
@@ -455,8 +458,8 @@ def shared_check(check_id: str, status: Status, message: str = "", *, step: Step
     c = _SHARED.get(key)
     if c is not None and redact.is_shared(c):
         return c
-    c = redact.share(make_check(check_id, status, message, step=step, recommendation=recommendation))
-    if len(_SHARED) >= MAX_SHARED_CHECKS:
-        _SHARED.clear()
-    _SHARED[key] = c
-    return c
+    fresh = make_check(check_id, status, message, step=step, recommendation=recommendation)
+    if c is None and len(_SHARED) >= MAX_SHARED_CHECKS:
+        return fresh  # not shared: the result's own
+    _SHARED[key] = redact.share(fresh)
+    return fresh

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
+from probe import redact
 from probe.checks.catalogue import Category, Rule, Severity, get, make_check
 from probe.checks.registry import REQUIREMENTS
 from probe.reasons import Reason
@@ -56,10 +57,30 @@ def grade(result: ProbeResult) -> None:
     version = result.protocol_version
     if family(version) is None:
         return
-    for index, c in enumerate(result.checks):
-        graded = _graded(c, version)
+    global _graded_epoch
+    if _graded_epoch != redact.epoch():  # a secret registered since: the shared checks are others now
+        _GRADED.clear()
+        _graded_epoch = redact.epoch()
+    checks = result.checks
+    for index, c in enumerate(checks):
+        memo = _GRADED.get((id(c), version))
+        if memo is not None and memo[0] is c:
+            graded = memo[1]
+        else:
+            graded = _graded(c, version)
+            if redact.is_shared(c) and len(_GRADED) < _MAX_GRADED:  # immutable: one grade per version, kept
+                if graded is not c:
+                    redact.share(graded)
+                _GRADED[(id(c), version)] = (c, graded)
         if graded is not c:
-            result.checks[index] = graded
+            checks[index] = graded
+
+
+# (id of a shared check, version) -> (the check, kept alive so the id stays its own; the check as graded there);
+# admitted while there is room (the shared checks are bounded too), forgotten with the shared objects
+_GRADED: dict[tuple[int, str | None], tuple[CheckResult, CheckResult]] = {}
+_MAX_GRADED = 8_192
+_graded_epoch = 0
 
 
 def _graded(c: CheckResult, version: str | None) -> CheckResult:

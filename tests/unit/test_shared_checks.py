@@ -107,3 +107,38 @@ def test_a_fresh_check_is_not_shared_and_is_scrubbed_by_the_walk() -> None:
     r.checks.append(c)
     redact.result(r)
     assert secret not in c.message
+
+
+def test_past_the_bound_a_check_is_the_results_own_and_the_shared_ones_stay(monkeypatch: Any) -> None:
+    from probe.checks import catalogue
+
+    kept = shared_check("card.public", Status.PASS, "read without credentials", step=StepName.DISCOVER)
+    monkeypatch.setattr(catalogue, "MAX_SHARED_CHECKS", len(catalogue._SHARED))  # full from now on
+    secret = _secret()
+    redact.register(secret)  # every entry un-shared: replaced by a newly scrubbed one on its next use
+    again = shared_check("card.public", Status.PASS, "read without credentials", step=StepName.DISCOVER)
+    assert again is not kept and redact.is_shared(again)  # a known value is replaced, not refused
+    assert shared_check("card.public", Status.PASS, "read without credentials", step=StepName.DISCOVER) is again
+    own = shared_check("invoke.transport", Status.FAIL, f"per agent {secret}", step=StepName.PING)
+    assert not redact.is_shared(own) and secret in own.message  # a new value past the bound: the result's own
+    r = ProbeResult(agent="a", target_url="http://h/")
+    r.checks += [again, own]
+    redact.result(r)
+    assert secret not in own.message  # which the walk scrubs
+
+
+def test_past_the_interning_bound_cached_card_checks_are_handed_out_as_copies(monkeypatch: Any) -> None:
+    monkeypatch.setattr(card_checks, "_MAX_INTERNED", 0)
+    secret = _secret()
+    card = _card("http://p.example/.well-known/agent-card.json", f"http://p.example/{secret}/rpc")
+    first = card_checks.validate_cached(card)
+    second = card_checks.validate_cached(card)
+    unshared = [(x, y) for x, y in zip(first, second, strict=True) if not redact.is_shared(x)]
+    assert unshared and all(x is not y and x == y for x, y in unshared)  # copies: a walk's scrub stays in its result
+    assert any(secret in c.message for c in second)
+    redact.register(secret)
+    r = ProbeResult(agent="p", target_url="http://p.example/")
+    r.checks += card_checks.validate_cached(card)
+    redact.result(r)
+    assert all(secret not in c.message for c in r.checks)
+    assert any(secret in c.message for c in second)  # the walk scrubbed the result's copies, nobody else's
