@@ -120,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--interval", type=float, default=12.0, help="s; 10,000 jobs at 12 s run 833 a second")
-    ap.add_argument("--warmup", type=float, default=3.0)
-    ap.add_argument("--window", type=float, default=10.0)
+    ap.add_argument("--warmup", type=float, default=4.0, help="s after start-up (its catch-up burst) before the window")
+    ap.add_argument("--window", type=float, help="measured s (default: one interval, so every job runs once in it)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--before", metavar="REV_OR_DIR", help="also measure an older checkout, interleaved")
     ap.add_argument("--json", action="store_true")
@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure nothing: cProfile (CPU clock) over one window of this checkout, top TOP by own time")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.window = args.interval if args.window is None else args.window
     if args.child:
         print(json.dumps(child(args.jobs, args.interval, args.warmup, args.window, args.profile)))
         return 0

@@ -17,6 +17,7 @@ slow and cost money, and counters/histograms need a schedule of their own.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import inspect
 import logging
 import math
@@ -32,8 +33,11 @@ from apscheduler.events import (
     JobEvent,
     JobSubmissionEvent,
 )
+from apscheduler.job import Job
+from apscheduler.jobstores.base import BaseJobStore, ConflictingIdError, JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
+from apscheduler.util import datetime_to_utc_timestamp
 
 from probe.config import Agent, Module, ProbeConfig
 
@@ -126,12 +130,93 @@ def first_run(trig: PhaseTrigger, now: float, window: float) -> float:
     return min(slot, early)
 
 
+class HeapJobStore(BaseJobStore):  # type: ignore[misc]  # apscheduler 3 ships no type hints
+    """apscheduler's MemoryJobStore, on a heap: the same answers, without its sorted list.
+
+    MemoryJobStore keeps every job in one list sorted by next run time, so each run's update is a bisection in
+    Python (twice) and a delete and an insert that move the list: per run, O(log n) Python steps plus O(n)
+    memory moves at 10,000-50,000 jobs. Here the order lives in a heap of (timestamp, job id, sequence) entries
+    with lazy deletion: an update or removal leaves the old entry behind, stale (its sequence is no longer the
+    job's), and stale entries are dropped when they reach the top. Due jobs come out in the same order
+    (timestamp, then id); paused jobs (no next run time) are in no heap entry. Single-threaded use only, as the
+    asyncio scheduler makes it (apscheduler also holds its job-store lock around every call).
+    bench/sched_loop.py (no-op probe, CPU clock, shared machine): 10,000 jobs at 12 s 164 -> 155 µs a run,
+    50,000 at 60 s 195 -> 149 µs.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._jobs: dict[str, tuple[Job, float | None, int]] = {}  # id -> (job, timestamp, sequence)
+        self._heap: list[tuple[float, str, int]] = []
+        self._seq = 0
+
+    def _push(self, job: Job) -> None:
+        self._seq += 1
+        timestamp = datetime_to_utc_timestamp(job.next_run_time)
+        self._jobs[job.id] = (job, timestamp, self._seq)
+        if timestamp is not None:
+            heapq.heappush(self._heap, (timestamp, job.id, self._seq))
+            if len(self._heap) > 2 * len(self._jobs) + 1024:  # many stale entries (reloads): rebuild
+                self._heap = [(ts, jid, seq) for jid, (_j, ts, seq) in self._jobs.items() if ts is not None]
+                heapq.heapify(self._heap)
+
+    def _live(self, entry: tuple[float, str, int]) -> bool:
+        held = self._jobs.get(entry[1])
+        return held is not None and held[2] == entry[2]
+
+    def lookup_job(self, job_id: str) -> Job | None:
+        held = self._jobs.get(job_id)
+        return held[0] if held is not None else None
+
+    def get_due_jobs(self, now: datetime) -> list[Job]:
+        now_timestamp = datetime_to_utc_timestamp(now)
+        heap, due = self._heap, []
+        while heap and heap[0][0] <= now_timestamp:
+            entry = heapq.heappop(heap)
+            if self._live(entry):
+                due.append(entry)
+        for entry in due:  # still live until the scheduler updates or removes them: keep their entries
+            heapq.heappush(heap, entry)
+        return [self._jobs[jid][0] for _ts, jid, _seq in due]
+
+    def get_next_run_time(self) -> datetime | None:
+        heap = self._heap
+        while heap and not self._live(heap[0]):
+            heapq.heappop(heap)
+        return self._jobs[heap[0][1]][0].next_run_time if heap else None
+
+    def get_all_jobs(self) -> list[Job]:
+        ordered = sorted(self._jobs.values(), key=lambda h: (math.inf if h[1] is None else h[1], h[0].id))
+        return [job for job, _ts, _seq in ordered]
+
+    def add_job(self, job: Job) -> None:
+        if job.id in self._jobs:
+            raise ConflictingIdError(job.id)
+        self._push(job)
+
+    def update_job(self, job: Job) -> None:
+        if job.id not in self._jobs:
+            raise JobLookupError(job.id)
+        self._push(job)
+
+    def remove_job(self, job_id: str) -> None:
+        if self._jobs.pop(job_id, None) is None:
+            raise JobLookupError(job_id)
+
+    def remove_all_jobs(self) -> None:
+        self._jobs = {}
+        self._heap = []
+
+    def shutdown(self) -> None:
+        self.remove_all_jobs()
+
+
 class ProbeScheduler:
     def __init__(self, job: JobFunc, on_missed: MissedFunc, first_pass_rate: float = 50.0) -> None:
         self._job = job
         self._on_missed = on_missed
         self.first_pass_rate = first_pass_rate
-        self.scheduler = AsyncIOScheduler(timezone=UTC)
+        self.scheduler = AsyncIOScheduler(timezone=UTC, jobstores={"default": HeapJobStore()})
         # missed and overlapping runs are counted (a2a_probe_scheduler_missed_runs_total); a warning line per
         # run on top would make an overloaded daemon spend its time logging. Job errors still log.
         for name in ("apscheduler.scheduler", "apscheduler.executors.default"):

@@ -231,3 +231,75 @@ async def test_sync_adds_changes_and_removes_jobs() -> None:
         assert job.max_instances == 1 and job.coalesce is True
     finally:
         s.shutdown()
+
+
+def test_the_heap_job_store_answers_as_apschedulers_memory_store_does() -> None:
+    """Random adds, updates (same time, new time, paused), removals and due-job rounds, replayed on both stores:
+    every answer the scheduler asks for is the same, in the same order."""
+    import random
+    from types import SimpleNamespace
+
+    import pytest
+    from apscheduler.jobstores.base import ConflictingIdError, JobLookupError
+    from apscheduler.jobstores.memory import MemoryJobStore
+
+    from probe.scheduler import HeapJobStore
+
+    rnd = random.Random(15)
+    heap, memory = HeapJobStore(), MemoryJobStore()
+    now = T0
+    ids = [f"job-{i:03d}" for i in range(60)]
+
+    def job(jid: str, at: datetime | None) -> SimpleNamespace:  # the two attributes a store reads
+        return SimpleNamespace(id=jid, next_run_time=at)
+
+    def when() -> datetime | None:
+        if rnd.random() < 0.1:
+            return None  # a paused job
+        return now + timedelta(seconds=rnd.choice([0.0, 0.05, 0.05, 1.0, -2.0, rnd.uniform(-5, 30)]))
+
+    for _step in range(3000):
+        jid, op = rnd.choice(ids), rnd.random()
+        present = memory.lookup_job(jid) is not None
+        if op < 0.35:
+            j = job(jid, when())
+            if present:
+                for store in (heap, memory):
+                    with pytest.raises(ConflictingIdError):
+                        store.add_job(j)
+            else:
+                heap.add_job(j)
+                memory.add_job(j)
+        elif op < 0.7:
+            j = job(jid, rnd.choice([when(), getattr(memory.lookup_job(jid), "next_run_time", None)]))
+            if present:
+                heap.update_job(j)
+                memory.update_job(j)
+            else:
+                with pytest.raises(JobLookupError):
+                    heap.update_job(j)
+        elif op < 0.8:
+            if present:
+                heap.remove_job(jid)
+                memory.remove_job(jid)
+            else:
+                with pytest.raises(JobLookupError):
+                    heap.remove_job(jid)
+        else:  # a scheduler round: the due jobs, each moved on to a later time (or removed), as _process_jobs does
+            now += timedelta(seconds=rnd.uniform(0, 2))
+            due = memory.get_due_jobs(now)
+            assert [j.id for j in heap.get_due_jobs(now)] == [j.id for j in due]
+            for j in due:
+                if rnd.random() < 0.1:
+                    heap.remove_job(j.id)
+                    memory.remove_job(j.id)
+                elif rnd.random() < 0.9:
+                    later = job(j.id, now + timedelta(seconds=rnd.uniform(0.05, 20)))
+                    heap.update_job(later)
+                    memory.update_job(later)
+        assert heap.get_next_run_time() == memory.get_next_run_time()
+        assert [j.id for j in heap.get_all_jobs()] == [j.id for j in memory.get_all_jobs()]
+        assert heap.lookup_job(jid) is memory.lookup_job(jid)
+    assert len(heap._heap) <= 2 * len(heap._jobs) + 1024 + 1  # stale entries stay bounded
+    heap.remove_all_jobs()
+    assert heap.get_all_jobs() == [] and heap.get_next_run_time() is None and heap.get_due_jobs(now) == []
