@@ -31,7 +31,8 @@ if str(ROOT) not in sys.path and "--child" not in sys.argv:  # a child imports t
     sys.path.insert(0, str(ROOT))
 
 
-def child(jobs: int, interval: float, warmup: float, window: float, profile: int = 0) -> dict[str, Any]:
+def child(jobs: int, interval: float, warmup: float, window: float, profile: int = 0,
+          direct: int = 0) -> dict[str, Any]:
     """One measurement in this process (imports come from PYTHONPATH: the checkout under test)."""
     import asyncio
     import cProfile
@@ -77,6 +78,20 @@ def child(jobs: int, interval: float, warmup: float, window: float, profile: int
         selfmon = SelfMonitor(metrics)
         runner.stall_clock = selfmon.stalled_seconds
         selfmon.start()
+        if direct:  # the runner alone, no scheduler or timers: `direct` runs, 64 at a time, of the first 64 jobs
+            batch = [(a, "m", module) for a in agents[:64]]
+            for _ in range(2):  # warm-up
+                await asyncio.gather(*(runner.scheduled(*job, planned=time.time()) for job in batch))
+            c0 = time.process_time()
+            for _ in range(direct // len(batch)):
+                await asyncio.gather(*(runner.scheduled(*job, planned=time.time()) for job in batch))
+            cpu = time.process_time() - c0
+            await selfmon.stop()
+            await client.close()
+            runs = direct // len(batch) * len(batch)
+            return {"jobs": len(batch), "runs": runs, "runs_per_s": 0.0, "cpu_pct": 0.0,
+                    "us_per_run": round(1e6 * cpu / runs, 2), "finished": finished,
+                    "probe_package": str(Path(runner_mod.__file__).parent)}
         scheduler.sync(config)
         scheduler.start()
         tune_gc()
@@ -105,10 +120,50 @@ def child(jobs: int, interval: float, warmup: float, window: float, profile: int
     return asyncio.run(main())
 
 
+def stores(sizes: tuple[tuple[int, float], ...] = ((10_000, 12.0), (50_000, 60.0)), rounds: int = 5,
+           ticks: int = 200) -> str:
+    """The job store alone, in this process: apscheduler's MemoryJobStore and probe.scheduler.HeapJobStore doing a
+    scheduler's work (each 50 ms tick: the due jobs, each moved on one interval), interleaved; CPU µs per run."""
+    import time
+    from datetime import UTC, datetime, timedelta
+    from types import SimpleNamespace
+
+    from apscheduler.jobstores.memory import MemoryJobStore
+
+    from probe.scheduler import TICK, HeapJobStore, phase_fraction
+
+    def one(cls: Any, n: int, interval: float) -> float:
+        store, t0 = cls(), datetime(2026, 1, 1, tzinfo=UTC)
+        for i in range(n):
+            at = round(phase_fraction(f"agent-{i:05d}", "m") * interval / TICK) * TICK
+            store.add_job(SimpleNamespace(id=f"agent-{i:05d}", next_run_time=t0 + timedelta(seconds=at)))
+        now, step, every = t0, timedelta(seconds=TICK), timedelta(seconds=interval)
+        c0, runs = time.process_time(), 0
+        for _ in range(ticks):
+            now += step
+            for job in store.get_due_jobs(now):
+                job.next_run_time += every
+                store.update_job(job)
+                runs += 1
+            store.get_next_run_time()
+        return 1e6 * (time.process_time() - c0) / runs
+
+    out = ["| jobs (interval) | MemoryJobStore µs/run | HeapJobStore µs/run |", "|---|---|---|"]
+    for n, interval in sizes:
+        got: dict[str, list[float]] = {"memory": [], "heap": []}
+        for r in range(rounds):
+            pair = [("memory", MemoryJobStore), ("heap", HeapJobStore)]
+            for name, cls in pair if r % 2 == 0 else reversed(pair):
+                got[name].append(one(cls, n, interval))
+        out.append(f"| {n:,} ({interval:g} s) | " + " | ".join(
+            f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})" for v in got.values()) + " |")
+    return "\n".join(out)
+
+
 def measure(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(root)}
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--jobs", str(args.jobs), "--interval",
-           str(args.interval), "--warmup", str(args.warmup), "--window", str(args.window)]
+           str(args.interval), "--warmup", str(args.warmup), "--window", str(args.window), "--direct", str(args.direct)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root, timeout=600)
     if proc.returncode != 0:
         raise SystemExit(f"measurement in {root} failed:\n{proc.stderr[-3000:]}")
@@ -124,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window", type=float, help="measured s (default: one interval, so every job runs once in it)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--before", metavar="REV_OR_DIR", help="also measure an older checkout, interleaved")
+    ap.add_argument("--direct", type=int, default=0, metavar="RUNS",
+                    help="the runner alone: RUNS calls of Runner.scheduled (64 at a time), no scheduler or timers")
+    ap.add_argument("--stores", action="store_true",
+                    help="measure only the job stores (apscheduler's MemoryJobStore, HeapJobStore), in this process")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--profile", type=int, default=0, metavar="TOP",
                     help="measure nothing: cProfile (CPU clock) over one window of this checkout, top TOP by own time")
@@ -131,7 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.window = args.interval if args.window is None else args.window
     if args.child:
-        print(json.dumps(child(args.jobs, args.interval, args.warmup, args.window, args.profile)))
+        print(json.dumps(child(args.jobs, args.interval, args.warmup, args.window, args.profile, args.direct)))
+        return 0
+    if args.stores:
+        print(stores())
         return 0
     if args.profile:
         print(json.dumps(child(args.jobs, args.interval, args.warmup, args.window, args.profile)))
@@ -151,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(runs, indent=2))
         return 0
-    print(f"{args.jobs:,} jobs at {args.interval:g} s, no-op probe, {args.window:g} s windows, {args.rounds} rounds "
-          "(median, min-max):\n")
+    what = (f"the runner alone, {args.direct:,} runs" if args.direct else
+            f"{args.jobs:,} jobs at {args.interval:g} s, {args.window:g} s windows")
+    print(f"{what}, no-op probe, {args.rounds} rounds (median, min-max):\n")
     print("| checkout | runs/s | CPU % of a core | CPU µs per run |\n|---|---|---|---|")
     for name, rows in runs.items():
         cpu = [row["cpu_pct"] for row in rows]

@@ -123,6 +123,10 @@ class Runner:
         self.slots = Slots(max_concurrency)
         self.metrics.gauge("probe_slots").set(max_concurrency)
         self.in_flight: set[asyncio.Task[Any]] = set()
+        # counted at scrape time, not with an inc and a dec (and their locks) per run
+        metrics.gauge("probes_in_flight").set_function(lambda: len(self.in_flight))
+        self._lateness = metrics.histogram("scheduler_lateness_seconds")
+        self._slot_wait = metrics.histogram("slot_wait_seconds")
         self._bookkeeping = metrics.counter("bookkeeping_cpu_seconds")
         # seconds the daemon's event loop has stood still so far (SelfMonitor.stalled_seconds); None: not watched
         self.stall_clock: Callable[[], float] | None = None
@@ -135,7 +139,7 @@ class Runner:
         """The scheduler's job: run, then record in metrics, history and the log."""
         now = time.time()
         planned = now if planned is None else planned
-        self.metrics.histogram("scheduler_lateness_seconds").observe(max(0.0, now - planned))
+        self._lateness.observe(max(0.0, now - planned))
         start_by = asyncio.get_running_loop().time() + (planned + misfire_grace(module) - now)
         try:
             result = await self.run(agent, module, timeout=module.timeout, start_by=start_by)
@@ -172,7 +176,7 @@ class Runner:
         wait_for = (start_by - start) if start_by is not None else timeout / 2
         got = await self.slots.acquire(wait_for)
         waited = loop.time() - start
-        self.metrics.histogram("slot_wait_seconds").observe(waited)
+        self._slot_wait.observe(waited)
         if not got:
             return _failed(agent, Reason.PROBE_OVERLOADED,
                            f"no free probe slot within {max(0.0, wait_for):.2f}s ({self.slots.used} probes running, "
@@ -203,7 +207,6 @@ class Runner:
                         target = target.model_copy(update={"binding": preferred.card_name})
                 except ConfigError as exc:
                     return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
-                self.metrics.gauge("probes_in_flight").inc()
                 self.in_flight.add(task)
                 try:
                     if module.prober is Prober.FULL:
@@ -222,7 +225,6 @@ class Runner:
                                                 only=only, agree=False)
                 finally:
                     self.in_flight.discard(task)
-                    self.metrics.gauge("probes_in_flight").dec()
         except TimeoutError:
             return _failed(agent, Reason.PROBE_ERROR,
                            f"no result within {remaining:g}s + {_GRACE:g}s grace (a probe bug)")

@@ -62,6 +62,11 @@ def test_fire_times_stay_on_their_slots_with_bounded_jitter_and_no_drift() -> No
     # the same slot always gets the same jitter: a restart or reload reproduces the schedule exactly
     again = PhaseTrigger.for_job("a", "m", module)
     assert again.fire_time(12345) == trig.fire_time(12345)
+    # asked again after the same previous run (apscheduler asks twice a run): the same answer as a fresh trigger's
+    first = trig.get_next_fire_time(prev, T0)
+    assert trig.get_next_fire_time(prev, T0 + timedelta(days=1)) == first
+    assert PhaseTrigger.for_job("a", "m", module).get_next_fire_time(prev, T0) == first
+    assert trig.get_next_fire_time(first, T0) == again.get_next_fire_time(first, T0) > first
 
 
 def test_fire_times_fall_on_the_tick_grid_so_one_wake_up_starts_every_job_due_in_it() -> None:
