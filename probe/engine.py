@@ -8,6 +8,7 @@ primary failure reason. It never raises for anything an agent does; a bug in the
 from __future__ import annotations
 
 import asyncio
+import copy
 import email.utils
 import time
 import typing
@@ -180,8 +181,10 @@ class ProbeRun:
 
     def fork(self, target: Target) -> ProbeRun:
         """A run of another interface of the card this run discovered: the same card, transport, deadline and
-        discovery record (copied, so each interface is graded and redacted on its own)."""
-        run = ProbeRun(target, self.client, self.r.model_copy(deep=True), self.deadline, self.bindings)
+        discovery record (copied, so each interface is graded and redacted on its own; the shared checks, which
+        nobody mutates, are the same objects)."""
+        keep: dict[int, Any] = {id(c): c for c in self.r.checks if redact.is_shared(c)}  # deepcopy's memo
+        run = ProbeRun(target, self.client, copy.deepcopy(self.r, keep), self.deadline, self.bindings)
         run.card, run.transport, run.t0 = self.card, self.transport, self.t0
         return run
 
@@ -254,14 +257,16 @@ class ProbeRun:
                 insecure_skip_verify=tls.insecure_skip_verify))
         except tlsmaterial.TlsConfigError as exc:
             raise StepFailed(Reason.PROBE_CONFIG_ERROR, f"tls: {exc}") from None
+        pem = (tls.ca_bundle, tls.client_cert, tls.client_key)
         self.transport = ClientConfig(ssl=ctx, fresh=self.t.fresh_connection, client_cert=self.t.auth.client_cert,
-                                      pem_files=(tls.ca_bundle, tls.client_cert, tls.client_key))
+                                      pem_files=pem)
+        pooled = ClientConfig(ssl=ctx, client_cert=self.t.auth.client_cert, pem_files=pem)  # the card's (`replace`: 2x)
         self.r.tls_insecure = self.t.tls.insecure_skip_verify
         try:
             # the card comes over the kept-alive pool even with fresh connections: those are for the calls to
             # the agent, whose connect and TLS they measure (one new connection a probe, not two: docs/performance.md)
             card = await cardwire.discover(self.client, self.t.url, self.t.card_url, deadline=self.deadline,
-                                           headers=headers, record=record, config=replace(self.transport, fresh=False),
+                                           headers=headers, record=record, config=pooled,
                                            allow_cross_origin_redirect=self.t.allow_cross_origin_redirect)
         except RedirectRefused as exc:
             self._attempts(step, record, exc.exchange)

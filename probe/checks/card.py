@@ -246,7 +246,8 @@ def protocol_version(card: Card) -> CheckResult:
 # handful of objects, and a hit costs no copy and no redaction. Nobody mutates them (copy-on-write). Past the
 # interning table's bound a result is kept unshared, and handed out as a copy (the walk scrubs the copy).
 CACHE_SIZE = 65_536
-_CACHE: OrderedDict[tuple[str, str, bytes], tuple[int, tuple[CheckResult, ...]]] = OrderedDict()  # epoch, results
+# key -> (the epoch it was shared in, the results, whether every one of them is shared)
+_CACHE: OrderedDict[tuple[str, str, bytes], tuple[int, tuple[CheckResult, ...], bool]] = OrderedDict()
 _INTERNED: dict[tuple[object, ...], CheckResult] = {}
 _MAX_INTERNED = 4_096  # admitted while there is room, like catalogue.shared_check's table
 
@@ -260,15 +261,16 @@ def validate_cached(card: Card) -> list[CheckResult]:
     hit = _CACHE.get(key)
     if hit is not None and hit[0] == redact.epoch():  # shared under today's secrets: still shared
         _CACHE.move_to_end(key)
-        results = hit[1]
+        results, every = hit[1], hit[2]
     else:  # a new card, or a secret registered since: validated (and scrubbed) again
         epoch = redact.epoch()
         results = tuple(_intern(c) for c in validate(card))
-        _CACHE[key] = (epoch if redact.epoch() == epoch else -1, results)  # -1: an epoch passed meanwhile
+        every = all(redact.is_shared(c) for c in results)
+        _CACHE[key] = (epoch if redact.epoch() == epoch else -1, results, every)  # -1: an epoch passed meanwhile
         _CACHE.move_to_end(key)
         if len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
-    return [c if redact.is_shared(c) else copy_check(c) for c in results]
+    return list(results) if every else [c if redact.is_shared(c) else copy_check(c) for c in results]
 
 
 def _intern(c: CheckResult) -> CheckResult:

@@ -142,3 +142,25 @@ def test_past_the_interning_bound_cached_card_checks_are_handed_out_as_copies(mo
     redact.result(r)
     assert all(secret not in c.message for c in r.checks)
     assert any(secret in c.message for c in second)  # the walk scrubbed the result's copies, nobody else's
+
+
+def test_a_fork_keeps_the_shared_checks_and_copies_everything_else() -> None:
+    from probe.engine import ProbeRun
+    from probe.results import StepResult
+    from probe.target import Target
+    from probe.wire.http import Deadline, HttpClient
+
+    secret = _secret()
+    r = ProbeResult(agent="a", target_url="http://h/")
+    shared = shared_check("card.public", Status.PASS, "read without credentials", step=StepName.DISCOVER)
+    own = make_check("card.size", Status.PASS, f"{secret} bytes", step=StepName.DISCOVER)
+    r.checks += [shared, own]
+    r.steps.append(StepResult(name=StepName.DISCOVER, detail=f"saw {secret}"))
+    base = ProbeRun(Target(name="a", url="http://h/"), HttpClient(), r, Deadline.after(5.0))
+    fork = base.fork(Target(name="a", url="http://h/", binding="GRPC"))
+    assert fork.r == r and fork.r is not r
+    assert fork.r.checks[0] is shared and fork.r.checks[1] is not own and fork.r.steps[0] is not r.steps[0]
+    redact.register(secret)
+    redact.result(fork.r)  # the fork is scrubbed on its own: the base's objects stay as they are
+    assert secret not in fork.r.checks[1].message and secret not in fork.r.steps[0].detail
+    assert secret in own.message and secret in r.steps[0].detail
