@@ -416,6 +416,7 @@ class HttpClient:
         self._fresh: aiohttp.ClientSession | None = None
         self._limit = limit
         self._limit_per_host = limit_per_host
+        self._resolvers: list[AbstractResolver] = []  # ours to close: a connector closes only one it made
 
     def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(
@@ -444,7 +445,9 @@ class HttpClient:
 
     def _resolver(self) -> AbstractResolver:
         inner: AbstractResolver = DefaultResolver()
-        return _TimedResolver(inner if self.egress is None else EgressResolver(self.egress, inner))
+        resolver = _TimedResolver(inner if self.egress is None else EgressResolver(self.egress, inner))
+        self._resolvers.append(resolver)
+        return resolver
 
     def _refused(self, method: str, url: str) -> TargetRefused | None:
         """The egress policy's objection to this URL (pattern, or an IP-literal host), checked before sending."""
@@ -461,6 +464,9 @@ class HttpClient:
             if session is not None:
                 await session.close()
         self._session = self._fresh = None
+        resolvers, self._resolvers = self._resolvers, []
+        for resolver in resolvers:
+            await resolver.close()
 
     async def __aenter__(self) -> HttpClient:
         return self
