@@ -430,7 +430,7 @@ def _charge(budget: list[int], units: int) -> None:
 
 def _remember(full_name: str, key: Any, verdict: Verdict, cut: int) -> None:
     if len(_PASSED) >= _MAX_PASSED:
-        del _PASSED[next(iter(_PASSED))]
+        _PASSED.pop(next(iter(_PASSED)), None)  # the oldest; no KeyError if it is already gone
     _PASSED[(full_name, key)] = (tuple(p[cut:] for p in verdict.ignored), tuple(p[cut:] for p in verdict.snake_case))
 
 
