@@ -158,6 +158,15 @@ def _satisfied(scheme: Scheme, kinds: list[str], spec: AuthSpec) -> bool:
 def match(doc: dict[str, Any], spec: AuthSpec) -> tuple[bool | None, str]:
     """Whether the configured credentials fit what the card declares: (ok, message with the fix).
     None when neither side has anything to say."""
+    if not (doc.get("securitySchemes") or doc.get("securityRequirements") or doc.get("security")) and not (
+            spec.headers or configured_kinds(spec)):
+        # the common case, neither side has anything: what `_match` computes for it, without parsing the card
+        return None, "the card declares no security and the config has no credentials"
+    return _match(doc, spec)
+
+
+def _match(doc: dict[str, Any], spec: AuthSpec) -> tuple[bool | None, str]:
+    """`match`'s general path."""
     schemes = declared_schemes(doc)
     reqs = requirements(doc) or [[name] for name in schemes]
     kinds = configured_kinds(spec)
@@ -247,12 +256,26 @@ class AuthFlow:
     def needs_token(self) -> bool:
         return self.spec.oauth2 is not None
 
+    @property
+    def carries_credentials(self) -> bool:
+        """Whether `credentials` can place anything at all: read each call, since `spec` is replaced when the
+        target's secret headers join it and `_token` arrives with the OAuth2 exchange."""
+        spec = self.spec
+        return bool(spec.headers or spec.basic is not None or self._token or self._file is not None
+                    or spec.bearer is not None or (self._api_key is not None and spec.api_key is not None))
+
     def allows(self, url: str) -> bool:
         return origin(url) in self.allowed
 
     def credentials(self, url: str) -> Credentials:
         if not self.allows(url):
             return NO_CREDENTIALS  # another origin (an advertised interface elsewhere, a redirect) gets nothing
+        if not self.carries_credentials:
+            return NO_CREDENTIALS  # nothing to place: the same empty record `_placed` builds
+        return self._placed()
+
+    def _placed(self) -> Credentials:
+        """`credentials`' general path, for an allowed origin."""
         headers = {k: v.get_secret_value() for k, v in self.spec.headers.items()}
         query: dict[str, str] = {}
         cookies: dict[str, str] = {}

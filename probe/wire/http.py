@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import socket
 import ssl
 import time
@@ -375,6 +376,7 @@ def _chain_expiries(obj: ssl.SSLObject) -> list[float]:
     return out
 
 
+@functools.lru_cache(maxsize=65536)  # pure in its string and parsed ~5 times a probe; bounded
 def origin(url: str) -> tuple[str, str, int | None]:
     p = urlsplit(url)
     port = p.port or {"http": 80, "https": 443}.get(p.scheme)
