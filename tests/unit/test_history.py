@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 
 from probe import redact
-from probe.history import History, pack, unpack
+from probe.history import History, dump, pack, unpack
 from probe.reasons import Reason
 from probe.results import (
     Category,
@@ -99,3 +100,19 @@ def test_a_secret_registered_later_never_reaches_the_history_through_a_kept_chec
     latest = h.latest("a", "ping")
     assert latest is not None and secret not in latest[1].model_dump_json()
     assert redact.REDACTED in latest[1].checks[0].message
+
+
+def test_a_kept_record_holds_its_own_size_not_the_compression_bound() -> None:
+    """A compressed record is kept per job (50,000 jobs at scale): it must hold its length in memory, not the
+    compressor's working allocation (zstandard's result held the bound of the input: about 4x a ping's record)."""
+    result = _rich(0, False)
+    pack(result)  # warm: the kept check texts and the compressor's context are not the records
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        blobs = [pack(result) for _ in range(200)]
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    held = sum(s.size_diff for s in after.compare_to(before, "filename")) / len(blobs)
+    assert held < len(blobs[0]) + 256, (held, len(blobs[0]), len(dump(result)))
