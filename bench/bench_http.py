@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import importlib.util
 import json
 import statistics
 import sys
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -37,7 +35,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.fleet import FleetProc, agent_names  # noqa: E402
+from bench.fleet import FleetProc, agent_names, interleaved_cpu  # noqa: E402
 from probe.wire import card as cardwire  # noqa: E402
 from probe.wire.bindings.base import Op  # noqa: E402
 from probe.wire.bindings.jsonrpc import JsonRpcBinding  # noqa: E402
@@ -124,33 +122,7 @@ async def run(urls: Sequence[str], probes: int, rounds: int, concurrency: int, l
         "client": lambda: make_client(urls), "wire": lambda: make_wire(urls),
         "baseline": lambda: make_client(urls, baseline)}
     made = {name: await makers[name]() for name in loops}
-    cpu: dict[str, list[float]] = {name: [] for name in made}
-    per_round = max(concurrency, probes // rounds)
-
-    async def batch(probe: Probe, n: int) -> None:
-        queue = iter(range(n))
-
-        async def worker() -> None:
-            for i in queue:
-                await probe(i)
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-
-    try:
-        for probe, _ in made.values():
-            await batch(probe, concurrency * 20)  # warm-up: connections, imports, caches
-        order = list(made)
-        for r in range(rounds):
-            seq = order[r % len(order):] + order[:r % len(order)]
-            for name in (list(reversed(seq)) if r % 2 else seq):
-                gc.collect()
-                c0 = time.process_time()
-                await batch(made[name][0], per_round)
-                cpu[name].append(1e3 * (time.process_time() - c0) / per_round)
-    finally:
-        for _, close in made.values():
-            await close()
-    return cpu
+    return await interleaved_cpu(made, probes, rounds, concurrency, warmup=concurrency * 20, collect=True)
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import gzip
 import json
 import math
@@ -47,7 +48,7 @@ import time
 import urllib.request
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -631,8 +632,11 @@ LOOPS = {
 }
 
 
-async def run_loops(urls: Sequence[str], module: str, probes: int, rounds: int, concurrency: int) -> list[LoopRow]:
-    made = {name: await maker(urls, module) for name, (maker, _) in LOOPS.items()}
+async def interleaved_cpu(made: Mapping[str, tuple[Probe, Callable[[], Awaitable[None]]]], probes: int, rounds: int,
+                          concurrency: int, *, warmup: int, collect: bool = False) -> dict[str, list[float]]:
+    """CPU ms a probe of each loop, per round: every loop warmed up by `warmup` probes, then timed in `rounds`
+    interleaved, rotating and alternating rounds (drift hits every loop alike), `concurrency` probes in flight;
+    probe indexes keep counting across batches. `collect`: a full GC before each timed batch. Closes the loops."""
     cpu: dict[str, list[float]] = {name: [] for name in made}
     per_round = max(concurrency, probes // rounds)
     counter = 0
@@ -651,17 +655,26 @@ async def run_loops(urls: Sequence[str], module: str, probes: int, rounds: int, 
 
     try:
         for probe, _ in made.values():
-            await batch(probe, concurrency * 2)  # warm-up: connections, imports, caches
+            await batch(probe, warmup)  # connections, imports, caches
         order = list(made)
-        for r in range(rounds):  # interleaved, rotating, alternating: drift hits every loop alike
+        for r in range(rounds):
             seq = order[r % len(order):] + order[:r % len(order)]
-            for name in (reversed(seq) if r % 2 else seq):
+            for name in (list(reversed(seq)) if r % 2 else seq):
+                if collect:
+                    gc.collect()
                 c0 = time.process_time()
                 await batch(made[name][0], per_round)
                 cpu[name].append(1e3 * (time.process_time() - c0) / per_round)
     finally:
         for _, close in made.values():
             await close()
+    return cpu
+
+
+async def run_loops(urls: Sequence[str], module: str, probes: int, rounds: int, concurrency: int) -> list[LoopRow]:
+    made = {name: await maker(urls, module) for name, (maker, _) in LOOPS.items()}
+    cpu = await interleaved_cpu(made, probes, rounds, concurrency, warmup=concurrency * 2)
+    per_round = max(concurrency, probes // rounds)
     return [LoopRow(module, name, round(statistics.median(v), 4), round(min(v), 4), round(max(v), 4),
                     per_round * rounds, LOOPS[name][1]) for name, v in cpu.items()]
 
