@@ -8,6 +8,12 @@ interleaved, in rotating order, so drift on a shared machine hits each alike; th
 round and the range. `--profile N` runs one more child per root under cProfile on the CPU clock and prints its
 top N functions by own time (and by total time), to see where it goes.
 
+`--runner` probes as the daemon does, without its scheduler: config `Agent`s through `Runner.run` (the agent's
+Target resolved per run, slots) and `Runner.record` (metrics, history, the log line to /dev/null), and reports
+the record's share apart. With `--agents 10000` or more, every agent is distinct (the fleet hosts them by path)
+and each is probed once between two probes of the same agent, as at fleet scale: caches smaller than the fleet
+miss as they do in the daemon.
+
     python bench/bench_engine.py --module ping --roots /tmp/main-src,.
     python bench/bench_engine.py --module invoke --profile 25
 """
@@ -27,6 +33,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -43,9 +50,9 @@ def _start_fleet() -> tuple[subprocess.Popen[str], str]:
 
 
 async def _child(origin: str, agents: int, module: str, probes: int, concurrency: int,
-                 profile: bool) -> dict[str, object]:
+                 profile: bool, runner_mode: bool = False) -> dict[str, object]:
     from probe.engine import run_interfaces
-    from probe.results import StepName
+    from probe.results import ProbeResult, StepName
     from probe.target import Target
     from probe.wire.http import HttpClient
 
@@ -55,6 +62,15 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
                for i in range(agents)]
     client = HttpClient()
     counter = 0
+    record_cpu = [0.0]
+    probe_one = None
+    if runner_mode:
+        probe_one = _runner_probe(origin, agents, module, client, record_cpu)
+
+    async def one(i: int) -> ProbeResult:
+        if probe_one is not None:
+            return await probe_one(i)
+        return await run_interfaces(targets[i], client, steps=(step,), agree=False)
 
     async def batch(n: int) -> None:
         nonlocal counter
@@ -63,7 +79,7 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
 
         async def worker() -> None:
             for i in queue:
-                result = await run_interfaces(targets[i % agents], client, steps=(step,), agree=False)
+                result = await one(i % agents)
                 if not result.success:
                     raise SystemExit(f"probe failed: {result.reason} {result.steps}")
 
@@ -72,6 +88,7 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
     try:
         await batch(agents)  # warm-up: every agent once (caches, imports, connections)
         gc.collect()
+        record_cpu[0] = 0.0
         prof = cProfile.Profile(time.process_time) if profile else None
         c0 = time.process_time()
         if prof is not None:
@@ -84,7 +101,8 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
         await client.close()
     import probe
 
-    out: dict[str, object] = {"cpu_ms": 1e3 * cpu / probes, "probe": str(Path(probe.__file__).parent)}
+    out: dict[str, object] = {"cpu_ms": 1e3 * cpu / probes, "probe": str(Path(probe.__file__).parent),
+                              "record_ms": 1e3 * record_cpu[0] / probes}
     if prof is not None:
         for key in ("tottime", "cumulative"):
             s = io.StringIO()
@@ -101,10 +119,39 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
     return out
 
 
+def _runner_probe(origin: str, agents: int, module: str, client: Any, record_cpu: list[float]) -> Any:
+    """The daemon's path for one probe of agent i, without the scheduler: Runner.run, then Runner.record."""
+    from probe import logs
+    from probe.config import Agent, Module, Prober
+    from probe.history import History
+    from probe.metrics import Metrics
+    from probe.runner import Runner
+
+    logs.configure("info", "json", open(os.devnull, "w"))  # noqa: SIM115 - the daemon's log line, to nowhere
+    metrics = Metrics([0.25, 1, 5], [])
+    spec = Module(prober=Prober(module), interval=60, timeout=5)
+    fleet = [Agent(name=f"agent-{i}", url=f"{origin}/a/agent-{i}", message="hello") for i in range(agents)]
+    for a in fleet:
+        metrics.add_job(a.name, module, spec.interval, spec.timeout)
+    runner = Runner(client, metrics, History(20), max_concurrency=64)
+
+    async def probe_one(i: int) -> Any:
+        start_by = asyncio.get_running_loop().time() + 60  # a scheduled run: the whole timeout once started
+        result = await runner.run(fleet[i], spec, timeout=spec.timeout, start_by=start_by)
+        t0 = time.process_time()
+        runner.record(module, result)
+        record_cpu[0] += time.process_time() - t0
+        return result
+
+    return probe_one
+
+
 def _run_child(root: str, origin: str, args: argparse.Namespace, profile: bool = False) -> float:
     env = {**os.environ, "PYTHONPATH": str(Path(root).resolve()), "BENCH_TOP": str(args.profile or 25)}
     cmd = [sys.executable, str(HERE / "bench_engine.py"), "--child", origin, "--agents", str(args.agents),
            "--module", args.module, "--probes", str(args.probes), "--concurrency", str(args.concurrency)]
+    if args.runner:
+        cmd.append("--runner")
     if profile:
         cmd.append("--child-profile")
     out = subprocess.run(cmd, env=env, cwd=Path(root).resolve(), capture_output=True, text=True, check=False)
@@ -115,6 +162,8 @@ def _run_child(root: str, origin: str, args: argparse.Namespace, profile: bool =
     got = json.loads(out.stdout.strip().splitlines()[-1])
     if Path(got["probe"]) != (Path(root) / "probe").resolve():
         raise SystemExit(f"the child for {root} imported {got['probe']}")
+    if args.runner:
+        sys.stdout.write(f"  {root}: {got['cpu_ms']:.3f} ms a probe, of which Runner.record {got['record_ms']:.3f}\n")
     return float(got["cpu_ms"])
 
 
@@ -127,12 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--profile", type=int, default=0, help="also print cProfile's top N per root")
+    ap.add_argument("--runner", action="store_true", help="the daemon's path: Runner.run + Runner.record")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--child-profile", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         got = asyncio.run(_child(args.child, args.agents, args.module, args.probes, args.concurrency,
-                                 args.child_profile))
+                                 args.child_profile, args.runner))
         print(json.dumps(got))
         return 0
     roots = [r.strip() for r in args.roots.split(",") if r.strip()]
@@ -153,8 +203,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.concurrency}; CPU ms per probe (median round, min-max):")
     for root in roots:
         vals = cpu[root]
+        if not vals:  # --rounds 0: the profile alone
+            continue
         print(f"  {root}: {statistics.median(vals):.3f} ({min(vals):.3f}-{max(vals):.3f})")
-    if len(roots) > 1:
+    if len(roots) > 1 and args.rounds:
         base = statistics.median(cpu[roots[0]])
         for root in roots[1:]:
             print(f"  {root} / {roots[0]}: {statistics.median(cpu[root]) / base:.3f}")

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -40,6 +40,7 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
 # Prometheus target labels and reserved names must not be shadowed by agent_info labels
+_SpecT = TypeVar("_SpecT", AuthSpec, TlsSpec)
 _RESERVED_LABELS = {"agent", "module", "job", "instance", "le", "quantile", "reason", "step", "phase"}
 
 
@@ -391,8 +392,12 @@ class Agent(_Strict):
         return [f"{where}: {problem}" for where, ref in self.secret_refs().items() if (problem := ref.problem())]
 
     def target(self, timeout: float, *, fresh_connection: bool = False) -> Target:
-        """Resolve credentials now (they may rotate) into a Target for one probe run."""
-        headers = {k: SecretStr(v) for k, v in self.headers.items()}
+        """Resolve credentials now (they may rotate) into a Target for one probe run.
+
+        Every call reads each secret and the JWKS file again and registers the secrets for redaction; the Target
+        built from them is remembered per agent (`_TARGETS`) and handed out again only while those live inputs
+        and the run's settings are equal to what it was built from, so a rotated secret or JWKS, a reloaded
+        config (new Agent objects) or another timeout builds a new one. A Target is immutable (frozen)."""
         resolved: dict[str, SecretStr] = {}
         for where, ref in self.secret_refs().items():
             try:
@@ -400,6 +405,20 @@ class Agent(_Strict):
             except ConfigError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
             redact.register(resolved[where].get_secret_value())  # masked in every output from now on
+        jwks = self.card_signatures.resolve()
+        memo = _TARGETS.get(id(self))
+        if (memo is not None and memo[0] is self and memo[1] == timeout and memo[2] is fresh_connection
+                and memo[3] == resolved and memo[4] == jwks):
+            return memo[5]
+        target = _compact(self._build_target(timeout, fresh_connection, resolved, jwks))
+        if memo is None and len(_TARGETS) >= MAX_TARGETS:
+            del _TARGETS[next(iter(_TARGETS))]  # the oldest: most often an agent of a config reloaded since
+        _TARGETS[id(self)] = (self, timeout, fresh_connection, resolved, jwks, target)
+        return target
+
+    def _build_target(self, timeout: float, fresh_connection: bool, resolved: dict[str, SecretStr],
+                      jwks: dict[str, Any] | None) -> Target:
+        headers = {k: SecretStr(v) for k, v in self.headers.items()}
         a, tls = self.auth, self.tls
         auth = AuthSpec(
             bearer=resolved.get("auth.bearer_token"),
@@ -423,9 +442,37 @@ class Agent(_Strict):
                       a2a_version=self.a2a_version, binding=self.binding, message=self.message,
                       expect_text=self.expect_text, timeout=timeout,
                       allow_cross_origin_redirect=self.allow_cross_origin_redirect,
-                      trusted_jwks=self.card_signatures.resolve(),
-                      signature_policy=self.card_signatures.effective_policy,
-                      auth=auth, tls=tls_spec, fresh_connection=fresh_connection)
+                      trusted_jwks=jwks, signature_policy=self.card_signatures.effective_policy,
+                      auth=_shared_default(auth), tls=_shared_default(tls_spec), fresh_connection=fresh_connection)
+
+
+# Agent.target's memo: id(agent) -> (the agent, kept alive so the id stays its own; timeout; fresh_connection; the
+# secrets as resolved for it; the JWKS; the Target). One entry per agent of the fleet, oldest out first past the
+# bound (a reloaded config's agents are new objects: their predecessors age out).
+MAX_TARGETS = 65_536
+_TARGETS: dict[int, tuple[Agent, float, bool, dict[str, SecretStr], dict[str, Any] | None, Target]] = {}
+_DEFAULT_AUTH, _DEFAULT_TLS = AuthSpec(), TlsSpec()
+
+
+_FIELDS_SET: dict[frozenset[str], set[str]] = {}
+
+
+def _compact(target: Target) -> Target:
+    """`target` with its fields-set shared with every kept Target given the same fields (the same keywords, as
+    Agent.target passes them): ~0.7 KB less per agent. Safe because a Target is frozen, so nothing adds to the
+    set in place; model_copy and copy give the copy a set of its own (tests/unit/test_target_memo.py)."""
+    given = target.__pydantic_fields_set__
+    shared = _FIELDS_SET.setdefault(frozenset(given), set(given))
+    object.__setattr__(target, "__pydantic_fields_set__", shared)
+    return target
+
+
+def _shared_default(spec: _SpecT) -> _SpecT:
+    """One object for the default (immutable) spec that most agents share: a kept Target costs less memory."""
+    for default in (_DEFAULT_AUTH, _DEFAULT_TLS):
+        if type(spec) is type(default) and spec == default:
+            return default
+    return spec
 
 
 class MetricsConfig(_Strict):
