@@ -10,6 +10,16 @@ process against the loopback fleet (bench/fleet_agents.py, its own process, so i
 * `client`: `HttpClient.request` GET (pool) + POST (`ClientConfig(fresh=True)`), with every phase timed;
 * `wire`: what the engine calls: `card.discover` + `JsonRpcBinding.call(GetTask)` (card and envelope parsed).
 
+The call's POST alone (the probe's main HTTP cost once the card is cached, RFC 9111):
+
+* `bare_post`: aiohttp with its defaults on a `force_close` session: POST, body read;
+* `client_post`: `HttpClient.request` POST with `ClientConfig(fresh=True)`, every phase timed;
+* `wire_post`: `JsonRpcBinding.call(GetTask)` on a fresh connection (envelope built and parsed);
+* `asyncio_post`: no HTTP library: `loop.create_connection`, the request bytes written, the response read up to
+  its Content-Length, the transport closed: the event loop's and the kernel's floor for a fresh connection.
+
+`--baseline FILE` adds `baseline` and `baseline_post`: the `client` loops on another probe/wire/http.py.
+
 CPU is `time.process_time()` of this process around each batch, interleaved rounds (order rotating and
 alternating), `gc.collect()` untimed before each batch; the table shows the median round, min-max and the
 ratio to each bare loop. Nothing asserts on timings.
@@ -29,6 +39,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -115,12 +126,97 @@ async def make_wire(urls: Sequence[str]) -> Loop:
     return probe, client.close
 
 
+async def make_bare_post(urls: Sequence[str]) -> Loop:
+    post = aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True, use_dns_cache=False))
+
+    async def probe(i: int) -> None:
+        async with post.post(f"{urls[i % len(urls)]}/rpc", data=_body(), headers=RPC_HEADERS) as r:
+            body = await r.read()
+            if r.status != 200 or not body:
+                raise RuntimeError(f"bare_post: GetTask HTTP {r.status}")
+
+    return probe, post.close
+
+
+async def make_client_post(urls: Sequence[str], module: Any = None) -> Loop:
+    client = (module or sys.modules[HttpClient.__module__]).HttpClient()
+    fresh = FRESH if module is None else module.ClientConfig(fresh=True)
+
+    async def probe(i: int) -> None:
+        r = await client.request("POST", f"{urls[i % len(urls)]}/rpc", deadline=Deadline.after(10),
+                                 headers=RPC_HEADERS, body=_body(), max_bytes=1 << 20, follow_redirects=False,
+                                 config=fresh)
+        if r.status != 200 or not r.body or not r.exchange.phases.connect:
+            raise RuntimeError(f"client_post: GetTask HTTP {r.status}")
+
+    return probe, client.close
+
+
+async def make_wire_post(urls: Sequence[str]) -> Loop:
+    client = HttpClient()
+    bindings = [JsonRpcBinding(client, f"{u}/rpc", V1, {}, FRESH) for u in urls]
+
+    async def probe(i: int) -> None:
+        answer = await bindings[i % len(bindings)].call(Op.GET, {"id": f"ping-{uuid.uuid4()}"},
+                                                        deadline=Deadline.after(10))
+        if answer.error is None or answer.problem is not None:
+            raise RuntimeError(f"wire_post: GetTask did not answer TaskNotFound: {answer.problem}")
+
+    return probe, client.close
+
+
+class _Answer(asyncio.Protocol):
+    """The asyncio floor's protocol: collects bytes until the headers and Content-Length bytes of body are in."""
+
+    def __init__(self, done: asyncio.Future[bytes]) -> None:
+        self.done, self.buf = done, b""
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        head, sep, rest = self.buf.partition(b"\r\n\r\n")
+        if sep and not self.done.done():
+            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), None)
+            if length is not None and len(rest) >= length:
+                self.done.set_result(self.buf)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_result(self.buf)
+
+
+async def make_asyncio_post(urls: Sequence[str]) -> Loop:
+    loop = asyncio.get_running_loop()
+    targets = [urlsplit(f"{u}/rpc") for u in urls]
+
+    async def probe(i: int) -> None:
+        t = targets[i % len(targets)]
+        done: asyncio.Future[bytes] = loop.create_future()
+        transport, _ = await loop.create_connection(lambda: _Answer(done), t.hostname, t.port)
+        body = _body()
+        head = "".join(f"{k}: {v}\r\n" for k, v in RPC_HEADERS.items())
+        transport.write(f"POST {t.path} HTTP/1.1\r\nHost: {t.netloc}\r\n{head}Connection: close\r\n"
+                        f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        answer = await done
+        transport.close()
+        if not answer.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError("asyncio_post: GetTask not answered 200")
+
+    async def close() -> None:
+        return None
+
+    return probe, close
+
+
 async def run(urls: Sequence[str], probes: int, rounds: int, concurrency: int, loops: Sequence[str],
               baseline: Any = None) -> dict[str, list[float]]:
     makers: dict[str, Callable[[], Awaitable[Loop]]] = {
         "bare": lambda: make_bare(urls, False), "bare_fresh": lambda: make_bare(urls, True),
         "client": lambda: make_client(urls), "wire": lambda: make_wire(urls),
-        "baseline": lambda: make_client(urls, baseline)}
+        "baseline": lambda: make_client(urls, baseline),
+        "bare_post": lambda: make_bare_post(urls), "client_post": lambda: make_client_post(urls),
+        "wire_post": lambda: make_wire_post(urls), "asyncio_post": lambda: make_asyncio_post(urls),
+        "baseline_post": lambda: make_client_post(urls, baseline)}
     made = {name: await makers[name]() for name in loops}
     return await interleaved_cpu(made, probes, rounds, concurrency, warmup=concurrency * 20, collect=True)
 
@@ -131,9 +227,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--agents", type=int, default=8)
-    ap.add_argument("--loops", default="bare,bare_fresh,client,wire")
+    ap.add_argument("--loops", default="bare,bare_fresh,client,wire,bare_post,client_post,wire_post,asyncio_post")
     ap.add_argument("--baseline", type=Path, help="another probe/wire/http.py (e.g. `git show main:probe/wire/http.py "
-                    "> /tmp/http_main.py`): adds the loop `baseline`, the `client` loop on that version")
+                    "> /tmp/http_main.py`): adds loops baseline, baseline_post (client, client_post on it)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     loops = args.loops.split(",")
@@ -143,7 +239,8 @@ def main() -> None:
         assert spec is not None and spec.loader is not None
         baseline = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
         spec.loader.exec_module(baseline)
-        loops.append("baseline")
+        loops += [name for name in ("baseline", "baseline_post")
+                  if name.replace("baseline", "client") in loops]
     fleet = FleetProc(0.0)
     try:
         urls = [fleet.url(n) for n in agent_names(args.agents)]
@@ -151,19 +248,26 @@ def main() -> None:
     finally:
         fleet.stop()
     med = {k: statistics.median(v) for k, v in cpu.items()}
+
+    def ratio(loop: str, reference: str) -> float | None:
+        # a POST-only loop is compared with the POST-only floor, a GET + POST loop with the GET + POST ones
+        if reference not in med or loop.endswith("_post") != reference.endswith("_post"):
+            return None
+        return round(med[loop] / med[reference], 2)
+
     rows: list[dict[str, Any]] = [
         {"loop": k, "cpu_ms": round(m, 4), "min": round(min(cpu[k]), 4), "max": round(max(cpu[k]), 4),
-         "vs_bare": round(m / med["bare"], 2) if "bare" in med else None,
-         "vs_bare_fresh": round(m / med["bare_fresh"], 2) if "bare_fresh" in med else None}
+         **{f"vs_{ref}": ratio(k, ref) for ref in ("bare", "bare_fresh", "bare_post")}}
         for k, m in med.items()]
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print("| loop | CPU ms / iteration (median) | min-max | ÷ bare | ÷ bare_fresh |")
-    print("|---|---|---|---|---|")
+    print("| loop | CPU ms / iteration (median) | min-max | ÷ bare | ÷ bare_fresh | ÷ bare_post |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['loop']} | {row['cpu_ms']:.3f} | {row['min']:.3f}-{row['max']:.3f} | {row['vs_bare']} | "
-              f"{row['vs_bare_fresh']} |")
+        cells = " | ".join("—" if row[f"vs_{ref}"] is None else str(row[f"vs_{ref}"])
+                           for ref in ("bare", "bare_fresh", "bare_post"))
+        print(f"| {row['loop']} | {row['cpu_ms']:.3f} | {row['min']:.3f}-{row['max']:.3f} | {cells} |")
 
 
 if __name__ == "__main__":

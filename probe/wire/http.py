@@ -519,7 +519,7 @@ class HttpClient:
         resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
         try:
             if resp.content.is_eof():  # the whole body came with the headers: reading it never waits
-                data = await _read_buffered(resp, max_bytes, exchange, method, url)
+                data = _read_buffered(resp, max_bytes, exchange, method, url)
             else:
                 async with _guard(deadline, exchange, "body", method, url):
                     data = await read_bounded(resp, max_bytes, exchange)
@@ -545,7 +545,8 @@ class HttpClient:
         if (refused := self._refused(method, url)) is not None:
             raise refused
         exchange = HttpExchange(method=method, url=redact.url(url))
-        url, headers = with_credentials(url, headers, config.auth)
+        if config.auth is not None:  # without a flow, with_credentials only copies the headers
+            url, headers = with_credentials(url, headers, config.auth)
         tls = _watch_handshake(config.ssl) if config.ssl is not None else _default_ssl()
         session = self.fresh if config.fresh else self.session
         timer = _Timer()
@@ -769,16 +770,23 @@ async def read_bounded(resp: aiohttp.ClientResponse, max_bytes: int, exchange: H
         buf += chunk
 
 
-async def _read_buffered(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange, method: str,
-                         url: str) -> bytes:
-    """read_bounded of a body aiohttp already holds in full: no timer to arm (nothing can wait), the same
-    errors as under `_guard` (a framing error or a reset the parser saw is raised by the read)."""
+def _read_buffered(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange, method: str,
+                   url: str) -> bytes:
+    """read_bounded of a body aiohttp already holds in full (its parser is done: `is_eof`), in one read without a
+    coroutine or a timer (nothing can wait); the same limit and errors as read_bounded under `_guard` (a framing
+    error or a reset the parser saw is raised by the read)."""
+    declared = resp.content_length
+    if declared is not None and declared > max_bytes:
+        raise BodyTooLarge(f"body of {declared} bytes exceeds the {max_bytes}-byte limit", exchange)
     try:
-        return await read_bounded(resp, max_bytes, exchange)
+        data = resp.content.read_nowait(-1)
     except Exception as exc:
         if (err := _translate(exc, f"{method} {redact.url(url)}: body", exchange)) is None:
             raise
         raise err from None
+    if len(data) > max_bytes:
+        raise BodyTooLarge(f"body exceeds the {max_bytes}-byte limit", exchange)
+    return data
 
 
 def _finish(exchange: HttpExchange, timer: _Timer, t0: float) -> None:
