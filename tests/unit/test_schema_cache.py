@@ -190,3 +190,40 @@ def test_the_cache_is_bounded() -> None:
     for i in range(schema._MAX_PASSED + 50):
         _fast({"message": {**_MSG, "metadata": {"n": i}}}, "r")
     assert len(schema._PASSED) == schema._MAX_PASSED
+
+
+def _stamps() -> Iterator[str]:
+    """Timestamps around every field's boundaries, in the canonical form and just outside it."""
+    years = ["0000", "0001", "1969", "1970", "2000", "2024", "2100", "9999"]
+    days = {"01": ["00", "01", "28", "29", "30", "31", "32"], "02": ["28", "29", "30"], "04": ["30", "31"],
+            "12": ["31"], "00": ["01"], "13": ["01"], "1a": ["01"]}
+    times = ["00:00:00", "23:59:59", "24:00:00", "23:60:00", "23:59:60", "23:59:61", "23:59:62", "12:34:56",
+             "9:00:00", "00:00:0a"]
+    fractions = ["", ".", ".0", ".5", ".123456", ".999999999", ".0000000001", ".1234567890", ".99999999950"]
+    zones = ["Z", "z", "+00:00", "-00:00", "+01:00", "-01:00", "+14:00", "-12:30", "+99:99", "-99:99", "+0100",
+             "+01", "", "ZZ", "Z ", "+01:00Z"]
+    for y in years:
+        for mo, ds in days.items():
+            for d in ds:
+                for t in times:
+                    yield f"{y}-{mo}-{d}T{t}Z"
+                yield f"{y}-{mo}-{d}t00:00:00Z"
+    for y in years:
+        for t in ("00:00:00", "23:59:59"):
+            for f in fractions:
+                for z in zones:
+                    yield f"{y}-12-31T{t}{f}{z}"
+                    yield f"{y}-01-01T{t}{f}{z}"
+    yield from ["\u0662026-12-01T16:22:10Z", "\uff12026-12-01T16:22:10Z", "2026-12-01T16:22:10.\u0661Z", "", "Z", "+",
+                "2026-12-01 16:22:10Z", " 2026-12-01T16:22:10Z", "2026-12-01T16:22:10Z\n", "12026-12-01T16:22:10Z"]
+
+
+def test_the_timestamp_fast_path_accepts_exactly_what_protobuf_accepts() -> None:
+    seen = {True: 0, False: 0}
+    canonical = 0
+    for value in _stamps():
+        official = schema._stamp_passes_official(value)
+        assert schema._stamp_passes(value) is official, value
+        seen[official] += 1
+        canonical += schema._CANONICAL_STAMP.fullmatch(value) is not None
+    assert seen[True] > 200 and seen[False] > 200 and canonical > 400  # both answers, mostly on the fast path
