@@ -62,6 +62,12 @@ def parse_duration(value: Any) -> float:
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Jitter = Annotated[float, Field(ge=0), BeforeValidator(lambda v: 0.0 if v in (0, "0", "0s") else parse_duration(v))]
+# the cap on reusing a cached Agent Card (probe.wire.cardcache): a duration, or 0 to fetch the card every probe
+CardCacheAge = Annotated[float, Field(ge=0, le=86400.0), BeforeValidator(
+    lambda v: 0.0 if v in (0, "0", "0s") else parse_duration(v))]
+DEFAULT_CARD_CACHE_MAX_AGE = 300.0  # docs/daemon.md "The card cache": why 5 minutes
+_CARD_CACHE_HELP = ("the longest a scheduled run reuses a cached Agent Card (RFC 9111 freshness, capped by this; "
+                    "then a conditional GET); 0 fetches the card every probe; at most 24h")
 
 
 class _Strict(BaseModel):
@@ -336,6 +342,8 @@ class Agent(_Strict):
     card_signatures: CardSignatures = Field(default_factory=CardSignatures)
     detailed_metrics: bool = Field(False, description="export the per-step and per-phase series for this agent")
     tls: TlsConfig = Field(default_factory=TlsConfig)
+    card_cache_max_age: CardCacheAge | None = Field(None, description=_CARD_CACHE_HELP + "; default: the "
+                                                    "top-level card_cache_max_age")
 
     @field_validator("name")
     @classmethod
@@ -443,7 +451,8 @@ class Agent(_Strict):
                       expect_text=self.expect_text, timeout=timeout,
                       allow_cross_origin_redirect=self.allow_cross_origin_redirect,
                       trusted_jwks=jwks, signature_policy=self.card_signatures.effective_policy,
-                      auth=_shared_default(auth), tls=_shared_default(tls_spec), fresh_connection=fresh_connection)
+                      auth=_shared_default(auth), tls=_shared_default(tls_spec), fresh_connection=fresh_connection,
+                      card_cache_max_age=self.card_cache_max_age)
 
 
 # Agent.target's memo: id(agent) -> (the agent, kept alive so the id stays its own; timeout; fresh_connection; the
@@ -504,6 +513,8 @@ class ProbeConfig(_Strict):
     modules: dict[str, Module] = Field(default_factory=dict)
     agents: list[Agent]
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    card_cache_max_age: CardCacheAge = Field(DEFAULT_CARD_CACHE_MAX_AGE, description=_CARD_CACHE_HELP +
+                                             "; the default of every agent (5 minutes)")
 
     @model_validator(mode="after")
     def _references(self) -> ProbeConfig:

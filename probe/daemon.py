@@ -126,6 +126,9 @@ class Daemon:
         for gone in self.mine - mine:
             self.metrics.remove_agent(gone)
         self.mine = mine
+        # cached cards: agents that left lose theirs; a changed agent's entry no longer matches its key (cardcache)
+        self.runner.cards.retain(mine)
+        self.runner.cards.default_max_age = full.card_cache_max_age
         for jid in changed:
             agent_spec, module, _ = self.scheduler.jobs[jid]
             self.metrics.add_job(agent_spec.name, module, modules[module].interval, modules[module].timeout,

@@ -43,7 +43,7 @@ from probe.target import Target
 from probe.trust import auth as authflows
 from probe.trust import signatures
 from probe.trust import tls as tlsmaterial
-from probe.wire import a2a_errors, schema
+from probe.wire import a2a_errors, cardcache, schema
 from probe.wire import card as cardwire
 from probe.wire.bindings import (
     BY_CARD_NAME,
@@ -105,9 +105,20 @@ async def execute(target: Target, client: HttpClient, *, steps: Sequence[StepNam
     return _finish(run)
 
 
-def _start(target: Target, client: HttpClient, bindings: Bindings | None) -> ProbeRun:
+def _start(target: Target, client: HttpClient, bindings: Bindings | None,
+           cards: cardcache.CardCache | None = None) -> ProbeRun:
     result = ProbeResult(agent=target.name, target_url=target.card_url or target.url)
-    return ProbeRun(target, client, result, Deadline.after(target.timeout), bindings)
+    run = ProbeRun(target, client, result, Deadline.after(target.timeout), bindings)
+    run.cards = cards
+    return run
+
+
+def _card_key(t: Target) -> cardcache.Key:
+    """What decides the card discovery gets (probe.wire.cardcache): its URLs, version header, TLS and redirects."""
+    tls = t.tls
+    return cardcache.Key(t.url, t.card_url, t.a2a_version,
+                         (tls.ca_bundle, tls.client_cert, tls.client_key, tls.insecure_skip_verify),
+                         t.allow_cross_origin_redirect)
 
 
 async def _guarded(run: ProbeRun, work: Awaitable[Any]) -> None:
@@ -154,6 +165,7 @@ class ProbeRun:
         # a MUST broken while the call still works (e.g. SendMessage did not block): the step fails with its
         # reason, but the run goes on so the rest of the agent is judged too
         self.soft_failures: dict[StepName, tuple[Reason, str]] = {}
+        self.cards: cardcache.CardCache | None = None  # the daemon's card cache (scheduled runs only)
 
     # ---- orchestration
 
@@ -247,7 +259,6 @@ class ProbeRun:
         # public discovery carries no credentials: only the version header, which selects the card shape
         # on servers that serve 0.3 and 1.0 cards from one path (a2a-js legacyCompat)
         headers = {"A2A-Version": "1.0"} if self.t.a2a_version != "0.3" else {}
-        d = StepName.DISCOVER
         try:
             tls = self.t.tls
             ctx = tlsmaterial.context(tlsmaterial.TlsSettings(
@@ -262,12 +273,59 @@ class ProbeRun:
                                       pem_files=pem)
         pooled = ClientConfig(ssl=ctx, client_cert=self.t.auth.client_cert, pem_files=pem)  # the card's (`replace`: 2x)
         self.r.tls_insecure = self.t.tls.insecure_skip_verify
+        # the daemon's scheduled runs reuse a card still fresh under RFC 9111 and the configured cap (cardcache)
+        cards, cap = self.cards, self.cards.cap(self.t.card_cache_max_age) if self.cards is not None else 0.0
+        key = _card_key(self.t)
+        entry = cards.get(self.t.name, key) if cards is not None and cap > 0 else None
+        if entry is not None and entry.is_fresh(cap):
+            return self._cached_card(step, entry, cap, "hit")
+        sent_at = time.time()
+        try:
+            card = await self._fetch_card(step, record, headers, pooled, entry)
+        except cardwire.NotModified as answer:
+            assert entry is not None
+            resp = answer.response
+            why = entry.identifies(resp.headers, answer.sent) if resp.url == entry.url else (
+                f"the 304 came from {resp.exchange.url}, not from {redact.url(entry.url)}")
+            if why is None:
+                self._attempts(step, record, None)
+                entry.refresh(resp.headers, step.exchanges, step.http_status, sent_at, time.time())
+                if not entry.fresh.store and cards is not None:
+                    cards.drop(self.t.name)  # validated for this run; the 304 says not to keep it (no-store)
+                self._cached_card(step, entry, cap, "revalidated")
+                self.check("card.not_modified", Status.PASS, "the 304 to the conditional request names the stored "
+                           "card", step=StepName.DISCOVER)
+                return
+            # RFC 9111 §4.3.4: a 304 that does not identify the stored card must not refresh it; fetch it anew
+            log.info("card_not_modified_unusable", agent=self.t.name, why=why)
+            earlier = [e for a in record.attempts for e in a.exchanges]
+            record = cardwire.Discovery()
+            card = await self._fetch_card(step, record, headers, pooled, None)
+            step.exchanges = earlier + step.exchanges
+            step.detail = f"a 304 that does not identify the stored card was not used ({why}); fetched again"[:500]
+            self.check("card.not_modified", Status.FAIL, f"{why}: a 304 must name the card it says is unchanged "
+                       "(RFC 9111 §4.3.4); the probe fetched the card again", step=StepName.DISCOVER)
+        except StepFailed:
+            if cards is not None:
+                cards.drop(self.t.name)  # a card that fails is never served from the cache
+            raise
+        self._judge_card(card, step)
+        if cards is not None and cap > 0:
+            self._store_card(cards, key, card, step, sent_at, "refetched" if entry is not None else "miss")
+
+    async def _fetch_card(self, step: StepResult, record: cardwire.Discovery, headers: dict[str, str],
+                          pooled: ClientConfig, entry: cardcache.Entry | None) -> Card:
+        """One discovery on the wire (conditional when a stored entry has validators); failures as StepFailed."""
+        d = StepName.DISCOVER
+        validators = entry.conditional() if entry is not None else None
         try:
             # the card comes over the kept-alive pool even with fresh connections: those are for the calls to
             # the agent, whose connect and TLS they measure (one new connection a probe, not two: docs/performance.md)
             card = await cardwire.discover(self.client, self.t.url, self.t.card_url, deadline=self.deadline,
                                            headers=headers, record=record, config=pooled,
-                                           allow_cross_origin_redirect=self.t.allow_cross_origin_redirect)
+                                           allow_cross_origin_redirect=self.t.allow_cross_origin_redirect,
+                                           conditional=(entry.requested, validators)
+                                           if entry is not None and validators else None)
         except RedirectRefused as exc:
             self._attempts(step, record, exc.exchange)
             self.check("card.no_cross_origin_redirect", Status.FAIL, str(exc), step=d)
@@ -286,12 +344,19 @@ class ProbeRun:
             if exc.kind == "http_status":
                 self.check("card.discovered", Status.FAIL, str(exc), step=d)
                 status = exc.response.status if exc.response else None
+                if status == 304:  # RFC 9110 §15.4.5: a 304 answers only a conditional request
+                    self.check("card.not_modified", Status.FAIL, "HTTP 304 to a request without validators", step=d)
                 if status in (401, 403):
                     self.check("card.public", Status.FAIL, f"the card needs credentials (HTTP {status})", step=d)
                 raise StepFailed(Reason.CARD_HTTP_STATUS, str(exc)) from None
             self.check("card.strict_json", Status.FAIL, str(exc), step=d)
             raise StepFailed(Reason.CARD_INVALID, str(exc)) from None
         self._attempts(step, record, None)
+        return card
+
+    def _judge_card(self, card: Card, step: StepResult) -> None:
+        """The discover step's checks of a card fetched now."""
+        d = StepName.DISCOVER
         self.card = card
         self.r.card_url = card.url
         self.r.card_name, self.r.card_version = card.name, card.version
@@ -315,6 +380,40 @@ class ProbeRun:
         self.check("card.cache_headers", Status.FAIL if missing else Status.PASS,
                    f"missing {' and '.join(missing)}" if missing else "", step=d)
         self._last_modified(resp.headers.get("Last-Modified"))
+
+    def _store_card(self, cards: cardcache.CardCache, key: cardcache.Key, card: Card, step: StepResult,
+                    sent_at: float, outcome: str) -> None:
+        resp = card.response
+        assert resp is not None
+        received = time.time()
+        fresh = cardcache.freshness(resp.headers, sent_at, received)
+        entry = cardcache.Entry.of(key, card, step.exchanges, step.http_status, fresh, received)
+        if not fresh.store or (fresh.lifetime <= 0 and not entry.conditional()):
+            cards.drop(self.t.name)  # never reused: every probe fetches it, as without a cache
+            cards.count("uncacheable")
+            return
+        cards.put(self.t.name, entry)
+        cards.count(outcome)
+
+    def _cached_card(self, step: StepResult, entry: cardcache.Entry, cap: float, outcome: str) -> None:
+        """The stored card for one more run, judged as when it was fetched (the same body and header fields: the
+        same checks, shared where shared); the detail says it came from the cache, how old and for how long."""
+        self._judge_card(entry.card(), step)
+        if outcome == "hit":
+            step.exchanges = entry.exchanges_for_result()
+            step.http_status = entry.http_status
+
+        def at(t: float) -> str:
+            return datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S UTC")
+
+        how = "revalidated now: HTTP 304" if outcome == "revalidated" else "no request sent"
+        last = "" if outcome == "revalidated" else (
+            f"; TLS and phases are those of the last request, at {at(entry.received_wall)}")
+        step.detail = (f"Agent Card from the probe's cache ({how}): age {entry.age():.0f}s of a "
+                       f"{entry.lifetime(cap):.0f}s freshness lifetime ({entry.fresh.basis}; card_cache_max_age "
+                       f"{cap:g}s); its checks are those of the card fetched at {at(entry.fetched_wall)}{last}")
+        if self.cards is not None:
+            self.cards.count(outcome)
 
     def _last_modified(self, value: str | None) -> None:
         """A MAY: not offering it is no failure; offering a malformed one is (an HTTP-date, RFC 9110 §8.8.2)."""
@@ -865,7 +964,7 @@ def _a2a_error_reason(err: A2AError, c: A2AClient, op: Op) -> tuple[Reason, str]
 
 async def run_interfaces(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS,
                          bindings: Bindings | None = None, only: Collection[BindingName] | None = None,
-                         agree: bool = True) -> ProbeResult:
+                         agree: bool = True, cards: cardcache.CardCache | None = None) -> ProbeResult:
     """Probe every interface the card advertises that the probe can call (`--binding all`, and the daemon).
 
     The card is discovered once; then each interface (`plan_interfaces`, narrowed to `only`) runs on its own,
@@ -873,8 +972,8 @@ async def run_interfaces(target: Target, client: HttpClient, *, steps: Sequence[
     card's preference, as a plain probe picks it) gives the top-level fields; each interface gets its own entry in
     `interfaces` and its checks are tagged with it, and `interop.bindings_agree` reports when they disagree. With
     `agree` (the CLI) every interface also gets the equivalence check's own calls; the daemon passes
-    `agree=False`, so a card that offers one interface costs what a plain probe costs."""
-    runs = await probe_interfaces(target, client, steps=steps, bindings=bindings, only=only)
+    `agree=False`, so a card that offers one interface costs what a plain probe costs, and its card cache `cards`."""
+    runs = await probe_interfaces(target, client, steps=steps, bindings=bindings, only=only, cards=cards)
     if agree and runs[0].card is not None:
         await asyncio.gather(*(_agreement_calls(run) for run in runs))
     result = await combine(runs, client if agree else None)
@@ -884,10 +983,11 @@ async def run_interfaces(target: Target, client: HttpClient, *, steps: Sequence[
 
 async def probe_interfaces(target: Target, client: HttpClient, *, steps: Sequence[StepName] = FULL_STEPS,
                            bindings: Bindings | None = None,
-                           only: Collection[BindingName] | None = None) -> list[ProbeRun]:
+                           only: Collection[BindingName] | None = None,
+                           cards: cardcache.CardCache | None = None) -> list[ProbeRun]:
     """One finished run per interface of `plan_interfaces`, the preferred first, from one discovery; a single
     run when the card could not be read or offers nothing to call (it says why)."""
-    base = _start(target, client, bindings)
+    base = _start(target, client, bindings, cards)
     await _guarded(base, base.discover_card())
     card = base.card if base.r.reason is None else None
     if card is None:

@@ -36,6 +36,7 @@ from probe.exposition import CounterFamily, Family, FamilyCollector, GaugeFamily
 from probe.inbox import Refused
 from probe.reasons import Reason
 from probe.results import BindingName, HttpPhases, ProbeResult, PushDelivery, Status, StepName, StepResult
+from probe.wire.cardcache import RESULTS as CARD_CACHE_RESULTS
 
 # `*_created` series (one per counter and histogram child) would double /metrics for no use: Prometheus ignores them
 # unless created-timestamp ingestion is enabled, and every counter here starts with the job anyway
@@ -148,6 +149,10 @@ CATALOGUE: tuple[Spec, ...] = (
          buckets=_SELF_BUCKETS),
     Spec("bookkeeping_cpu_seconds", "counter", (),
          "CPU seconds spent recording finished probes (metrics, history, log line), apart from probing"),
+    Spec("card_cache", "counter", ("result",),
+         "Agent Card discoveries of scheduled runs by result: hit (reused, no request), revalidated (a 304 kept "
+         "it), refetched (stale, fetched anew), miss (none stored), uncacheable (no-store, no caching headers)"),
+    Spec("card_cache_entries", "gauge", (), "Agent Cards the card cache holds now (one per agent at most)"),
 )
 MISSED_CAUSES = ("overlap", "misfire", "overloaded")
 _LABEL_DOMAINS: dict[str, tuple[str, ...]] = {  # every value the labels after (agent, module, binding) can take
@@ -201,6 +206,8 @@ class Metrics:
         self.registry.register(FamilyCollector(list(self._f.values())))
         for cause in Refused:
             self.counter("push_receiver_refused").labels(cause.value)
+        for outcome in CARD_CACHE_RESULTS:  # every result starts at 0
+            self.counter("card_cache").labels(outcome)
         self._card: dict[str, tuple[str, ...]] = {}
         self._tls: dict[str, tuple[str, ...]] = {}  # "agent\0binding" -> (binding, version, cipher)
         self._info: dict[str, tuple[str, ...]] = {}

@@ -186,7 +186,9 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
         lines.append(f"  problem    {result.problem} (no step ran)")
     for s in result.steps:
         extra = f" HTTP {s.http_status}" if s.http_status else ""
-        detail = f" — {s.detail}" if s.detail and s.status is not Status.PASS else ""
+        # a passing discover step says when its card came from the daemon's card cache (its age and lifetime)
+        said = s.status is not Status.PASS or s.name is StepName.DISCOVER
+        detail = f" — {s.detail}" if s.detail and said else ""
         lines.append(f"  {_MARK[s.status]} {s.name.value:<9}{s.duration_s * 1000:8.1f} ms{extra}{detail}")
     if result.reason:
         lines.append(f"  reason     {result.reason.value}: {describe(result.reason)}")

@@ -35,6 +35,7 @@ from probe.results import BindingName, ProbeResult, StepName
 from probe.scheduler import misfire_grace
 from probe.suite import SuiteOptions, run_suite
 from probe.suite.push import run_push
+from probe.wire.cardcache import RESULTS, CardCache
 from probe.wire.http import HttpClient
 
 STEPS: dict[Prober, tuple[StepName, ...]] = {
@@ -130,6 +131,11 @@ class Runner:
         self._bookkeeping = metrics.counter("bookkeeping_cpu_seconds")
         # seconds the daemon's event loop has stood still so far (SelfMonitor.stalled_seconds); None: not watched
         self.stall_clock: Callable[[], float] | None = None
+        # the Agent Cards of scheduled ping/invoke/stream runs (RFC 9111); on-demand runs always fetch the card
+        cached = metrics.counter("card_cache")
+        counters = {r: cached.labels(r) for r in RESULTS}
+        self.cards = CardCache(on_result=lambda r: counters[r].inc())
+        metrics.gauge("card_cache_entries").set_function(lambda: len(self.cards))
 
     def resize(self, max_concurrency: int) -> None:
         self.slots.resize(max_concurrency)
@@ -185,7 +191,8 @@ class Runner:
         stalled_before = self.stall_clock() if self.stall_clock is not None else 0.0
         started = loop.time()
         try:
-            result = await self._probe(agent, module, remaining, client, task)
+            result = await self._probe(agent, module, remaining, client, task,
+                                       self.cards if start_by is not None else None)
         finally:
             self.slots.release()
         if self.stall_clock is not None:
@@ -193,7 +200,7 @@ class Runner:
         return result
 
     async def _probe(self, agent: Agent, module: Module, remaining: float, client: HttpClient | None,
-                     task: asyncio.Task[Any]) -> ProbeResult:
+                     task: asyncio.Task[Any], cards: CardCache | None = None) -> ProbeResult:
         try:
             async with asyncio.timeout(remaining + _GRACE):
                 only = job_bindings(agent, module)
@@ -222,7 +229,7 @@ class Runner:
                     # every advertised interface (or the configured subset), without the equivalence check's
                     # extra calls: one interface costs what a plain probe costs
                     return await run_interfaces(target, client or self.client, steps=STEPS[module.prober],
-                                                only=only, agree=False)
+                                                only=only, agree=False, cards=cards)
                 finally:
                     self.in_flight.discard(task)
         except TimeoutError:

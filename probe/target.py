@@ -152,6 +152,9 @@ class Target(BaseModel):
     tls: TlsSpec = Field(default_factory=TlsSpec)
     fresh_connection: bool = Field(False, description="a new connection (DNS, TCP, TLS) for every call to the "
                                                        "agent's interface (the card comes over the kept-alive pool)")
+    card_cache_max_age: float | None = Field(None, ge=0, description="the daemon's cap on reusing a cached card, "
+                                             "seconds (None: the daemon's default; 0: fetched every probe); only "
+                                             "runs given a card cache (the daemon's scheduled ones) use it")
 
     @field_validator("url", "card_url")
     @classmethod

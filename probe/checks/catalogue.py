@@ -60,6 +60,9 @@ CHECKS: tuple[Check, ...] = (
           "Serve the card with Content-Type: application/json."),
     Check("card.cache_headers", _CARD, _S, "The card response carries Cache-Control max-age and an ETag",
           "Send Cache-Control: max-age=<seconds> and an ETag with the card.", "DISC-02"),
+    Check("card.not_modified", _CARD, _S, "A 304 answers only a conditional request and names the stored card",
+          "Answer 304 only to If-None-Match / If-Modified-Since that match the current card, and send the card's "
+          "current ETag with it (RFC 9110 §15.4.5, RFC 9111 §4.3.4).", "DISC-02"),
     Check("card.last_modified", _CARD, Severity.MAY, "A Last-Modified on the card, if sent, is a valid HTTP-date",
           "Send Last-Modified as an HTTP-date (e.g. Tue, 01 Dec 2026 10:00:00 GMT), or not at all.", "DISC-02"),
     Check("card.protocol_version", _CARD, _S, "The card declares a current protocol version (1.0 or 0.3)",

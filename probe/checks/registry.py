@@ -93,6 +93,10 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_S, "§8.6.1 Caching, Server Requirements",
                    "Agent Card endpoints SHOULD include Cache-Control with max-age and an ETag")},
         ("CARD-CACHE-001", "CARD-CACHE-002"), "0.3 and 0.2 say nothing about caching the card"),
+    "card.not_modified": Requirement(
+        {"1.0": _r(_S, "§8.6.2 Caching, Client Requirements", "clients SHOULD revalidate an expired card with "
+                   "a conditional request (RFC 9111): a 304 must answer that request and identify the stored card")},
+        note="0.3 and 0.2 say nothing about caching the card; observed when the daemon revalidates a cached card"),
     "card.last_modified": Requirement(
         {"1.0": _r(_MAY, "§8.6.1 Caching, Server Requirements", "Agent Card endpoints MAY include Last-Modified")},
         ("CARD-CACHE-003",), "0.3 and 0.2 say nothing about caching the card"),

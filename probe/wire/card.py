@@ -32,6 +32,7 @@ class Card:
     interfaces: list[Interface]
     legacy_path: bool = False
     response: Response | None = None
+    requested: str = ""  # the candidate URL whose GET gave it (discovery revalidates there)
 
     @property
     def name(self) -> str | None:
@@ -56,6 +57,15 @@ class CardError(Exception):
         super().__init__(message)
         self.kind = kind
         self.response = response
+
+
+class NotModified(Exception):  # an answer, not an error: the stored card is still current
+    """The conditional request (`discover(conditional=...)`) to the URL the stored card came from answered 304."""
+
+    def __init__(self, response: Response, sent: dict[str, str]) -> None:
+        super().__init__(f"HTTP 304 from {response.exchange.url}")
+        self.response = response
+        self.sent = sent
 
 
 @dataclass(slots=True)
@@ -89,35 +99,54 @@ def _looks_like_card(doc: Any) -> bool:
 
 async def discover(client: HttpClient, base_url: str, card_url: str | None, *, deadline: Deadline,
                    headers: dict[str, str], allow_cross_origin_redirect: bool, record: Discovery,
-                   config: ClientConfig = DEFAULT_CONFIG) -> Card:
+                   config: ClientConfig = DEFAULT_CONFIG,
+                   conditional: tuple[str, dict[str, str]] | None = None) -> Card:
     """Fetch and parse the card, trying the candidates in order while they answer 404 (or, for the bare URL
-    tried last, something that is not a card); a failure lists every URL tried with its answer."""
+    tried last, something that is not a card); a failure lists every URL tried with its answer.
+
+    `conditional` (candidate URL, validator headers) revalidates a stored card: the candidates are tried as always,
+    the one the card came from with the validators, and a 304 there raises NotModified. A 304 anywhere else (to
+    a request without validators) is a failed discovery, as any other status."""
     urls = candidate_urls(base_url, card_url)
     guessed = urls[-1] if len(urls) > 1 and not urls[-1].lower().endswith(".json") else None
     tried: list[str] = []
     first: Response | None = None
     for i, url in enumerate(urls):
-        resp = await client.request("GET", url, deadline=deadline, headers=headers, max_bytes=MAX_CARD_BYTES,
+        validators = conditional[1] if conditional is not None and conditional[0] == url else None
+        sent = {**headers, **validators} if validators else headers
+        resp = await client.request("GET", url, deadline=deadline, headers=sent, max_bytes=MAX_CARD_BYTES,
                                     allow_cross_origin_redirect=allow_cross_origin_redirect, config=config)
         record.attempts.append(resp)
         first = first or resp
         last = i + 1 == len(urls)
+        if resp.status == 304 and validators:
+            raise NotModified(resp, validators)
         if url == guessed:  # the bare URL, a last resort: only a JSON card counts
             doc = _card_or_none(resp)
             if doc is not None:
-                return build(url=resp.url, doc=doc, legacy=False, response=resp)
+                return _requested(build(url=resp.url, doc=doc, legacy=False, response=resp), url)
             what = resp.content_type.split(";", 1)[0] or "no content type"
             tried.append(f"GET {resp.exchange.url} answered HTTP {resp.status}"
                          + (f" ({what}, not an Agent Card)" if resp.status == 200 else ""))
             raise CardError("http_status", _tried(tried), first)
         if resp.status != 200:
-            tried.append(f"GET {resp.exchange.url} answered HTTP {resp.status}")
+            tried.append(f"GET {resp.exchange.url} answered HTTP {resp.status}" + (
+                _UNCONDITIONAL_304 if resp.status == 304 else ""))
             if resp.status == 404 and not last:
                 continue
             raise CardError("http_status", _tried(tried), resp)
         doc = parse(resp.body, resp)
-        return build(url=resp.url, doc=doc, legacy=url.endswith(LEGACY_WELL_KNOWN), response=resp)
+        return _requested(build(url=resp.url, doc=doc, legacy=url.endswith(LEGACY_WELL_KNOWN), response=resp), url)
     raise AssertionError("unreachable: the last candidate always returns or raises")
+
+
+def _requested(card: Card, url: str) -> Card:
+    card.requested = url
+    return card
+
+
+_UNCONDITIONAL_304 = (" (Not Modified to a request without validators: RFC 9110 §15.4.5 allows a 304 only for a "
+                      "conditional request)")
 
 
 def _card_or_none(resp: Response) -> dict[str, Any] | None:

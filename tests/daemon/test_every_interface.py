@@ -38,7 +38,7 @@ async def test_each_binding_of_a_fault_agent_gets_its_own_verdict_and_reason(tmp
         cfg = write_config(tmp_path / "c.yaml", [
             {"name": "multi", "url": origin, "modules": ["fast"]},
             {"name": "rpc-only", "url": origin, "modules": ["fast"], "bindings": ["jsonrpc"]},
-        ], modules={"fast": FAST})
+        ], modules={"fast": FAST}, card_cache_max_age=0)  # the card changes below (max-age=60): fetched every run
         async with running_daemon(cfg) as (d, base):
             await wait_for(lambda: d.history.recent("multi", "fast") and d.history.recent("rpc-only", "fast"),
                            timeout=15)

@@ -32,6 +32,7 @@ from probe.results import (
     StepResult,
     TlsInfo,
 )
+from probe.wire.cardcache import RESULTS as CARD_CACHE_RESULTS
 from probe.wire.dialects import V1
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,6 +149,7 @@ def test_labels_never_carry_urls_or_free_text() -> None:
     allowed_label_values |= {r.value for r in Reason} | {s.value for s in StepName}
     allowed_label_values |= set(PHASES) | {CIPHER}
     allowed_label_values |= {c.value for c in Refused}  # the push receiver's fixed refusal causes
+    allowed_label_values |= set(CARD_CACHE_RESULTS)  # the card cache's fixed results
     for name, labels, _ in _samples(m):
         if name.startswith(STANDARD_PREFIXES):
             continue  # prometheus_client's own fixed labels (python_info{implementation, version})

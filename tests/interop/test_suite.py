@@ -226,6 +226,18 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
 
         unsigned = Target(name="t", url=base, trusted_jwks=jwks(ec_key("k")), signature_policy="verify")
         failed.update(await _failing(await run_probe(unsigned, client, steps=())))  # card.signature
+    # card.not_modified: the daemon's revalidation of a cached card gets a 304 naming another ETag
+    from probe.engine import run_interfaces
+    from probe.wire.cardcache import CardCache
+    from tests.agents.cache_agent import CardAgent
+    from tests.agents.server import serve
+
+    cache_agent, cards = CardAgent(), CardCache(default_max_age=300)
+    cache_agent.cache_headers, cache_agent.etag_on_304 = {"Cache-Control": "max-age=0"}, '"other"'
+    async with serve(cache_agent.app()) as origin:
+        for _ in range(2):
+            r = await run_interfaces(Target(name="t", url=origin), client, steps=(), agree=False, cards=cards)
+            failed.update(await _failing(r))
     from tests.trust.scenarios import trust_failures
 
     failed |= await trust_failures(client)  # tls.cert_expiry, tls.verified, card.extended

@@ -1,0 +1,453 @@
+"""HTTP caching of the Agent Card for the daemon's scheduled runs (A2A 1.0 §8.6.2; RFC 9111 as a private cache).
+
+Freshness is RFC 9111's, for a private cache: `max-age` (s-maxage is for shared caches), else `Expires` minus
+`Date`; the corrected initial age (`Age`, the response delay, the apparent age from `Date`) counts against it.
+`no-store` is never stored, `no-cache` (and `max-age=0`) is revalidated on every use, a response without caching
+headers is not reused at all (no heuristic freshness: the implementation-specific default of §8.6.2 is 0).
+Malformed or duplicated freshness information makes the response stale (RFC 9111 §4.2.1), never an error.
+Whatever the agent says, freshness is capped by the configured `card_cache_max_age`.
+
+A stale entry is revalidated with a conditional GET (If-None-Match with its ETag, If-Modified-Since with its
+Last-Modified); a 304 that identifies it (RFC 9111 §4.3.4) refreshes it, anything else replaces or drops it.
+
+Why a small parser of our own: the maintained ones at hand (werkzeug's, CacheControl's) fold a duplicated
+directive into one value, so "a duplicated max-age is stale" cannot be told from them, and each would bring a
+web framework or requests along for one function. HTTP-dates go through the standard library's parser.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC
+from typing import Protocol
+
+import zstandard
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from probe import redact
+from probe.results import Exchange, HttpPhases
+from probe.wire.card import Card, build, parse
+from probe.wire.http import Response
+
+MAX_DELTA = 1 << 31  # RFC 9111 §1.2.2: a larger delta-seconds (or an overflow) is taken as 2^31
+MAX_ENTRIES = 65_536  # overall cap: entries past it are not admitted (a fleet larger than this refetches)
+MAX_VALIDATOR = 1024  # characters of an ETag / Last-Modified kept to send back; a longer one is not used
+# the header fields a 304 updates on the stored entry (RFC 9111 §3.2); Date and Age always come from the new answer
+_KEPT = ("Cache-Control", "Expires", "ETag", "Last-Modified", "Vary")
+_JUDGED = ("Content-Type", "Cache-Control", "ETag", "Last-Modified")  # what the discover checks read of the 200
+MAX_BYTES = 128 << 20  # overall cap on the compressed cards kept (a fleet of 1 MiB cards stops being admitted)
+_COMPRESSOR = zstandard.ZstdCompressor(level=1)
+
+
+class Headers(Protocol):
+    """What a response's headers offer (aiohttp's CIMultiDictProxy, multidict's CIMultiDict)."""
+
+    def getall(self, key: str, default: list[str]) -> list[str]: ...
+
+
+# ---- Cache-Control (RFC 9111 §5.2)
+
+@dataclass(frozen=True, slots=True)
+class Directives:
+    max_age: int | None = None
+    no_store: bool = False
+    no_cache: bool = False
+    must_revalidate: bool = False
+    problem: str | None = None  # malformed or duplicated freshness information: the response is stale
+
+
+def split_list(value: str) -> list[str]:
+    """The members of a comma-separated list field (RFC 9110 §5.6.1), commas inside quoted strings kept; empty
+    members dropped."""
+    members: list[str] = []
+    cur: list[str] = []
+    quoted = escaped = False
+    for ch in value:
+        if escaped:
+            escaped = False
+        elif quoted and ch == "\\":
+            escaped = True
+        elif ch == '"':
+            quoted = not quoted
+        elif ch == "," and not quoted:
+            members.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    members.append("".join(cur).strip())
+    return [m for m in members if m]
+
+
+def _unquote(value: str) -> str | None:
+    """A directive argument as token or quoted-string (recipients accept both, §5.2); None when malformed."""
+    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        out, escaped = [], False
+        for ch in value[1:-1]:
+            if escaped:
+                out.append(ch)
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                return None
+            else:
+                out.append(ch)
+        return None if escaped else "".join(out)
+    return None if '"' in value else value
+
+
+def delta_seconds(value: str) -> int | None:
+    """1*DIGIT (RFC 9111 §1.2.2), clamped to 2^31; None for anything else (a sign, a fraction, a space)."""
+    if not value or not value.isascii() or not value.isdigit():
+        return None
+    return min(int(value[:12]), MAX_DELTA)  # 12 digits already exceed 2^31: no huge int from a hostile header
+
+
+def parse_cache_control(lines: Sequence[str]) -> Directives:
+    """Every Cache-Control line of a response as one list (a field may be split over lines)."""
+    max_age: int | None = None
+    seen_max_age = no_store = no_cache = must_revalidate = False
+    problem: str | None = None
+    for member in split_list(",".join(lines)):
+        name, eq, raw = member.partition("=")
+        spaced = name != name.rstrip() or raw != raw.lstrip()  # no whitespace around "=" in the grammar (§5.2)
+        name = name.strip().lower()
+        arg = _unquote(raw) if eq and not spaced else None
+        if name == "max-age":
+            if seen_max_age:
+                problem = "max-age given twice (RFC 9111 §4.2.1: treated as stale)"
+            seen_max_age = True
+            value = delta_seconds(arg) if arg is not None else None
+            if value is None and problem is None:
+                problem = f"max-age {raw.strip()[:40]!r} is not a number of seconds (treated as stale)" if eq else (
+                    "max-age without a value (treated as stale)")
+            max_age = value if max_age is None else max_age
+        elif name == "no-store":
+            no_store = True
+        elif name == "no-cache":  # the qualified form (no-cache="field") is handled as the unqualified one
+            no_cache = True
+        elif name == "must-revalidate":
+            must_revalidate = True
+    return Directives(max_age, no_store, no_cache, must_revalidate, problem)
+
+
+# ---- dates (RFC 9110 §5.6.7) and freshness (RFC 9111 §4.2)
+
+def http_date(value: str) -> float | None:
+    """An HTTP-date (IMF-fixdate, RFC 850 or asctime) as Unix time; None when it is not one."""
+    if len(value) > 64:
+        return None
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if parsed.tzinfo is None:  # asctime carries no zone: it is GMT
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.timestamp()
+    except (OverflowError, ValueError):
+        return None
+
+
+def _one(headers: Headers, name: str) -> tuple[str | None, bool]:
+    """A singleton field's value, and whether it was given more than once."""
+    values = headers.getall(name, [])
+    return (values[0] if values else None), len(values) > 1
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    store: bool  # may be kept at all (not no-store, not Vary: *)
+    lifetime: float  # seconds the response is fresh for, from its own headers (0: stale at once)
+    initial_age: float  # its corrected initial age when received (RFC 9111 §4.2.3)
+    always_revalidate: bool  # no-cache: never reused without a successful validation
+    basis: str  # how the lifetime was derived, for people
+
+
+def freshness(headers: Headers, request_time: float, response_time: float) -> Freshness:
+    """RFC 9111 §4.2.1 and §4.2.3 for a private cache; times are Unix seconds of our own clock."""
+    cc = parse_cache_control(headers.getall("Cache-Control", []))
+    vary = [m.strip() for line in headers.getall("Vary", []) for m in line.split(",")]
+    store = not cc.no_store and "*" not in vary
+    date_raw, dup_date = _one(headers, "Date")
+    date = http_date(date_raw) if date_raw is not None and not dup_date else None
+    date_value = date if date is not None else response_time  # RFC 9110 §6.6.1: no valid Date, the receipt time
+    lifetime, basis = _lifetime(cc, headers, date_value)
+    age_lines = headers.getall("Age", [])
+    first_age = split_list(age_lines[0])[0] if age_lines and split_list(age_lines[0]) else ""
+    age_value = delta_seconds(first_age) or 0  # RFC 9111 §5.1: the first member; an invalid one is ignored
+    apparent_age = max(0.0, response_time - date_value)
+    response_delay = max(0.0, response_time - request_time)
+    initial_age = max(apparent_age, age_value + response_delay)
+    if cc.no_store:
+        basis = "no-store"
+    elif not store:
+        basis = "Vary: * (never reused)"
+    elif cc.no_cache:
+        basis = "no-cache (revalidated every probe)"
+    return Freshness(store, lifetime if not cc.no_cache else 0.0, initial_age, cc.no_cache, basis)
+
+
+def _lifetime(cc: Directives, headers: Headers, date_value: float) -> tuple[float, str]:
+    if cc.problem is not None:
+        return 0.0, cc.problem
+    if cc.max_age is not None:
+        return float(cc.max_age), f"max-age={cc.max_age}"
+    expires_raw, dup = _one(headers, "Expires")
+    if expires_raw is None:
+        return 0.0, "no caching headers (the default freshness is 0)"
+    if dup:
+        return 0.0, "Expires given twice (treated as stale)"
+    expires = http_date(expires_raw)
+    if expires is None:  # RFC 9111 §5.3: an invalid date, "0" among them, is in the past
+        return 0.0, f"Expires {expires_raw[:40]!r} is not an HTTP-date (already expired)"
+    return max(0.0, min(float(MAX_DELTA), expires - date_value)), "Expires minus Date"
+
+
+# ---- validators (RFC 9110 §8.8) and the 304 (RFC 9111 §4.3.4)
+
+def _validator(value: str | None) -> str | None:
+    if value is None or not value or len(value) > MAX_VALIDATOR or not value.isprintable() or not value.isascii():
+        return None
+    return value
+
+
+def _opaque(etag: str) -> str:
+    return etag.strip().removeprefix("W/")
+
+
+def weak_match(a: str, b: str) -> bool:
+    """Weak comparison of two entity tags (RFC 9110 §8.8.3.2): the opaque tags are equal."""
+    return _opaque(a) == _opaque(b)
+
+
+# ---- the store
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """What decides which card an agent's discovery gets: where it looks, what it asks for, with which TLS."""
+
+    base_url: str
+    card_url: str | None
+    a2a_version: str | None
+    tls: tuple[object, ...]
+    allow_cross_origin_redirect: bool
+
+
+@dataclass(slots=True)
+class Entry:
+    """A card kept compact (at 50,000 agents each byte of an entry is 50 KB): the body zstd-compressed and parsed
+    again when used (a parse costs ~10 us, the round trip it saves ~100 times that), the few header fields the
+    checks judge and validation needs, the last real exchanges."""
+
+    key: Key
+    url: str  # where the card was finally fetched from
+    requested: str  # the candidate URL whose GET gave it (revalidated there)
+    legacy_path: bool
+    body: bytes  # zstd
+    exchange_url: str  # as the 200's exchange recorded it (redacted)
+    redirects: tuple[str, ...]
+    cross_origin_redirect: bool
+    card_headers: tuple[tuple[str, str], ...]  # the 200's fields the discover checks judge (_JUDGED)
+    headers: dict[str, tuple[str, ...]]  # the fields freshness and validation read (_KEPT), updated by a 304
+    exchanges: tuple[Packed, ...]  # the last real exchanges (the 200, or the 304 that revalidated it), packed
+    http_status: int | None
+    fresh: Freshness
+    received: float  # monotonic time of the last real answer
+    received_wall: float  # Unix time of the last real answer (a 200 or a 304)
+    fetched_wall: float  # Unix time of the 200 the card and its checks come from
+    epoch: int  # redact's epoch when stored: a secret registered since makes the entry unusable
+
+    @classmethod
+    def of(cls, key: Key, card: Card, exchanges: Sequence[Exchange], http_status: int | None, fresh: Freshness,
+           received_wall: float) -> Entry:
+        resp = card.response
+        assert resp is not None
+        judged = tuple((name, v) for name in _JUDGED for v in resp.headers.getall(name, []))
+        body = bytes(memoryview(_COMPRESSOR.compress(resp.body)))  # its own size, not the compression bound
+        return cls(key=key, url=card.url, requested=card.requested, legacy_path=card.legacy_path, body=body,
+                   exchange_url=resp.exchange.url, redirects=tuple(resp.redirects),
+                   cross_origin_redirect=resp.cross_origin_redirect, card_headers=judged,
+                   headers=kept_headers(resp.headers), exchanges=pack(exchanges), http_status=http_status,
+                   fresh=fresh, received=time.monotonic(), received_wall=received_wall, fetched_wall=received_wall,
+                   epoch=redact.epoch())
+
+    def card(self) -> Card:
+        """The stored card, rebuilt as discovery built it (the same body: the same validation-cache entry)."""
+        body = zstandard.decompress(self.body)
+        headers = CIMultiDictProxy(CIMultiDict(self.card_headers))
+        exchange = Exchange.model_construct(method="GET", url=self.exchange_url, status=200,
+                                            content_type=headers.get("Content-Type"))
+        resp = Response(self.url, 200, headers, body, exchange, list(self.redirects), self.cross_origin_redirect)
+        card = build(url=self.url, doc=parse(body, resp), legacy=self.legacy_path, response=resp)
+        card.requested = self.requested
+        return card
+
+    @property
+    def size(self) -> int:
+        return len(self.body)
+
+    def age(self, now: float | None = None) -> float:
+        return self.fresh.initial_age + max(0.0, (time.monotonic() if now is None else now) - self.received)
+
+    def lifetime(self, cap: float) -> float:
+        return min(self.fresh.lifetime, cap)
+
+    def is_fresh(self, cap: float, now: float | None = None) -> bool:
+        return not self.fresh.always_revalidate and self.age(now) < self.lifetime(cap)
+
+    @property
+    def etag(self) -> str | None:
+        values = self.headers.get("ETag", ())
+        return _validator(values[0]) if len(values) == 1 else None
+
+    @property
+    def last_modified(self) -> str | None:
+        values = self.headers.get("Last-Modified", ())
+        return values[0] if len(values) == 1 and _validator(values[0]) and http_date(values[0]) else None
+
+    def conditional(self) -> dict[str, str]:
+        """The headers of the conditional GET (RFC 9111 §4.3.1: the ETag, and Last-Modified besides)."""
+        out: dict[str, str] = {}
+        if (etag := self.etag) is not None:
+            out["If-None-Match"] = etag
+        if (lm := self.last_modified) is not None:
+            out["If-Modified-Since"] = lm
+        return out
+
+    def identifies(self, headers: Headers, sent: Mapping[str, str]) -> str | None:
+        """None when a 304 identifies this entry for update (RFC 9111 §4.3.4); else why it does not."""
+        etags = headers.getall("ETag", [])
+        stored = self.etag
+        if etags:
+            if len(etags) > 1:
+                return "the 304 carries more than one ETag"
+            if stored is None or not weak_match(etags[0], stored):
+                sent_tag = sent.get("If-None-Match")
+                return (f"the 304 names ETag {etags[0][:80]} but the probe sent If-None-Match {sent_tag[:80]}"
+                        if sent_tag else f"the 304 names ETag {etags[0][:80]}, which the stored card does not have")
+            return None
+        lms = headers.getall("Last-Modified", [])
+        if lms and self.last_modified is not None and http_date(lms[0]) != http_date(self.last_modified):
+            return f"the 304 names Last-Modified {lms[0][:40]}, not the stored card's {self.last_modified}"
+        return None  # no validator in the 304: it answers the one stored card we asked about
+
+    def refresh(self, headers: Headers, exchanges: Iterable[Exchange], status: int | None, request_time: float,
+                response_time: float) -> None:
+        """Freshen the entry with a 304's header fields (RFC 9111 §3.2, §4.3.4); the card and its checks stay."""
+        merged = {name: tuple(headers.getall(name, [])) or self.headers.get(name, ()) for name in _KEPT}
+        merged = {k: v for k, v in merged.items() if v}
+        view = _Fields({**merged, "Date": tuple(headers.getall("Date", [])), "Age": tuple(headers.getall("Age", []))})
+        self.headers = merged
+        self.fresh = freshness(view, request_time, response_time)
+        self.exchanges = pack(exchanges)
+        self.http_status = status
+        self.received = time.monotonic()
+        self.received_wall = response_time
+
+    def exchanges_for_result(self) -> list[Exchange]:
+        return [unpack(p) for p in self.exchanges]  # each result gets (and scrubs) its own
+
+
+# an Exchange as a tuple of its field values (its phases as a tuple too): ~0.3 KB against ~1.2 KB as a model
+Packed = tuple[object, ...]
+_FIELDS = tuple(Exchange.model_fields)
+_PHASES = tuple(HttpPhases.model_fields)
+
+
+def pack(exchanges: Iterable[Exchange]) -> tuple[Packed, ...]:
+    return tuple(tuple(tuple(getattr(e.phases, p) for p in _PHASES) if f == "phases" else getattr(e, f)
+                       for f in _FIELDS) for e in exchanges)
+
+
+def unpack(packed: Packed) -> Exchange:
+    values = dict(zip(_FIELDS, packed, strict=True))
+    phases = values["phases"]
+    assert isinstance(phases, tuple)
+    values["phases"] = HttpPhases.model_construct(**dict(zip(_PHASES, phases, strict=True)))
+    return Exchange.model_construct(**values)  # type: ignore[arg-type]
+
+
+class _Fields:
+    """Header fields as `Headers`, from a dict of lines."""
+
+    def __init__(self, fields: Mapping[str, tuple[str, ...]]) -> None:
+        self._f = {k.lower(): v for k, v in fields.items()}
+
+    def getall(self, key: str, default: list[str]) -> list[str]:
+        values = self._f.get(key.lower())
+        return list(values) if values else default
+
+
+def kept_headers(headers: Headers) -> dict[str, tuple[str, ...]]:
+    return {name: tuple(v) for name in _KEPT if (v := headers.getall(name, []))}
+
+
+# what a scheduled run's discovery did: a fresh card reused (no request), a 304 that kept it, a stale one fetched
+# anew (200), a first fetch (no entry), a card that may not be reused (no-store, no caching headers, Vary: *)
+RESULTS = ("hit", "revalidated", "refetched", "miss", "uncacheable")
+
+
+@dataclass(slots=True)
+class CardCache:
+    """One entry per agent name, bounded (`MAX_ENTRIES`); owned by the daemon's runner, shared by an agent's modules.
+
+    It holds what the card response holds (the public card, its validators) and the checks made of it: discovery
+    never carries credentials, so no secret is stored here."""
+
+    default_max_age: float = 0.0  # the cap of agents that set none (the config's top-level card_cache_max_age)
+    max_entries: int = MAX_ENTRIES
+    max_bytes: int = MAX_BYTES
+    entries: dict[str, Entry] = field(default_factory=dict)
+    size: int = 0  # compressed card bytes held
+    on_result: Callable[[str], None] | None = None  # counts RESULTS (the daemon's a2a_probe_card_cache_total)
+
+    def count(self, result: str) -> None:
+        if self.on_result is not None:
+            self.on_result(result)
+
+    def cap(self, configured: float | None) -> float:
+        return self.default_max_age if configured is None else configured
+
+    def get(self, name: str, key: Key) -> Entry | None:
+        entry = self.entries.get(name)
+        if entry is None:
+            return None
+        if entry.key != key or entry.epoch != redact.epoch():  # the agent's config changed, or a secret came
+            self.drop(name)
+            return None
+        return entry
+
+    def put(self, name: str, entry: Entry) -> bool:
+        """Keep `entry`; False when full (not admitted: evicting would make a round-robin fleet miss every time)."""
+        old = self.entries.get(name)
+        if old is None and len(self.entries) >= self.max_entries:
+            return False
+        if self.size - (old.size if old is not None else 0) + entry.size > self.max_bytes:
+            self.drop(name)
+            return False
+        self.drop(name)
+        self.entries[name] = entry
+        self.size += entry.size
+        return True
+
+    def drop(self, name: str) -> None:
+        old = self.entries.pop(name, None)
+        if old is not None:
+            self.size -= old.size
+
+    def retain(self, names: Iterable[str]) -> None:
+        """Keep only the entries of these agents (a reload: agents that left the config lose theirs)."""
+        keep = set(names)
+        for name in [n for n in self.entries if n not in keep]:
+            self.drop(name)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.size = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
