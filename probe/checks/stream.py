@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from probe import redact
 from probe.checks.catalogue import make_check, shared_check
 from probe.reasons import Reason
 from probe.results import CheckResult, Status, StepName
@@ -35,6 +36,9 @@ _REASON_BY_CHECK: tuple[tuple[str, Reason], ...] = (
 _MAX_PROBLEMS = 5
 _MAX_TEXT_CHARS = 64 * 1024  # enough to find an expected text; an endless stream can't grow memory
 _MAX_ARTIFACTS = 10_000
+# validated or not -> (redaction epoch, the checks of a stream that broke nothing): most streams, every probe. The
+# objects are shared (never mutated); a new epoch (a secret registered) builds them again through shared_check.
+_ALL_PASSED: dict[bool, tuple[int, tuple[CheckResult, ...]]] = {}
 
 
 class StreamJudge:
@@ -249,15 +253,22 @@ class StreamJudge:
 
     def checks(self) -> list[CheckResult]:
         self._finish_checks()
+        validated = self.version is not None
+        if not any(self.problems.values()):
+            kept = _ALL_PASSED.get(validated)
+            if kept is not None and kept[0] == redact.epoch():
+                return list(kept[1])  # the same shared objects shared_check would hand out, in the same order
         out = []
         s = StepName.STREAM
         for cid, _ in _REASON_BY_CHECK:
-            if cid == "stream.schema" and self.version is None:
+            if cid == "stream.schema" and not validated:
                 continue  # not validated (offline transcripts judge shapes only)
             msgs = self.problems[cid]
             # a pass is one shared, already scrubbed object (catalogue.shared_check); a failure names this stream
             out.append(make_check(cid, Status.FAIL, "; ".join(msgs), step=s) if msgs
                        else shared_check(cid, Status.PASS, step=s))
+        if not any(self.problems.values()) and all(redact.is_shared(c) for c in out):
+            _ALL_PASSED[validated] = (redact.epoch(), tuple(out))
         return out
 
     def failure(self) -> tuple[Reason, str] | None:

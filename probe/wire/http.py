@@ -625,12 +625,26 @@ class StreamResponse:
         return self.resp.headers.get("Content-Type", "")
 
     async def chunks(self) -> AsyncIterator[bytes]:
-        """Body chunks as they arrive; raises DeadlineExceeded when the deadline passes mid-stream."""
+        """Body chunks as they arrive; raises DeadlineExceeded when the deadline passes mid-stream.
+
+        What aiohttp already holds is taken without a timer (nothing can wait: the same bytes `readany` would
+        return, the same errors it would raise); only a read that waits for the network is bounded by the
+        deadline."""
+        content = self.resp.content
         while True:
-            async with _guard(self._deadline, self.exchange, "the stream"):
-                chunk = await self.resp.content.readany()
+            try:
+                chunk = content.read_nowait(-1)  # never waits: b"" when nothing is buffered
+            except Exception as exc:
+                if (err := _translate(exc, "the stream", self.exchange)) is None:
+                    raise
+                raise err from None
             if not chunk:
-                return
+                if content.at_eof():
+                    return
+                async with _guard(self._deadline, self.exchange, "the stream"):
+                    chunk = await content.readany()
+                if not chunk:
+                    return
             yield chunk
 
     async def read_body(self, max_bytes: int) -> bytes:

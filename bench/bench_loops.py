@@ -1,0 +1,98 @@
+#!/usr/bin/env python
+"""fleet.py's client loops (bare aiohttp, the a2a-sdk client, the engine) with the engine of several source trees,
+in one run: the ratios before -> after, each loop in its own process.
+
+`bench/fleet.py` runs its three loops in one process, so it can only measure this checkout's engine. Here every
+round starts one child process per loop and per `--roots` tree (the engine loop imports `probe` from that tree;
+the bare and SDK loops do not depend on it) against one fleet (bench/fleet_agents.py, `--delay` per RPC as in
+fleet.py); each child warms up, then times `--probes` probes on the CPU clock with fleet.py's own
+`interleaved_cpu` (the same probes, concurrency and agents as fleet.py's loops). Rounds rotate the order, so drift
+on a shared machine hits every loop alike; the table gives each loop's median round and range, and the ratios
+engine / bare and sdk / engine per tree.
+
+    python bench/bench_loops.py --module stream --roots /tmp/main-src,.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _child(origin: str, loop: str, module: str, agents: int, probes: int, concurrency: int) -> float:
+    import probe  # from the tree under test (PYTHONPATH), before fleet.py puts this checkout on the path
+
+    sys.path.insert(0, str(HERE.parent))
+    from bench import fleet
+
+    if Path(probe.__file__).resolve().parent.parent != Path(os.environ["PYTHONPATH"]).resolve():
+        raise SystemExit(f"imported {probe.__file__}, not the tree under test")
+    urls = [f"{origin}/a/{name}" for name in fleet.agent_names(agents)]
+
+    async def run() -> float:
+        made = {loop: await fleet.LOOPS[loop][0](urls, module)}
+        cpu = await fleet.interleaved_cpu(made, probes, 1, concurrency, warmup=concurrency * 2)
+        return cpu[loop][0]
+
+    return asyncio.run(run())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--roots", default=".", help="comma-separated source trees for the engine loop")
+    ap.add_argument("--module", choices=("ping", "invoke", "stream"), default="stream")
+    ap.add_argument("--agents", type=int, default=8, help="agents the loops cycle through (fleet.py: 8)")
+    ap.add_argument("--probes", type=int, default=600, help="timed probes per child")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--delay", type=float, default=0.005, help="server-side delay per RPC, s (fleet.py's)")
+    ap.add_argument("--child", nargs=2, metavar=("ORIGIN", "LOOP"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(args.child[0], args.child[1], args.module, args.agents, args.probes,
+                                args.concurrency)))
+        return 0
+    sys.path.insert(0, str(HERE.parent))
+    from bench import fleet
+
+    roots = [str(Path(r.strip()).resolve()) for r in args.roots.split(",") if r.strip()]
+    entries = [("bare", str(HERE.parent)), ("sdk", str(HERE.parent))] + [("engine", r) for r in roots]
+    cpu: dict[tuple[str, str], list[float]] = {e: [] for e in entries}
+    fp = fleet.FleetProc(args.delay)
+    try:
+        for n in range(args.rounds):
+            order = entries[n % len(entries):] + entries[:n % len(entries)]
+            for loop, root in (list(reversed(order)) if n % 2 else order):
+                cmd = [sys.executable, str(Path(__file__).resolve()), "--child", fp.origin, loop,
+                       "--module", args.module, "--agents", str(args.agents), "--probes", str(args.probes),
+                       "--concurrency", str(args.concurrency)]
+                out = subprocess.run(cmd, env={**os.environ, "PYTHONPATH": root}, cwd=root, capture_output=True,
+                                     text=True, check=False)
+                if out.returncode != 0:
+                    raise SystemExit(f"{loop} ({root}) failed:\n{out.stderr[-3000:]}")
+                cpu[(loop, root)].append(float(out.stdout.strip().splitlines()[-1]))
+    finally:
+        fp.stop()
+    med = {e: statistics.median(v) for e, v in cpu.items()}
+    print(f"\n{args.module}, {args.agents} agents, {args.probes} probes x {args.rounds} rounds, concurrency "
+          f"{args.concurrency}, delay {args.delay * 1e3:g} ms; CPU ms per probe (median round, min-max):")
+    for (loop, root), v in cpu.items():
+        where = f" ({root})" if loop == "engine" else ""
+        print(f"  {loop}{where}: {med[(loop, root)]:.3f} ({min(v):.3f}-{max(v):.3f})")
+    bare, sdk = med[("bare", str(HERE.parent))], med[("sdk", str(HERE.parent))]
+    for root in roots:
+        engine = med[("engine", root)]
+        print(f"  engine ({root}): {engine / bare:.2f}x bare, {sdk / engine:.2f}x cheaper than sdk")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
