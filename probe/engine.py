@@ -277,41 +277,53 @@ class ProbeRun:
         cards, cap = self.cards, self.cards.cap(self.t.card_cache_max_age) if self.cards is not None else 0.0
         key = _card_key(self.t)
         entry = cards.get(self.t.name, key) if cards is not None and cap > 0 else None
+        if cards is not None and cap <= 0:
+            cards.drop(self.t.name)  # caching turned off for this agent (a reload): nothing kept
         if entry is not None and entry.is_fresh(cap):
             return self._cached_card(step, entry, cap, "hit")
         sent_at = time.time()
         try:
-            card = await self._fetch_card(step, record, headers, pooled, entry)
+            card = await self._fetch_or_revalidate(step, record, headers, pooled, entry, cap, sent_at)
+        except StepFailed:
+            if cards is not None:
+                cards.drop(self.t.name)  # a card that fails is never served from the cache
+            raise
+        if card is None:  # revalidated: the stored card serves this run
+            return
+        self._judge_card(card, step)
+        if cards is not None and cap > 0:
+            self._store_card(cards, key, card, step, sent_at, "refetched" if entry is not None else "miss")
+
+    async def _fetch_or_revalidate(self, step: StepResult, record: cardwire.Discovery, headers: dict[str, str],
+                                   pooled: ClientConfig, entry: cardcache.Entry | None, cap: float,
+                                   sent_at: float) -> Card | None:
+        """The card fetched now, or None when a 304 revalidated the stored `entry` (then this run uses it)."""
+        try:
+            return await self._fetch_card(step, record, headers, pooled, entry)
         except cardwire.NotModified as answer:
             assert entry is not None
             resp = answer.response
             why = entry.identifies(resp.headers, answer.sent) if resp.url == entry.url else (
                 f"the 304 came from {resp.exchange.url}, not from {redact.url(entry.url)}")
+            d = StepName.DISCOVER
             if why is None:
                 self._attempts(step, record, None)
                 entry.refresh(resp.headers, step.exchanges, step.http_status, sent_at, time.time())
-                if not entry.fresh.store and cards is not None:
-                    cards.drop(self.t.name)  # validated for this run; the 304 says not to keep it (no-store)
+                if not entry.fresh.store and self.cards is not None:
+                    self.cards.drop(self.t.name)  # validated for this run; the 304 says not to keep it (no-store)
                 self._cached_card(step, entry, cap, "revalidated")
                 self.check("card.not_modified", Status.PASS, "the 304 to the conditional request names the stored "
-                           "card", step=StepName.DISCOVER)
-                return
+                           "card", step=d)
+                return None
             # RFC 9111 §4.3.4: a 304 that does not identify the stored card must not refresh it; fetch it anew
-            log.info("card_not_modified_unusable", agent=self.t.name, why=why)
+            self.check("card.not_modified", Status.FAIL, f"{why}: a 304 must name the card it says is unchanged "
+                       "(RFC 9111 §4.3.4); the probe fetched the card again", step=d)
             earlier = [e for a in record.attempts for e in a.exchanges]
             record = cardwire.Discovery()
             card = await self._fetch_card(step, record, headers, pooled, None)
             step.exchanges = earlier + step.exchanges
             step.detail = f"a 304 that does not identify the stored card was not used ({why}); fetched again"[:500]
-            self.check("card.not_modified", Status.FAIL, f"{why}: a 304 must name the card it says is unchanged "
-                       "(RFC 9111 §4.3.4); the probe fetched the card again", step=StepName.DISCOVER)
-        except StepFailed:
-            if cards is not None:
-                cards.drop(self.t.name)  # a card that fails is never served from the cache
-            raise
-        self._judge_card(card, step)
-        if cards is not None and cap > 0:
-            self._store_card(cards, key, card, step, sent_at, "refetched" if entry is not None else "miss")
+            return card
 
     async def _fetch_card(self, step: StepResult, record: cardwire.Discovery, headers: dict[str, str],
                           pooled: ClientConfig, entry: cardcache.Entry | None) -> Card:

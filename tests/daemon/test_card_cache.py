@@ -240,3 +240,29 @@ async def test_a_304_to_a_request_without_validators_is_a_failed_card(tmp_path: 
     checks = card_checks(r)
     assert checks["card.not_modified"][0] is Status.FAIL
     assert "Not Modified to a request without validators" in checks["card.discovered"][1]
+
+
+async def test_a_card_failing_after_an_unusable_304_fails_the_run_and_leaves_the_cache(tmp_path: Path) -> None:
+    agent = CardAgent()
+    agent.cache_headers, agent.etag_on_304, agent.status_after_304 = {"Cache-Control": "max-age=0"}, '"x"', 503
+    async with daemon_with(tmp_path, agent) as (d, _):
+        assert (await scheduled(d)).success and len(d.runner.cards) == 1
+        r = await scheduled(d)
+        assert len(d.runner.cards) == 0
+    assert r.reason is Reason.CARD_HTTP_STATUS
+    assert card_checks(r)["card.not_modified"][0] is Status.FAIL
+    assert agent.card_requests == [{}, {"If-None-Match": '"v1"'}, {}]
+
+
+async def test_turning_the_cap_to_zero_on_reload_drops_the_entry(tmp_path: Path) -> None:
+    agent = CardAgent()
+    async with daemon_with(tmp_path, agent) as (d, _):
+        await scheduled(d)
+        assert d.config_path is not None and len(d.runner.cards) == 1
+        write_config(d.config_path, [{"name": "cached", "url": d.config.agents[0].url, "modules": ["p"]}],
+                     modules={"p": MODULE}, card_cache_max_age=0)
+        assert (await d.reload())[0]
+        await scheduled(d)
+        await scheduled(d)
+        assert len(d.runner.cards) == 0
+    assert agent.card_requests == [{}, {}, {}]
