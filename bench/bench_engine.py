@@ -38,8 +38,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 
 
-def _start_fleet() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, str(HERE / "fleet_agents.py"), "--port", "0", "--delay", "0"],
+def _start_fleet(delay: float = 0.0) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, str(HERE / "fleet_agents.py"), "--port", "0", "--delay", str(delay)],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
@@ -63,6 +63,8 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
     client = HttpClient()
     counter = 0
     record_cpu = [0.0]
+    durations: list[float] = []
+    walls: list[float] = []  # the whole probe call's wall time: what a duration from the probe's start holds
     probe_one = None
     if runner_mode:
         probe_one = _runner_probe(origin, agents, module, client, record_cpu)
@@ -79,7 +81,10 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
 
         async def worker() -> None:
             for i in queue:
+                w0 = time.monotonic()
                 result = await one(i % agents)
+                walls.append(time.monotonic() - w0)
+                durations.append(result.duration_s)
                 if not result.success:
                     raise SystemExit(f"probe failed: {result.reason} {result.steps}")
 
@@ -89,6 +94,8 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
         await batch(agents)  # warm-up: every agent once (caches, imports, connections)
         gc.collect()
         record_cpu[0] = 0.0
+        durations.clear()
+        walls.clear()
         prof = cProfile.Profile(time.process_time) if profile else None
         c0 = time.process_time()
         if prof is not None:
@@ -102,7 +109,9 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
     import probe
 
     out: dict[str, object] = {"cpu_ms": 1e3 * cpu / probes, "probe": str(Path(probe.__file__).parent),
-                              "record_ms": 1e3 * record_cpu[0] / probes}
+                              "record_ms": 1e3 * record_cpu[0] / probes,
+                              "durations_ms": sorted(1e3 * d for d in durations),
+                              "walls_ms": sorted(1e3 * w for w in walls)}
     if prof is not None:
         for key in ("tottime", "cumulative"):
             s = io.StringIO()
@@ -146,6 +155,9 @@ def _runner_probe(origin: str, agents: int, module: str, client: Any, record_cpu
     return probe_one
 
 
+overhead: dict[str, list[tuple[float, float]]] = {}  # root -> (p50, p99) ms per round
+
+
 def _run_child(root: str, origin: str, args: argparse.Namespace, profile: bool = False) -> float:
     env = {**os.environ, "PYTHONPATH": str(Path(root).resolve()), "BENCH_TOP": str(args.profile or 25)}
     cmd = [sys.executable, str(HERE / "bench_engine.py"), "--child", origin, "--agents", str(args.agents),
@@ -164,6 +176,10 @@ def _run_child(root: str, origin: str, args: argparse.Namespace, profile: bool =
         raise SystemExit(f"the child for {root} imported {got['probe']}")
     if args.runner:
         sys.stdout.write(f"  {root}: {got['cpu_ms']:.3f} ms a probe, of which Runner.record {got['record_ms']:.3f}\n")
+    if args.delay:  # measurement overhead: the reported duration minus the agent's known delay per call
+        for key, label in (("durations_ms", root), ("walls_ms", f"{root} (the probe call's wall time)")):
+            over = [d - 1e3 * args.delay for d in got[key]]
+            overhead.setdefault(label, []).append((over[len(over) // 2], over[int(len(over) * 0.99)]))
     return float(got["cpu_ms"])
 
 
@@ -177,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--profile", type=int, default=0, help="also print cProfile's top N per root")
     ap.add_argument("--runner", action="store_true", help="the daemon's path: Runner.run + Runner.record")
+    ap.add_argument("--delay", type=float, default=0.0, help="the fleet's server-side delay per RPC (seconds); "
+                    "non-zero: also the measurement overhead (duration minus the delay) p50 / p99 per root")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--child-profile", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -186,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(got))
         return 0
     roots = [r.strip() for r in args.roots.split(",") if r.strip()]
-    fleet, origin = _start_fleet()
+    fleet, origin = _start_fleet(args.delay)
     cpu: dict[str, list[float]] = {r: [] for r in roots}
     try:
         for n in range(args.rounds):
@@ -210,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         base = statistics.median(cpu[roots[0]])
         for root in roots[1:]:
             print(f"  {root} / {roots[0]}: {statistics.median(cpu[root]) / base:.3f}")
+    for root, seen in overhead.items():
+        print(f"  {root}: overhead p50 / p99 ms (median round) {statistics.median(p for p, _ in seen):.2f} / "
+              f"{statistics.median(q for _, q in seen):.2f}")
     return 0
 
 

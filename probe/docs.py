@@ -63,7 +63,19 @@ def metrics_md() -> str:
              "on where you need it: `detailed_metrics: true` on an agent or a module, or `metrics.detailed: true` "
              "for all. The `A2AProbeSlow` alert and the per-step latency panels read the detailed step "
              "histograms.", "",
-             "A test scrapes a running daemon and fails when these counts grow."]
+             "A test scrapes a running daemon and fails when these counts grow.", "",
+             "## What the durations measure", "",
+             "`duration_seconds` (and `last_duration_seconds`, `/probe`'s `probe_duration_seconds`, the log's "
+             "`duration_seconds`, the report's `duration_ms`) is the **agent's latency**: from the first request "
+             "of the probe's calls to the agent's interface to the last byte of the terminal answer (a failed call: "
+             "to its failure; a task polled to the deadline: to the deadline). The card's fetch is not in it (it is "
+             "a request of its own, often answered from the card cache) and neither is the probe's own work: card "
+             "validation, interface selection, auth set-up, judging the answers, grading, redaction and "
+             "recording. A run that called nothing (the card could not be read or offers nothing to call) lasted "
+             "its discovery. The `full` and `push` modules (the conformance suite, a push round trip) report "
+             "their whole run's wall time: their waits are part of what they test. The step durations "
+             "(`last_step_duration_seconds`, `step_duration_seconds`, the log's "
+             "`step_durations`) are each step's whole wall time, the probe's work in it included."]
     rows += ["", "Plus prometheus_client's standard `process_*` (start time, CPU, memory, open file descriptors) and "
              "`python_*` (GC, version) metrics.", "",
              "`/probe` returns a fresh registry per request with blackbox_exporter-compatible names: "

@@ -137,7 +137,7 @@ def _finish(run: ProbeRun) -> ProbeRun:
     if result.reason not in (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR):
         result.checks.append(shared_check("probe.completed", Status.PASS, "the probe ran to its end"))
     grading.finish(result)
-    result.duration_s = time.monotonic() - run.t0
+    result.duration_s = run.latency()
     result.success = result.reason is None
     redact.result(result)  # what an agent sent is scrubbed before any consumer (report, log, page) sees it
     return run
@@ -166,6 +166,28 @@ class ProbeRun:
         # reason, but the run goes on so the rest of the agent is judged too
         self.soft_failures: dict[StepName, tuple[Reason, str]] = {}
         self.cards: cardcache.CardCache | None = None  # the daemon's card cache (scheduled runs only)
+        # the agent's latency (`latency`): when the first call to the interface was sent, when the last answer
+        # arrived, and how many answers were stamped (a step that stamped none ended at its failure)
+        self.calls_from: float | None = None
+        self.answered: float | None = None
+        self.answers = 0
+
+    def answer_arrived(self) -> None:
+        """Stamp the end of an answer from the agent (its last byte is in): the probe's own work starts here."""
+        self.answered = time.monotonic()
+        self.answers += 1
+
+    def latency(self) -> float:
+        """The run's duration: the agent's latency, not the probe's own work. From the first request of the first
+        call to the agent's interface to the last byte of the last answer (a failed call: to its failure). The
+        card's fetch is a request of its own (its step has its duration; a cached card makes none), and so are
+        the probe's own validation, interface selection, auth set-up, judging, grading and redaction: none is in
+        it. A run that called nothing lasted its discovery (the card's fetch, to its failure). Each step's own
+        `duration_s` stays its whole wall time (docs/metrics.md)."""
+        if self.calls_from is not None and self.answered is not None:
+            return max(0.0, self.answered - self.calls_from)
+        found = next((s for s in self.r.steps if s.name is StepName.DISCOVER), None)
+        return found.duration_s if found is not None else 0.0
 
     # ---- orchestration
 
@@ -219,6 +241,9 @@ class ProbeRun:
         step = StepResult(name=name)
         self.r.steps.append(step)
         t0 = time.monotonic()
+        remote, calls_from, answers = name in _REMOTE_STEPS, self.calls_from, self.answers
+        if remote and calls_from is None:
+            self.calls_from = t0
         try:
             skipped = await fn(step)
             step.status = Status.SKIP if skipped else Status.PASS
@@ -232,7 +257,14 @@ class ProbeRun:
             if self.r.reason is None:
                 self.r.reason = self._explain(name, exc.reason)
         finally:
-            step.duration_s = time.monotonic() - t0
+            end = time.monotonic()
+            step.duration_s = end - t0
+            if remote and self.answers == answers:  # the step stamped no answer
+                if step.status is Status.SKIP:
+                    self.calls_from = calls_from  # it skipped itself: nothing was called
+                else:
+                    self.answered = end  # it ended without one (a failure the call path did not stamp)
+                    self.answers += 1
         return step.status is not Status.FAIL
 
     def _explain(self, step: StepName, reason: Reason) -> Reason:
@@ -753,6 +785,7 @@ class ProbeRun:
         try:
             _, polled = await c.poll(item.task_id, observe=observe)
         except PollTimeout:
+            self.answer_arrived()  # waited for the task until the deadline: that wait is the agent's
             msg = f"task {item.task_id} still {state_name(item.state)} at the deadline ({self.t.timeout:g}s)"
             self.check("invoke.task_completed", Status.FAIL, msg, step=StepName.INVOKE)
             raise StepFailed(Reason.TASK_TIMEOUT, msg) from None
@@ -809,6 +842,7 @@ class ProbeRun:
                     self._not_a_stream(es.plain, c)
                 judge.opened(es.content_type)
                 await judge.consume(es, self.deadline)
+                self.answer_arrived()
         except (ConnectFailed, DeadlineExceeded, AuthTokenFailed) as exc:
             if isinstance(exc, DeadlineExceeded) and judge.started:
                 judge.timed_out(str(exc))
@@ -858,12 +892,14 @@ class ProbeRun:
 
     def _wire_failed(self, step: StepResult, exc: ConnectFailed | DeadlineExceeded | RedirectRefused | BodyTooLarge
                      | AuthTokenFailed) -> typing.NoReturn:
+        self.answer_arrived()  # the call ended here (refused, reset, timed out): the agent's part ends with it
         if exc.exchange is not None:
             step.exchanges.append(exc.exchange)
         raise StepFailed(*_transport_reason(exc)) from None
 
     def _judge(self, step: StepResult, name: StepName, answer: Answer, op: Op) -> None:
         """Record the exchange and the transport/framing checks; raise for a problem."""
+        self.answer_arrived()
         step.exchanges.append(answer.exchange)
         step.http_status = answer.status
         p = answer.problem
@@ -879,6 +915,8 @@ class ProbeRun:
             raise StepFailed(Reason.INVOKE_NOT_A2A, p.detail)
 
 
+# the steps that call the agent's interface: their calls are the agent's latency (ProbeRun.latency)
+_REMOTE_STEPS = frozenset({StepName.EXTENDED_CARD, StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH})
 _ROUTE_REASONS = frozenset({Reason.INVOKE_UNREACHABLE, Reason.INVOKE_TIMEOUT, Reason.INVOKE_ROUTE_NOT_FOUND,
                             Reason.INVOKE_UNEXPECTED_STATUS, Reason.INVOKE_NOT_A2A})
 _PROBLEM_REASON = {ProblemKind.ROUTE: Reason.INVOKE_ROUTE_NOT_FOUND, ProblemKind.AUTH: Reason.INVOKE_AUTH,

@@ -79,7 +79,9 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("step_success", "gauge", AMBS,
          "1 if the step passed in the last probe, 0 if it failed (absent if it did not run); "
          "discover and the remote step by default, every step with detailed metrics"),
-    Spec("duration_seconds", "histogram", AMB, "Wall time of probes (buckets from metrics.duration_buckets)"),
+    Spec("duration_seconds", "histogram", AMB, "The agent's latency per probe: its first request to the "
+         "last byte of the terminal answer; not the card's fetch nor the probe's own work (buckets from "
+         "metrics.duration_buckets)"),
     Spec("runs", "counter", AMB, "Probes run"),
     Spec("failures", "counter", (*AMB, "reason"),
          "Failed probes by primary reason (a reason's series appears with its first failure; with detailed "
@@ -96,7 +98,8 @@ CATALOGUE: tuple[Spec, ...] = (
          "overloaded (no free probe slot in time: the probe's overload, not the agent's failure); "
          "a cause's series appears with its first miss"),
     # ---- detailed, opt-in per agent or module (`detailed_metrics: true`) or for all (`metrics.detailed`)
-    Spec("last_duration_seconds", "gauge", AMB, "Wall time of the last probe", detail=True),
+    Spec("last_duration_seconds", "gauge", AMB, "The agent's latency in the last probe (as duration_seconds)",
+         detail=True),
     Spec("last_step_duration_seconds", "gauge", AMBS, "Wall time of each step in the last probe", detail=True),
     Spec("step_duration_seconds", "histogram", AMBS, "Wall time of the remote steps (ping, invoke, stream)",
          detail=True),
@@ -571,7 +574,8 @@ def probe_registry(r: ProbeResult, timeout: float) -> CollectorRegistry:
     """A fresh registry for one /probe request, with blackbox_exporter-compatible names."""
     reg = CollectorRegistry(auto_describe=True)
     Gauge("probe_success", "1 if the probe succeeded", registry=reg).set(1 if r.success else 0)
-    Gauge("probe_duration_seconds", "Wall time of the probe", registry=reg).set(r.duration_s)
+    Gauge("probe_duration_seconds", "The agent's latency: its calls, to the last byte of the terminal answer",
+          registry=reg).set(r.duration_s)
     Gauge("probe_timeout_seconds", "The deadline the probe ran under", registry=reg).set(timeout)
     step_ok = Gauge("probe_a2a_step_success", "1 if the step passed", ["step"], registry=reg)
     step_d = Gauge("probe_a2a_step_duration_seconds", "Wall time of the step", ["step"], registry=reg)
