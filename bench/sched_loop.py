@@ -120,46 +120,6 @@ def child(jobs: int, interval: float, warmup: float, window: float, profile: int
     return asyncio.run(main())
 
 
-def stores(sizes: tuple[tuple[int, float], ...] = ((10_000, 12.0), (50_000, 60.0)), rounds: int = 5,
-           ticks: int = 200) -> str:
-    """The job store alone, in this process: apscheduler's MemoryJobStore and probe.scheduler.HeapJobStore doing a
-    scheduler's work (each 50 ms tick: the due jobs, each moved on one interval), interleaved; CPU µs per run."""
-    import time
-    from datetime import UTC, datetime, timedelta
-    from types import SimpleNamespace
-
-    from apscheduler.jobstores.memory import MemoryJobStore
-
-    from probe.scheduler import TICK, HeapJobStore, phase_fraction
-
-    def one(cls: Any, n: int, interval: float) -> float:
-        store, t0 = cls(), datetime(2026, 1, 1, tzinfo=UTC)
-        for i in range(n):
-            at = round(phase_fraction(f"agent-{i:05d}", "m") * interval / TICK) * TICK
-            store.add_job(SimpleNamespace(id=f"agent-{i:05d}", next_run_time=t0 + timedelta(seconds=at)))
-        now, step, every = t0, timedelta(seconds=TICK), timedelta(seconds=interval)
-        c0, runs = time.process_time(), 0
-        for _ in range(ticks):
-            now += step
-            for job in store.get_due_jobs(now):
-                job.next_run_time += every
-                store.update_job(job)
-                runs += 1
-            store.get_next_run_time()
-        return 1e6 * (time.process_time() - c0) / runs
-
-    out = ["| jobs (interval) | MemoryJobStore µs/run | HeapJobStore µs/run |", "|---|---|---|"]
-    for n, interval in sizes:
-        got: dict[str, list[float]] = {"memory": [], "heap": []}
-        for r in range(rounds):
-            pair = [("memory", MemoryJobStore), ("heap", HeapJobStore)]
-            for name, cls in pair if r % 2 == 0 else reversed(pair):
-                got[name].append(one(cls, n, interval))
-        out.append(f"| {n:,} ({interval:g} s) | " + " | ".join(
-            f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})" for v in got.values()) + " |")
-    return "\n".join(out)
-
-
 def measure(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(root)}
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--jobs", str(args.jobs), "--interval",
@@ -175,25 +135,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--interval", type=float, default=12.0, help="s; 10,000 jobs at 12 s run 833 a second")
-    ap.add_argument("--warmup", type=float, default=4.0, help="s after start-up (its catch-up burst) before the window")
+    ap.add_argument("--warmup", type=float,
+                    help="s after start-up before the window (default: one interval + 2 s, so every job has run once: "
+                         "first runs build what later runs reuse, e.g. the remembered Target)")
     ap.add_argument("--window", type=float, help="measured s (default: one interval, so every job runs once in it)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--before", metavar="REV_OR_DIR", help="also measure an older checkout, interleaved")
     ap.add_argument("--direct", type=int, default=0, metavar="RUNS",
                     help="the runner alone: RUNS calls of Runner.scheduled (64 at a time), no scheduler or timers")
-    ap.add_argument("--stores", action="store_true",
-                    help="measure only the job stores (apscheduler's MemoryJobStore, HeapJobStore), in this process")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--profile", type=int, default=0, metavar="TOP",
                     help="measure nothing: cProfile (CPU clock) over one window of this checkout, top TOP by own time")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     args.window = args.interval if args.window is None else args.window
+    args.warmup = args.interval + 2.0 if args.warmup is None else args.warmup
     if args.child:
         print(json.dumps(child(args.jobs, args.interval, args.warmup, args.window, args.profile, args.direct)))
-        return 0
-    if args.stores:
-        print(stores())
         return 0
     if args.profile:
         print(json.dumps(child(args.jobs, args.interval, args.warmup, args.window, args.profile)))

@@ -74,12 +74,18 @@ class Slots:
     def waiting(self) -> int:
         return sum(1 for f in self._waiters if not f.done())
 
-    async def acquire(self, timeout: float) -> bool:
-        """True with a slot held; False when none came free within `timeout` seconds."""
+    def try_acquire(self) -> bool:
+        """True with a slot held, without waiting; False when the slots are full or others wait first (FIFO)."""
         while self._waiters and self._waiters[0].done():
             self._waiters.popleft()
         if self.used < self.limit and not self._waiters:
             self.used += 1
+            return True
+        return False
+
+    async def acquire(self, timeout: float) -> bool:
+        """True with a slot held; False when none came free within `timeout` seconds."""
+        if self.try_acquire():
             return True
         if timeout <= 0:
             return False
@@ -179,62 +185,99 @@ class Runner:
         assert task is not None
         loop = asyncio.get_running_loop()
         start = loop.time()
-        wait_for = (start_by - start) if start_by is not None else timeout / 2
-        got = await self.slots.acquire(wait_for)
-        waited = loop.time() - start
+        if self.slots.try_acquire():
+            waited = 0.0  # a free slot: no wait, and no coroutine to find that out
+        else:
+            wait_for = (start_by - start) if start_by is not None else timeout / 2
+            got = await self.slots.acquire(wait_for)
+            waited = loop.time() - start
+            if not got:
+                self._slot_wait.observe(waited)
+                return _failed(agent, Reason.PROBE_OVERLOADED,
+                               f"no free probe slot within {max(0.0, wait_for):.2f}s ({self.slots.used} probes "
+                               f"running, limit {self.slots.limit}); the agent was not called")
         self._slot_wait.observe(waited)
-        if not got:
-            return _failed(agent, Reason.PROBE_OVERLOADED,
-                           f"no free probe slot within {max(0.0, wait_for):.2f}s ({self.slots.used} probes running, "
-                           f"limit {self.slots.limit}); the agent was not called")
         remaining = timeout if start_by is not None else max(0.05, timeout - waited)
-        stalled_before = self.stall_clock() if self.stall_clock is not None else 0.0
-        started = loop.time()
+        stall_clock = self.stall_clock
+        stalled_before = stall_clock() if stall_clock is not None else 0.0
+        started = start + waited
         try:
             result = await self._probe(agent, module, remaining, client, task,
                                        self.cards if start_by is not None else None)
         finally:
             self.slots.release()
-        if self.stall_clock is not None:
-            result = own_overload(result, remaining, loop.time() - started, self.stall_clock() - stalled_before)
+        if stall_clock is not None and not result.success:  # a pass is a pass (own_overload): no clocks read
+            result = own_overload(result, remaining, loop.time() - started, stall_clock() - stalled_before)
         return result
 
     async def _probe(self, agent: Agent, module: Module, remaining: float, client: HttpClient | None,
                      task: asyncio.Task[Any], cards: CardCache | None = None) -> ProbeResult:
+        # the outer bound: asyncio.timeout's work on one timer handle, without its context manager's objects and
+        # coroutines (bench/sched_loop.py --direct: figures in docs/performance.md)
+        loop = asyncio.get_running_loop()
+        deadline = _Deadline(task)
+        handle = loop.call_at(loop.time() + remaining + _GRACE, deadline)
         try:
-            async with asyncio.timeout(remaining + _GRACE):
-                only = job_bindings(agent, module)
-                try:
-                    target = agent.target(remaining, fresh_connection=module.fresh)
-                    if limits := module.limits():
-                        target = target.model_copy(update=limits)
-                    if only and target.binding is None and module.prober not in MULTI_BINDING:
-                        # the suite and push probe one interface: the most preferred of the agent's bindings
-                        preferred = min(only, key=list(BindingName).index)  # the enum is in preference order
-                        target = target.model_copy(update={"binding": preferred.card_name})
-                except ConfigError as exc:
-                    return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
-                self.in_flight.add(task)
-                try:
-                    if module.prober is Prober.FULL:
-                        opts = SuiteOptions(safe_only=module.safe_only, slow_prompt=agent.slow_prompt,
-                                            input_prompt=agent.input_prompt, timeout=remaining, inbox=self.inbox)
-                        return await run_suite(target, client or self.client, opts)
-                    if module.prober is Prober.PUSH:
-                        if self.inbox is None:
-                            return _failed(agent, Reason.PROBE_CONFIG_ERROR, "the push module needs the "
-                                           "daemon's push public URL (A2A_PROBE_PUSH_PUBLIC_URL)")
-                        return await run_push(target, client or self.client, self.inbox,
-                                              late_after=module.late_after)
-                    # every advertised interface (or the configured subset), without the equivalence check's
-                    # extra calls: one interface costs what a plain probe costs
-                    return await run_interfaces(target, client or self.client, steps=STEPS[module.prober],
-                                                only=only, agree=False, cards=cards)
-                finally:
-                    self.in_flight.discard(task)
-        except TimeoutError:
-            return _failed(agent, Reason.PROBE_ERROR,
-                           f"no result within {remaining:g}s + {_GRACE:g}s grace (a probe bug)")
+            only = job_bindings(agent, module)
+            try:
+                target = agent.target(remaining, fresh_connection=module.fresh)
+                if limits := module.limits():
+                    target = target.model_copy(update=limits)
+                if only and target.binding is None and module.prober not in MULTI_BINDING:
+                    # the suite and push probe one interface: the most preferred of the agent's bindings
+                    preferred = min(only, key=list(BindingName).index)  # the enum is in preference order
+                    target = target.model_copy(update={"binding": preferred.card_name})
+            except ConfigError as exc:
+                return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
+            self.in_flight.add(task)
+            try:
+                if module.prober is Prober.FULL:
+                    opts = SuiteOptions(safe_only=module.safe_only, slow_prompt=agent.slow_prompt,
+                                        input_prompt=agent.input_prompt, timeout=remaining, inbox=self.inbox)
+                    return await run_suite(target, client or self.client, opts)
+                if module.prober is Prober.PUSH:
+                    if self.inbox is None:
+                        return _failed(agent, Reason.PROBE_CONFIG_ERROR, "the push module needs the "
+                                       "daemon's push public URL (A2A_PROBE_PUSH_PUBLIC_URL)")
+                    return await run_push(target, client or self.client, self.inbox, late_after=module.late_after)
+                # every advertised interface (or the configured subset), without the equivalence check's
+                # extra calls: one interface costs what a plain probe costs
+                return await run_interfaces(target, client or self.client, steps=STEPS[module.prober],
+                                            only=only, agree=False, cards=cards)
+            finally:
+                self.in_flight.discard(task)
+        except asyncio.CancelledError:
+            if deadline.withdraw():
+                return _failed(agent, Reason.PROBE_ERROR,
+                               f"no result within {remaining:g}s + {_GRACE:g}s grace (a probe bug)")
+            raise
+        finally:
+            handle.cancel()
+            deadline.withdraw()  # whatever the ending: a cancellation of its own never outlives the run
+
+
+class _Deadline:
+    """The outer bound of one run: cancels its task when due, and tells that cancellation apart from anyone else's
+    (a drain's), as asyncio.timeout does (the task's cancel count before and after)."""
+
+    __slots__ = ("_before", "_fired", "_task")
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self._task = task
+        self._before = task.cancelling()
+        self._fired = False
+
+    def __call__(self) -> None:
+        self._fired = True
+        self._task.cancel()
+
+    def withdraw(self) -> bool:
+        """Take back this deadline's cancellation, once: True when it fired and no one else cancelled the task (the
+        run timed out), False when it never fired or someone else's cancellation stands."""
+        if not self._fired:
+            return False
+        self._fired = False
+        return self._task.uncancel() <= self._before
 
 
 # A failed run is the probe's own overload, not the agent's, when it ran into its deadline while the loop stood

@@ -1,4 +1,4 @@
-"""APScheduler 3 jobs, one per agent and module, each at a stable phase of its interval.
+"""The probe's schedule: every agent x module job at a stable phase of its interval, on APScheduler 3's clock.
 
 Every job fires at `phase + n * interval` on the Unix clock (phase and jitter on a 50 ms grid, `TICK`),
 where the phase is a hash of agent and module: a fleet's runs are spread evenly over the interval from the
@@ -8,36 +8,30 @@ cannot drift). A new or changed job gets one earlier first run, spread over a wi
 `first_pass_rate`, so start-up probes at a bounded rate instead of all at once and small fleets still get
 a result within a second.
 
+APScheduler holds one job, the fan-out (`ProbeScheduler`): it wakes at the earliest run due and starts every
+run due by then from a heap, each as one task, so the fleet's size costs apscheduler nothing per run.
+
 Runs that cannot start are counted, never dropped silently: `overlap` when the previous run of the
-same job is still going (max_instances=1), `misfire` when the loop was too busy to start it on time.
+same job is still going (never two at once), `misfire` when the loop was too busy to start it on time.
 Deviation from the exporter guideline "run on scrape", documented in docs/: A2A invocations can be
 slow and cost money, and counters/histograms need a schedule of their own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import heapq
-import inspect
 import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
 
-from apscheduler.events import (
-    EVENT_JOB_MAX_INSTANCES,
-    EVENT_JOB_MISSED,
-    EVENT_JOB_SUBMITTED,
-    JobEvent,
-    JobSubmissionEvent,
-)
+from apscheduler.executors.base import BaseExecutor
 from apscheduler.job import Job
-from apscheduler.jobstores.base import BaseJobStore, ConflictingIdError, JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.util import datetime_to_utc_timestamp
 
 from probe.config import Agent, Module, ProbeConfig
 
@@ -47,9 +41,10 @@ SEP = "\x1f"  # job ids are agent SEP module; neither may contain a control char
 _M64 = (1 << 64) - 1
 # Phases and jitter fall on a 50 ms grid, so the scheduler wakes once per tick for every job due in it rather than
 # once per job: at 833 runs a second (50,000 agents at 60 s) its CPU per run fell from 155-217 to 82 µs (10,000
-# jobs at 12 s, no-op jobs, 2026-12-01; 20 ms: 104 µs, 100 ms: 77 µs). A run starts at most 50 ms off its exact
-# phase; lateness is measured against the tick.
+# jobs at 12 s, no-op jobs, 2026-12-01; 20 ms: 104 µs, 100 ms: 77 µs), when each run was still an apscheduler job.
+# A run starts at most 50 ms off its exact phase; lateness is measured against the planned time.
 TICK = 0.05
+_log = logging.getLogger("a2a_probe.scheduler")
 
 
 def job_id(agent: str, module: str) -> str:
@@ -83,16 +78,13 @@ def misfire_grace(module: Module) -> float:
 class PhaseTrigger(BaseTrigger):  # type: ignore[misc]  # apscheduler 3 ships no type hints
     """Fires at `phase + n * interval (+ jitter in [0, jitter))`, Unix seconds; jitter is per slot and bounded."""
 
-    __slots__ = ("_memo", "_seed", "interval", "jitter", "phase")
+    __slots__ = ("_seed", "interval", "jitter", "phase")
 
     def __init__(self, interval: float, phase: float, jitter: float, seed: int) -> None:
         self.interval = interval
         self.phase = phase
         self.jitter = min(jitter, interval / 4)
         self._seed = seed
-        # apscheduler asks twice per run for the fire time after the same previous one (in Job._get_run_times,
-        # then to update the job): the second answer is the first, 6.7 µs a run saved
-        self._memo: tuple[datetime, datetime] | None = None
 
     @classmethod
     def for_job(cls, agent: str, module_name: str, module: Module) -> PhaseTrigger:
@@ -113,20 +105,16 @@ class PhaseTrigger(BaseTrigger):  # type: ignore[misc]  # apscheduler 3 ships no
     def next_after(self, t: float, *, min_gap: float = 0.0) -> float:
         return self.fire_time(self.slot_index(t + min_gap))
 
+    def after(self, previous: float) -> float:
+        """The run after the one at `previous`: the next slot's (jitter < interval/4 keeps it the next one); a
+        first-pass run off the grid is followed by the first slot at least half an interval later."""
+        return self.fire_time(self.slot_index(previous + self.interval / 2))
+
     def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime:
+        """apscheduler's trigger API (the same times as the fan-out's)."""
         if previous_fire_time is None:
-            t = self.next_after(now.timestamp())
-        else:
-            memo = self._memo
-            if memo is not None and memo[0] is previous_fire_time:
-                return memo[1]  # depends on the previous fire time alone
-            # the slot after the previous run's (jitter < interval/4 keeps this the next one); a first-pass
-            # run off the grid is followed by the first slot at least half an interval later
-            t = self.next_after(previous_fire_time.timestamp(), min_gap=self.interval / 2)
-            nxt = datetime.fromtimestamp(t, UTC)
-            self._memo = (previous_fire_time, nxt)
-            return nxt
-        return datetime.fromtimestamp(t, UTC)
+            return datetime.fromtimestamp(self.next_after(now.timestamp()), UTC)
+        return datetime.fromtimestamp(self.after(previous_fire_time.timestamp()), UTC)
 
     def __str__(self) -> str:
         return f"phase[{self.interval:g}s @ {self.phase:.3f}s, jitter {self.jitter:g}s]"
@@ -139,116 +127,104 @@ def first_run(trig: PhaseTrigger, now: float, window: float) -> float:
     return min(slot, early)
 
 
-class HeapJobStore(BaseJobStore):  # type: ignore[misc]  # apscheduler 3 ships no type hints
-    """apscheduler's MemoryJobStore, on a heap: the same answers, without its sorted list.
+class _Job:
+    """One agent x module: what to run, its trigger, and its place in the fan-out heap."""
 
-    MemoryJobStore keeps every job in one list sorted by next run time, so each run's update is a bisection in
-    Python (twice) and a delete and an insert that move the list: per run, O(log n) Python steps plus O(n)
-    memory moves at 10,000-50,000 jobs. Here the order lives in a heap of (timestamp, job id, sequence) entries
-    with lazy deletion: an update or removal leaves the old entry behind, stale (its sequence is no longer the
-    job's), and stale entries are dropped when they reach the top. Due jobs come out in the same order
-    (timestamp, then id); paused jobs (no next run time) are in no heap entry. Single-threaded use only, as the
-    asyncio scheduler makes it (apscheduler also holds its job-store lock around every call).
-    bench/sched_loop.py (no-op probe, CPU clock, shared machine): 10,000 jobs at 12 s 164 -> 155 µs a run,
-    50,000 at 60 s 195 -> 149 µs.
-    """
+    __slots__ = ("agent", "grace", "id", "module", "module_name", "next", "seq", "trigger")
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._jobs: dict[str, tuple[Job, float | None, int]] = {}  # id -> (job, timestamp, sequence)
-        self._heap: list[tuple[float, str, int]] = []
-        self._seq = 0
+    def __init__(self, jid: str, agent: Agent, module_name: str, module: Module, trigger: PhaseTrigger,
+                 first: float, seq: int) -> None:
+        self.id, self.agent, self.module_name, self.module, self.trigger = jid, agent, module_name, module, trigger
+        self.grace = float(math.ceil(misfire_grace(module)))  # whole seconds, as apscheduler's misfire_grace_time was
+        self.next = first
+        self.seq = seq
 
-    def _push(self, job: Job) -> None:
-        self._seq += 1
-        timestamp = datetime_to_utc_timestamp(job.next_run_time)
-        self._jobs[job.id] = (job, timestamp, self._seq)
-        if timestamp is not None:
-            heapq.heappush(self._heap, (timestamp, job.id, self._seq))
-            if len(self._heap) > 2 * len(self._jobs) + 1024:  # many stale entries (reloads): rebuild
-                self._heap = [(ts, jid, seq) for jid, (_j, ts, seq) in self._jobs.items() if ts is not None]
-                heapq.heapify(self._heap)
 
-    def _live(self, entry: tuple[float, str, int]) -> bool:
-        held = self._jobs.get(entry[1])
-        return held is not None and held[2] == entry[2]
+class InLoopExecutor(BaseExecutor):  # type: ignore[misc]  # apscheduler 3 ships no type hints
+    """An apscheduler 3 executor (its pluggable API) that calls a synchronous job function inside the scheduler's
+    own wake-up, on the event loop: no task, no thread, no instance count and no per-run events. Only the fan-out
+    job runs here; it returns at once (it starts the due runs as tasks of their own)."""
 
-    def lookup_job(self, job_id: str) -> Job | None:
-        held = self._jobs.get(job_id)
-        return held[0] if held is not None else None
+    def submit_job(self, job: Job, run_times: list[datetime]) -> None:
+        self._do_submit_job(job, run_times)
 
-    def get_due_jobs(self, now: datetime) -> list[Job]:
-        now_timestamp = datetime_to_utc_timestamp(now)
-        heap, due = self._heap, []
-        while heap and heap[0][0] <= now_timestamp:
-            entry = heapq.heappop(heap)
-            if self._live(entry):
-                due.append(entry)
-        for entry in due:  # still live until the scheduler updates or removes them: keep their entries
-            heapq.heappush(heap, entry)
-        return [self._jobs[jid][0] for _ts, jid, _seq in due]
+    def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
+        try:
+            job.func(*job.args, **job.kwargs)
+        except Exception:
+            self._logger.exception("the scheduler's fan-out failed; it runs again at the next due time")
 
-    def get_next_run_time(self) -> datetime | None:
-        heap = self._heap
-        while heap and not self._live(heap[0]):
-            heapq.heappop(heap)
-        return self._jobs[heap[0][1]][0].next_run_time if heap else None
 
-    def get_all_jobs(self) -> list[Job]:
-        ordered = sorted(self._jobs.values(), key=lambda h: (math.inf if h[1] is None else h[1], h[0].id))
-        return [job for job, _ts, _seq in ordered]
+class _DueTrigger(BaseTrigger):  # type: ignore[misc]
+    """The fan-out job's trigger: the earliest run due among all jobs, always after `now`."""
 
-    def add_job(self, job: Job) -> None:
-        if job.id in self._jobs:
-            raise ConflictingIdError(job.id)
-        self._push(job)
+    def __init__(self, owner: ProbeScheduler) -> None:
+        self._owner = owner
 
-    def update_job(self, job: Job) -> None:
-        if job.id not in self._jobs:
-            raise JobLookupError(job.id)
-        self._push(job)
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime:
+        t = self._owner.earliest()
+        at = now + _IDLE if t is None else datetime.fromtimestamp(t, UTC)
+        # strictly later than `now`: apscheduler asks again until the answer is (its catch-up loop), and the runs
+        # due now are started by the call this answer follows
+        return at if at > now else now + _EPSILON
 
-    def remove_job(self, job_id: str) -> None:
-        if self._jobs.pop(job_id, None) is None:
-            raise JobLookupError(job_id)
+    def __str__(self) -> str:
+        return "due[fan-out]"
 
-    def remove_all_jobs(self) -> None:
-        self._jobs = {}
-        self._heap = []
 
-    def shutdown(self) -> None:
-        self.remove_all_jobs()
+_IDLE = timedelta(hours=1)  # no job: the fan-out sleeps (a sync that adds one wakes it)
+_EPSILON = timedelta(microseconds=1)
+_SLACK = 1e-6  # a run due within a microsecond is due: apscheduler's clock has microseconds
+FAN_OUT_ID = "a2a-probe-fan-out"
 
 
 class ProbeScheduler:
+    """Every agent x module job on one apscheduler 3 job that fans out.
+
+    apscheduler stays the clock (its timer, pause/resume, shutdown), but holds one job: the fan-out, due at the
+    earliest run of any job. Each wake-up starts every run due by then, from a heap of (time, job id, sequence)
+    entries with lazy deletion, and puts each job back at its next fire time. Per run this is a heap pop and push and
+    one task; apscheduler's per-job path (datetimes, `_get_run_times`, `submit_job` under a lock, a task for
+    `run_coroutine_job`, a submission and an execution event, `Job._modify`, the job store) is gone.
+    apscheduler's semantics per job are kept: coalescing (a job behind by several slots runs once, for the last),
+    `overlap` when its previous run is still going (never two runs of one job at once), `misfire` when the last due
+    slot is more than the grace (half an interval, whole seconds) behind.
+    """
+
     def __init__(self, job: JobFunc, on_missed: MissedFunc, first_pass_rate: float = 50.0) -> None:
         self._job = job
         self._on_missed = on_missed
         self.first_pass_rate = first_pass_rate
-        self.scheduler = AsyncIOScheduler(timezone=UTC, jobstores={"default": HeapJobStore()})
-        # missed and overlapping runs are counted (a2a_probe_scheduler_missed_runs_total); a warning line per
-        # run on top would make an overloaded daemon spend its time logging. Job errors still log.
-        for name in ("apscheduler.scheduler", "apscheduler.executors.default"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        self.scheduler.add_listener(self._missed, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
-        self.scheduler.add_listener(self._submitted, EVENT_JOB_SUBMITTED)
+        self.scheduler = AsyncIOScheduler(timezone=UTC, executors={"default": InLoopExecutor()})
+        logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)  # one job: its add/run lines say nothing
         self.jobs: dict[str, tuple[Agent, str, Module]] = {}
-        self._planned: dict[str, float] = {}  # job id -> the planned start of its current run (Unix time)
+        self._entries: dict[str, _Job] = {}
+        self._heap: list[tuple[float, str, int]] = []
+        self._seq = 0
+        self._running: dict[str, asyncio.Task[None]] = {}  # job id -> its run under way
+        self._fan_out = self.scheduler.add_job(self._tick, _DueTrigger(self), id=FAN_OUT_ID, name=FAN_OUT_ID,
+                                               max_instances=1, coalesce=True, misfire_grace_time=None)
 
     @property
     def running(self) -> bool:
         return bool(self.scheduler.running)
 
-    def start(self) -> None:
-        self.scheduler.start()
+    def start(self, paused: bool = False) -> None:
+        self.scheduler.start(paused=paused)
 
     def pause(self) -> None:
         if self.scheduler.running:
             self.scheduler.pause()
 
+    def resume(self) -> None:
+        if self.scheduler.running:
+            self.scheduler.resume()
+
     def shutdown(self) -> None:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        for task in self._running.values():  # as apscheduler's executor did: runs still going are cancelled
+            task.cancel()
 
     def sync(self, config: ProbeConfig) -> tuple[set[str], set[str]]:
         """Make the jobs match the config; return (added or changed, removed) job ids."""
@@ -263,41 +239,82 @@ class ProbeScheduler:
         now = time.time()
         for jid in changed:
             self._add(jid, *wanted[jid], now=now, window=window)
+        if len(self._heap) > 2 * len(self._entries) + 1024:  # many stale entries (reloads): rebuild
+            self._heap = [(e.next, jid, e.seq) for jid, e in self._entries.items()]
+            heapq.heapify(self._heap)
+        self._wake()
         return changed, removed
 
     def _add(self, jid: str, agent: Agent, module_name: str, module: Module, *, now: float, window: float) -> None:
         trig = PhaseTrigger.for_job(agent.name, module_name, module)
-        self.scheduler.add_job(
-            self._fire, trig, args=(agent, module_name, module), id=jid, name=jid,
-            max_instances=1, coalesce=True, misfire_grace_time=math.ceil(misfire_grace(module)),
-            next_run_time=datetime.fromtimestamp(first_run(trig, now, window), UTC), replace_existing=True,
-        )
+        self._seq += 1
+        entry = self._entries[jid] = _Job(jid, agent, module_name, module, trig, first_run(trig, now, window),
+                                          self._seq)
+        heapq.heappush(self._heap, (entry.next, jid, entry.seq))
         self.jobs[jid] = (agent, module_name, module)
 
     def _remove(self, jid: str) -> None:
-        if self.scheduler.get_job(jid) is not None:
-            self.scheduler.remove_job(jid)
+        self._entries.pop(jid, None)  # its heap entry goes stale
         self.jobs.pop(jid, None)
-        self._planned.pop(jid, None)
 
-    async def _fire(self, agent: Agent, module_name: str, module: Module) -> None:
-        planned = self._planned.get(job_id(agent.name, module_name), time.time())
-        await self._job(agent, module_name, module, planned)
+    def earliest(self) -> float | None:
+        """The next run due among all jobs (Unix time), or None without jobs."""
+        heap, entries = self._heap, self._entries
+        while heap:
+            t, jid, seq = heap[0]
+            entry = entries.get(jid)
+            if entry is not None and entry.seq == seq:
+                return t
+            heapq.heappop(heap)  # stale: removed or replaced
+        return None
 
-    def _submitted(self, event: JobSubmissionEvent) -> None:
-        # called synchronously when the job's task is created, before it first runs
-        if event.scheduled_run_times:
-            self._planned[event.job_id] = event.scheduled_run_times[-1].timestamp()
+    def _wake(self) -> None:
+        """After a sync: bring the fan-out forward if a new job is due before it (before start, start computes it)."""
+        t = self.earliest()
+        current = getattr(self._fan_out, "next_run_time", None)  # unset while the scheduler has not started
+        if t is None or current is None or t >= current.timestamp():
+            return
+        self.scheduler.modify_job(FAN_OUT_ID, next_run_time=max(datetime.fromtimestamp(t, UTC), datetime.now(UTC)))
 
-    def _missed(self, event: JobEvent) -> None:
-        agent, module = split_job_id(event.job_id)
-        cause = "overlap" if event.code == EVENT_JOB_MAX_INSTANCES else "misfire"
-        self._on_missed(agent, module, cause)
+    def _tick(self) -> None:
+        """The fan-out: start every run due by now, in (time, job id) order; each job moves on to its next slot."""
+        now = time.time() + _SLACK
+        heap, entries, running = self._heap, self._entries, self._running
+        loop = asyncio.get_running_loop()
+        while heap and heap[0][0] <= now:
+            t, jid, seq = heapq.heappop(heap)
+            entry = entries.get(jid)
+            if entry is None or entry.seq != seq:
+                continue  # stale
+            trig, last = entry.trigger, t
+            nxt = trig.after(last)
+            while nxt <= now:  # behind by whole slots: coalesced into one run, for the last one due
+                last, nxt = nxt, trig.after(nxt)
+            entry.next = nxt
+            heapq.heappush(heap, (nxt, jid, seq))  # the same sequence: the entry stays live
+            if jid in running:
+                self._on_missed(entry.agent.name, entry.module_name, "overlap")
+            elif now - last > entry.grace:
+                self._on_missed(entry.agent.name, entry.module_name, "misfire")
+            else:
+                running[jid] = loop.create_task(self._run(entry, last))
 
-    # apscheduler checks a job's callable against its args with inspect.signature on every add_job: a third of
-    # the start-up of 10,000 jobs. The signature never changes, so it is computed once.
-    _fire.__signature__ = inspect.signature(_fire)  # type: ignore[attr-defined]
+    async def _run(self, entry: _Job, planned: float) -> None:
+        try:
+            await self._job(entry.agent, entry.module_name, entry.module, planned)
+        except Exception:
+            _log.exception("Job %r raised an exception", entry.id)  # a probe bug: logged, the schedule goes on
+        finally:
+            self._running.pop(entry.id, None)
+
+    def trigger(self, agent: str, module: str) -> PhaseTrigger | None:
+        entry = self._entries.get(job_id(agent, module))
+        return entry.trigger if entry is not None else None
 
     def next_run(self, agent: str, module: str) -> datetime | None:
-        job: Any = self.scheduler.get_job(job_id(agent, module))
-        return job.next_run_time if job is not None else None
+        entry = self._entries.get(job_id(agent, module))
+        return datetime.fromtimestamp(entry.next, UTC) if entry is not None else None
+
+    def next_runs(self) -> dict[str, float]:
+        """Every job's next run (Unix time)."""
+        return {jid: e.next for jid, e in self._entries.items()}

@@ -80,7 +80,7 @@ class SelfMonitor:
         Called from the loop, so "overdue" means the current callback started late: the stall that delayed it."""
         if self._woke is None:
             return self._stalled
-        overdue = asyncio.get_running_loop().time() - self._woke - LAG_PERIOD
+        overdue = self._loop.time() - self._woke - LAG_PERIOD
         return self._stalled + max(0.0, overdue)
 
     def lag_p99_since_last(self) -> float:

@@ -167,6 +167,38 @@ async def test_deadline_starts_when_the_probe_starts() -> None:
     assert r.duration_s >= 0.95  # the result's own time starts with the probe, not with the wait
 
 
+async def test_the_outer_deadline_ends_a_hung_probe_and_leaves_anyone_elses_cancellation_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe that ignores its own timeout (a bug) ends at timeout + grace as probe_error; a drain's cancellation
+    during a run still cancels it, and neither leaves a cancel request behind on the task."""
+    import probe.runner as runner_mod
+
+    async def hang(*_a: Any, **_k: Any) -> Any:
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(runner_mod, "_GRACE", 0.1)
+    monkeypatch.setattr(runner_mod, "run_interfaces", hang)
+    async with HttpClient() as client:
+        runner = Runner(client, Metrics([1], []), History(5), max_concurrency=2)
+        module = Module(prober=Prober.PING, interval=60, timeout=0.2)
+        agent = Agent(name="a", url="http://127.0.0.1:9")
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        result = await runner.run(agent, module, timeout=0.2, start_by=t0 + 30)
+        task = asyncio.current_task()
+        assert task is not None and task.cancelling() == 0  # its own cancellation withdrawn
+        assert result.reason is Reason.PROBE_ERROR and "0.2s + 0.1s grace (a probe bug)" in (result.problem or "")
+        assert 0.3 - 0.05 <= loop.time() - t0 < 1.0
+        assert runner.slots.used == 0 and not runner.in_flight
+
+        drained = asyncio.create_task(runner.run(agent, module, timeout=0.2, start_by=loop.time() + 30))
+        await asyncio.sleep(0.05)
+        drained.cancel()  # a drain that ran out of time, before the deadline
+        with pytest.raises(asyncio.CancelledError):
+            await drained
+        assert runner.slots.used == 0 and not runner.in_flight
+
+
 async def test_loop_lag_is_exported_and_healthz_and_metrics_answer_under_load(tmp_path: Path) -> None:
     from tests.agents.catalogue import run_agent
 

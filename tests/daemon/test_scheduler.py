@@ -7,11 +7,12 @@ import asyncio
 import math
 import statistics
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import time_machine
 
 from probe.config import Agent, Module, ProbeConfig, Prober
-from probe.scheduler import TICK, PhaseTrigger, ProbeScheduler, first_run, job_id, phase_fraction
+from probe.scheduler import FAN_OUT_ID, TICK, PhaseTrigger, ProbeScheduler, first_run, job_id, phase_fraction
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 URL = "http://127.0.0.1:9"
@@ -62,7 +63,7 @@ def test_fire_times_stay_on_their_slots_with_bounded_jitter_and_no_drift() -> No
     # the same slot always gets the same jitter: a restart or reload reproduces the schedule exactly
     again = PhaseTrigger.for_job("a", "m", module)
     assert again.fire_time(12345) == trig.fire_time(12345)
-    # asked again after the same previous run (apscheduler asks twice a run): the same answer as a fresh trigger's
+    # the run after a given one depends on that one alone: the same answer at any time, and a fresh trigger's
     first = trig.get_next_fire_time(prev, T0)
     assert trig.get_next_fire_time(prev, T0 + timedelta(days=1)) == first
     assert PhaseTrigger.for_job("a", "m", module).get_next_fire_time(prev, T0) == first
@@ -89,15 +90,15 @@ def test_default_jitter_is_small_and_zero_disables_and_large_is_refused() -> Non
         Module(prober=Prober.PING, interval=60, timeout=10, jitter=20)
 
 
-def _next_runs(s: ProbeScheduler) -> dict[str, datetime]:
-    return {j.id: j.next_run_time for j in s.scheduler.get_jobs()}
+def _next_runs(s: ProbeScheduler) -> dict[str, float]:
+    return s.next_runs()
 
 
 async def test_schedule_is_stable_across_reloads_and_restarts_and_adding_an_agent_moves_no_one() -> None:
     rec = Recorder()
     with time_machine.travel(T0, tick=False):
         s = ProbeScheduler(rec.job, rec.on_missed, first_pass_rate=0)
-        s.scheduler.start(paused=True)
+        s.start(paused=True)
         try:
             cfg = _config(_agents(200))
             s.sync(cfg)
@@ -112,7 +113,7 @@ async def test_schedule_is_stable_across_reloads_and_restarts_and_adding_an_agen
             s.shutdown()
         # a restart (a new scheduler, same config) puts every job on the same slot
         s2 = ProbeScheduler(rec.job, rec.on_missed, first_pass_rate=0)
-        s2.scheduler.start(paused=True)
+        s2.start(paused=True)
         try:
             s2.sync(_config(_agents(200)))
             assert _next_runs(s2) == before
@@ -197,7 +198,8 @@ async def test_no_overlap_coalescing_and_misfire_counting() -> None:
             clock.shift(timedelta(seconds=0.05))  # one new job: its first-pass run is within 1/50 s
             await _tick(s)
             assert [c[:2] for c in rec.calls] == [("a", "m")]
-            trig = s.scheduler.get_job(job_id("a", "m")).trigger
+            trig = s.trigger("a", "m")
+            assert trig is not None
             # the run is still going when the next one is due: counted as overlap, not started
             clock.move_to(datetime.fromtimestamp(trig.next_after(T0.timestamp() + 31), UTC))
             await _tick(s)
@@ -222,7 +224,7 @@ async def test_no_overlap_coalescing_and_misfire_counting() -> None:
 async def test_sync_adds_changes_and_removes_jobs() -> None:
     rec = Recorder()
     s = ProbeScheduler(rec.job, rec.on_missed)
-    s.scheduler.start(paused=True)
+    s.start(paused=True)
     try:
         cfg = _config([Agent(name="a", url=URL, modules=["m"])])
         added, removed = s.sync(cfg)
@@ -231,80 +233,158 @@ async def test_sync_adds_changes_and_removes_jobs() -> None:
         cfg2 = ProbeConfig(modules=cfg.modules, agents=[Agent(name="b", url=URL, modules=["m"])])
         added, removed = s.sync(cfg2)
         assert added == {"b\x1fm"} and removed == {"a\x1fm"}
-        assert [j.id for j in s.scheduler.get_jobs()] == ["b\x1fm"]
-        job = s.scheduler.get_job("b\x1fm")
-        assert job.max_instances == 1 and job.coalesce is True
+        assert list(s.next_runs()) == ["b\x1fm"] and s.next_run("a", "m") is None
+        # apscheduler holds one job, the fan-out, whatever the fleet
+        assert [j.id for j in s.scheduler.get_jobs()] == [FAN_OUT_ID]
     finally:
         s.shutdown()
 
 
-def test_the_heap_job_store_answers_as_apschedulers_memory_store_does() -> None:
-    """Random adds, updates (same time, new time, paused), removals and due-job rounds, replayed on both stores:
-    every answer the scheduler asks for is the same, in the same order."""
-    import random
-    from types import SimpleNamespace
+class Concurrency:
+    """A job that holds its run until released (for the chosen agents) and checks no job ever runs twice at once."""
 
-    import pytest
-    from apscheduler.jobstores.base import ConflictingIdError, JobLookupError
-    from apscheduler.jobstores.memory import MemoryJobStore
+    def __init__(self, hold: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        self.hold = set(hold)
+        self.active: dict[str, int] = {}
+        self.starts: list[tuple[str, float, float]] = []  # agent, started (Unix), planned
+        self.missed: list[tuple[str, str, str]] = []
+        self.release = asyncio.Event()
 
-    from probe.scheduler import HeapJobStore
+    async def job(self, agent: Agent, _module_name: str, _module: Module, planned: float) -> None:
+        self.active[agent.name] = self.active.get(agent.name, 0) + 1
+        assert self.active[agent.name] == 1, agent.name  # never two runs of one job at once
+        self.starts.append((agent.name, datetime.now(UTC).timestamp(), planned))
+        try:
+            if agent.name in self.hold:
+                await self.release.wait()
+        finally:
+            self.active[agent.name] -= 1
 
-    rnd = random.Random(15)
-    heap, memory = HeapJobStore(), MemoryJobStore()
-    now = T0
-    ids = [f"job-{i:03d}" for i in range(60)]
+    def on_missed(self, agent: str, module: str, cause: str) -> None:
+        self.missed.append((agent, module, cause))
 
-    def job(jid: str, at: datetime | None) -> SimpleNamespace:  # the two attributes a store reads
-        return SimpleNamespace(id=jid, next_run_time=at)
+    def runs(self, since: float = 0.0) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for agent, at, _p in self.starts:
+            if at > since:
+                out[agent] = out.get(agent, 0) + 1
+        return out
 
-    def when() -> datetime | None:
-        if rnd.random() < 0.1:
-            return None  # a paused job
-        return now + timedelta(seconds=rnd.choice([0.0, 0.05, 0.05, 1.0, -2.0, rnd.uniform(-5, 30)]))
 
-    for _step in range(3000):
-        jid, op = rnd.choice(ids), rnd.random()
-        present = memory.lookup_job(jid) is not None
-        if op < 0.35:
-            j = job(jid, when())
-            if present:
-                for store in (heap, memory):
-                    with pytest.raises(ConflictingIdError):
-                        store.add_job(j)
-            else:
-                heap.add_job(j)
-                memory.add_job(j)
-        elif op < 0.7:
-            j = job(jid, rnd.choice([when(), getattr(memory.lookup_job(jid), "next_run_time", None)]))
-            if present:
-                heap.update_job(j)
-                memory.update_job(j)
-            else:
-                with pytest.raises(JobLookupError):
-                    heap.update_job(j)
-        elif op < 0.8:
-            if present:
-                heap.remove_job(jid)
-                memory.remove_job(jid)
-            else:
-                with pytest.raises(JobLookupError):
-                    heap.remove_job(jid)
-        else:  # a scheduler round: the due jobs, each moved on to a later time (or removed), as _process_jobs does
-            now += timedelta(seconds=rnd.uniform(0, 2))
-            due = memory.get_due_jobs(now)
-            assert [j.id for j in heap.get_due_jobs(now)] == [j.id for j in due]
-            for j in due:
-                if rnd.random() < 0.1:
-                    heap.remove_job(j.id)
-                    memory.remove_job(j.id)
-                elif rnd.random() < 0.9:
-                    later = job(j.id, now + timedelta(seconds=rnd.uniform(0.05, 20)))
-                    heap.update_job(later)
-                    memory.update_job(later)
-        assert heap.get_next_run_time() == memory.get_next_run_time()
-        assert [j.id for j in heap.get_all_jobs()] == [j.id for j in memory.get_all_jobs()]
-        assert heap.lookup_job(jid) is memory.lookup_job(jid)
-    assert len(heap._heap) <= 2 * len(heap._jobs) + 1024 + 1  # stale entries stay bounded
-    heap.remove_all_jobs()
-    assert heap.get_all_jobs() == [] and heap.get_next_run_time() is None and heap.get_due_jobs(now) == []
+async def _advance(s: ProbeScheduler, clock: Any, seconds: float, step: float = TICK) -> None:
+    for _ in range(round(seconds / step)):
+        clock.shift(timedelta(seconds=step))
+        await _tick(s)
+
+
+async def test_the_fan_out_runs_each_job_once_per_interval_through_overlap_reload_and_pause() -> None:
+    interval = 10.0
+    rec = Concurrency(hold={"agent-00003"})
+    with time_machine.travel(T0, tick=False) as clock:
+        s = ProbeScheduler(rec.job, rec.on_missed, first_pass_rate=0)  # every job at its own phase
+        s.start()
+        try:
+            s.sync(_config(_agents(60), interval=interval))
+            assert [j.id for j in s.scheduler.get_jobs()] == [FAN_OUT_ID]  # one apscheduler job for the fleet
+            await _advance(s, clock, 2 * interval)
+            runs = rec.runs()
+            # every job twice in two intervals, at its phase (to the 50 ms tick), lateness against the planned tick;
+            # the held one once: its second slot found it still running, counted as overlap, not started
+            assert {a: n for a, n in runs.items() if a != "agent-00003"} == {
+                a.name: 2 for a in _agents(60) if a.name != "agent-00003"}
+            assert runs["agent-00003"] == 1 and rec.missed == [("agent-00003", "m", "overlap")]
+            for agent, at, planned in rec.starts:
+                phase = math.floor(phase_fraction(agent, "m") * interval / TICK) * TICK
+                assert 0 <= at - planned <= TICK + 1e-6 and abs((planned - phase) % interval) < 1e-6, agent
+            rec.release.set()
+            await asyncio.sleep(0)
+
+            # a reload: 10 removed, one changed (its URL), 5 added; the rest keep their slots
+            before = s.next_runs()
+            agents = _agents(50, start=10) + _agents(5, start=100)
+            agents[0] = Agent(name="agent-00010", url=URL + "/moved", modules=["m"])
+            added, removed = s.sync(_config(agents, interval=interval))
+            assert removed == {job_id(f"agent-{i:05d}", "m") for i in range(10)}
+            assert added == {job_id(a, "m") for a in ["agent-00010"] + [f"agent-{i:05d}" for i in range(100, 105)]}
+            kept = set(before) - removed - added
+            assert {j: t for j, t in s.next_runs().items() if j in kept} == {j: before[j] for j in kept}
+            mark = datetime.now(UTC).timestamp()
+            await _advance(s, clock, interval)
+            assert rec.runs(mark) == {a.name: 1 for a in agents}  # the removed never again, the new at their phase
+            changed = [(at, planned) for a, at, planned in rec.starts if a == "agent-00010" and at > mark]
+            assert changed and changed[0][1] == s.trigger("agent-00010", "m").next_after(mark)  # type: ignore[union-attr]
+
+            # paused: nothing starts; on resume each job runs once for its last slot (coalesced) when that slot is
+            # within the grace (5 s), and counts one misfire otherwise
+            s.pause()
+            mark, missed = datetime.now(UTC).timestamp(), len(rec.missed)
+            await _advance(s, clock, 3 * interval)
+            assert rec.runs(mark) == {}
+            s.resume()
+            await _tick(s)
+            ran = rec.runs(mark)
+            misfired = {a for a, _m, cause in rec.missed[missed:] if cause == "misfire"}
+            assert set(ran) | misfired == {a.name for a in agents} and not set(ran) & misfired
+            assert set(ran.values()) == {1} and ran and misfired
+            mark = datetime.now(UTC).timestamp()
+            await _advance(s, clock, interval)
+            assert rec.runs(mark) == {a.name: 1 for a in agents}  # and back on the schedule
+        finally:
+            s.shutdown()
+    assert all(n == 0 for n in rec.active.values())
+
+
+async def test_the_first_pass_through_the_fan_out_is_rate_limited() -> None:
+    rec = Concurrency()
+    n, rate = 200, 50.0
+    with time_machine.travel(T0, tick=False) as clock:
+        s = ProbeScheduler(rec.job, rec.on_missed, first_pass_rate=rate)
+        s.start()
+        try:
+            s.sync(_config(_agents(n), interval=600))
+            await _advance(s, clock, n / rate + 0.5)
+        finally:
+            s.shutdown()
+    assert sorted(rec.runs()) == [a.name for a in _agents(n)] and set(rec.runs().values()) == {1}
+    per_second: dict[int, int] = {}
+    for _a, at, _p in rec.starts:
+        per_second[int(at - T0.timestamp())] = per_second.get(int(at - T0.timestamp()), 0) + 1
+    # the whole pass planned within N / rate seconds, each started at its tick, about `rate` a second: no burst
+    assert max(p for _a, _at, p in rec.starts) - T0.timestamp() < n / rate
+    assert all(0 <= at - p <= TICK + 1e-6 for _a, at, p in rec.starts)
+    assert max(per_second.values()) < 1.5 * rate
+
+
+async def test_a_job_added_to_a_running_idle_scheduler_starts_without_waiting_for_the_idle_wake_up() -> None:
+    rec = Concurrency()
+    s = ProbeScheduler(rec.job, rec.on_missed, first_pass_rate=50)
+    s.start()
+    try:
+        await asyncio.sleep(0.05)  # no job: the fan-out sleeps for an hour
+        s.sync(_config([Agent(name="a", url=URL, modules=["m"])]))
+        for _ in range(100):
+            if rec.starts:
+                break
+            await asyncio.sleep(0.01)
+        assert [a for a, _at, _p in rec.starts] == ["a"]  # its first-pass run, within 1/50 s of the sync
+    finally:
+        s.shutdown()
+
+
+async def test_a_failing_job_is_logged_and_the_schedule_goes_on(caplog: Any) -> None:
+    calls: list[str] = []
+
+    async def boom(agent: Agent, _m: str, _mod: Module, _planned: float) -> None:
+        calls.append(agent.name)
+        raise RuntimeError("a probe bug")
+
+    with time_machine.travel(T0, tick=False) as clock:
+        s = ProbeScheduler(boom, lambda *_: None, first_pass_rate=0)
+        s.start()
+        try:
+            s.sync(_config(_agents(3), interval=10))
+            await _advance(s, clock, 20)
+        finally:
+            s.shutdown()
+    assert sorted(calls) == sorted(2 * [a.name for a in _agents(3)])
+    assert any("raised an exception" in r.getMessage() for r in caplog.records)
