@@ -13,6 +13,7 @@ its budget (`stall_clock`, from the loop-lag sampler): its timing says more abou
 from __future__ import annotations
 
 import asyncio
+import heapq
 import math
 import resource
 import time
@@ -142,6 +143,7 @@ class Runner:
         counters = {r: cached.labels(r) for r in RESULTS}
         self.cards = CardCache(on_result=lambda r: counters[r].inc())
         metrics.gauge("card_cache_entries").set_function(lambda: len(self.cards))
+        self._deadlines = _Deadlines()
 
     def resize(self, max_concurrency: int) -> None:
         self.slots.resize(max_concurrency)
@@ -212,11 +214,10 @@ class Runner:
 
     async def _probe(self, agent: Agent, module: Module, remaining: float, client: HttpClient | None,
                      task: asyncio.Task[Any], cards: CardCache | None = None) -> ProbeResult:
-        # the outer bound: asyncio.timeout's work on one timer handle, without its context manager's objects and
-        # coroutines (bench/sched_loop.py --direct: figures in docs/performance.md)
+        # the outer bound: asyncio.timeout's work, on the runner's one timer for every run's deadline (_Deadlines)
         loop = asyncio.get_running_loop()
         deadline = _Deadline(task)
-        handle = loop.call_at(loop.time() + remaining + _GRACE, deadline)
+        self._deadlines.add(loop, loop.time() + remaining + _GRACE, deadline)
         try:
             only = job_bindings(agent, module)
             try:
@@ -252,7 +253,7 @@ class Runner:
                                f"no result within {remaining:g}s + {_GRACE:g}s grace (a probe bug)")
             raise
         finally:
-            handle.cancel()
+            deadline.over = True
             deadline.withdraw()  # whatever the ending: a cancellation of its own never outlives the run
 
 
@@ -260,12 +261,13 @@ class _Deadline:
     """The outer bound of one run: cancels its task when due, and tells that cancellation apart from anyone else's
     (a drain's), as asyncio.timeout does (the task's cancel count before and after)."""
 
-    __slots__ = ("_before", "_fired", "_task")
+    __slots__ = ("_before", "_fired", "_task", "over")
 
     def __init__(self, task: asyncio.Task[Any]) -> None:
         self._task = task
         self._before = task.cancelling()
         self._fired = False
+        self.over = False  # the run has ended: nothing to cancel any more
 
     def __call__(self) -> None:
         self._fired = True
@@ -278,6 +280,49 @@ class _Deadline:
             return False
         self._fired = False
         return self._task.uncancel() <= self._before
+
+
+class _Deadlines:
+    """Every run's outer deadline on one loop timer, armed at the earliest deadline of a run still going.
+
+    A TimerHandle a run (what asyncio.timeout costs) goes into the loop's heap of timers, ordered by a Python
+    `__lt__`, and stays there cancelled until its time comes or the loop rebuilds the heap: at 833 runs a second
+    some 9,000 of them. Here a run's deadline is a tuple on a heap of our own (compared in C) and a run that ends
+    only marks its entry; the one timer fires at the earliest deadline of a run still going, expires every run due
+    by then (exactly at its deadline, as before), drops the ended ones and re-arms for the next."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._seq = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._at = math.inf  # when the timer fires
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, loop: asyncio.AbstractEventLoop, when: float, deadline: _Deadline) -> None:
+        if loop is not self._loop:  # a new event loop (tests run one each): the old loop's timer never fires here
+            self._heap, self._timer, self._at, self._loop = [], None, math.inf, loop
+        self._seq += 1
+        heapq.heappush(self._heap, (when, self._seq, deadline))
+        if when < self._at:  # scheduled runs of one module come in deadline order: rare
+            self._arm(loop, when)
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._at = when
+        self._timer = loop.call_at(when, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer, self._at = None, math.inf
+        heap, now = self._heap, loop.time()
+        while heap:
+            when, _seq, deadline = heap[0]
+            if not deadline.over and when > now:
+                self._arm(loop, when)
+                return
+            heapq.heappop(heap)
+            if not deadline.over:
+                deadline()  # due: the run is cancelled, and ends as a timeout
 
 
 # A failed run is the probe's own overload, not the agent's, when it ran into its deadline while the loop stood

@@ -199,6 +199,44 @@ async def test_the_outer_deadline_ends_a_hung_probe_and_leaves_anyone_elses_canc
         assert runner.slots.used == 0 and not runner.in_flight
 
 
+async def test_every_run_ends_at_its_own_deadline_on_the_runners_one_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs started in any order with different budgets each end at their own deadline (a shorter one started later
+    re-arms the timer); a run that answers in time is left alone; a new event loop starts afresh."""
+    import probe.runner as runner_mod
+
+    answers = {"quick": 0.05}
+
+    async def probe(target: Any, *_a: Any, **_k: Any) -> Any:
+        await asyncio.sleep(answers.get(target.name, 3600))
+        return ProbeResult(agent=target.name, target_url="http://127.0.0.1:9/", success=True)
+
+    from probe.results import ProbeResult
+
+    monkeypatch.setattr(runner_mod, "_GRACE", 0.05)
+    monkeypatch.setattr(runner_mod, "run_interfaces", probe)
+    async with HttpClient() as client:
+        runner = Runner(client, Metrics([1], []), History(5), max_concurrency=8)
+        loop = asyncio.get_running_loop()
+        ended: dict[str, float] = {}
+
+        async def one(name: str, timeout: float, after: float) -> Any:
+            await asyncio.sleep(after)
+            module = Module(prober=Prober.PING, interval=60, timeout=timeout)
+            t0 = loop.time()
+            r = await runner.run(Agent(name=name, url="http://127.0.0.1:9"), module, timeout=timeout, start_by=t0 + 30)
+            ended[name] = loop.time() - t0
+            return r
+
+        results = await asyncio.gather(one("long", 0.6, 0), one("short", 0.15, 0.05), one("quick", 0.3, 0),
+                                       one("mid", 0.35, 0.1))
+    by = {r.agent if r.success else r.problem: r for r in results}
+    assert by["quick"].success and 0.04 <= ended["quick"] < 0.3  # answered in time: never cancelled
+    for name, budget in (("long", 0.6), ("short", 0.15), ("mid", 0.35)):
+        assert budget + 0.05 - 0.02 <= ended[name] < budget + 0.05 + 0.25, (name, ended[name])
+    assert sum(1 for r in results if not r.success and r.reason is Reason.PROBE_ERROR) == 3
+    assert runner.slots.used == 0 and not runner.in_flight
+
+
 async def test_loop_lag_is_exported_and_healthz_and_metrics_answer_under_load(tmp_path: Path) -> None:
     from tests.agents.catalogue import run_agent
 
