@@ -84,7 +84,8 @@ def host_class(host: str) -> int:
     return PUBLIC
 
 
-@lru_cache(maxsize=1024)
+# one entry per agent (its card URL and advertised URL): a cache smaller than the fleet missed every probe (18.6 us)
+@lru_cache(maxsize=65_536)
 def diagnose(card_url: str, interface_url: str) -> tuple[Finding, ...]:
     """Every suspicious property of the advertised URL, relative to the card's own URL (pure, so memoised)."""
     out: list[Finding] = []
