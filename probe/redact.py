@@ -297,6 +297,8 @@ def _scrub_value(value: Any, seen: set[int]) -> Any:
 
 def strip_userinfo(u: str) -> str:
     """The URL without `user:pass@`: credentials in a URL are never sent (and never printed)."""
+    if "@" not in u:  # no userinfo without an "@": the URL as it is (3 a probe, each a urlsplit saved)
+        return u
     try:
         parts = urlsplit(u)
     except ValueError:

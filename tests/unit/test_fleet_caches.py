@@ -34,3 +34,19 @@ def test_diagnose_is_the_same_answer_cached_or_not(card_url: str, advertised: st
 def test_the_caches_hold_a_fleet() -> None:
     assert urls.diagnose.cache_info().maxsize >= card.CACHE_SIZE  # one entry an agent, like the card cache
     assert (redact.url.cache_info().maxsize or 0) >= 2 * card.CACHE_SIZE  # its card's URL and its interface's
+
+
+@pytest.mark.parametrize("u", [*URLS, "http://a@b/", "http://h/p@q", "http://[bad/@x", "mailto:x@y", "", "@"])
+def test_strip_userinfo_fast_path_is_the_general_answer(u: str) -> None:
+    from urllib.parse import urlsplit, urlunsplit
+
+    def general(v: str) -> str:
+        try:
+            parts = urlsplit(v)
+        except ValueError:
+            return v
+        if "@" not in parts.netloc:
+            return v
+        return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query, parts.fragment))
+
+    assert redact.strip_userinfo(u) == general(u)
