@@ -62,9 +62,24 @@ def parse_duration(value: Any) -> float:
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
 Jitter = Annotated[float, Field(ge=0), BeforeValidator(lambda v: 0.0 if v in (0, "0", "0s") else parse_duration(v))]
-# the cap on reusing a cached Agent Card (probe.wire.cardcache): a duration, or 0 to fetch the card every probe
-CardCacheAge = Annotated[float, Field(ge=0, le=86400.0), BeforeValidator(
-    lambda v: 0.0 if v in (0, "0", "0s") else parse_duration(v))]
+MAX_CARD_CACHE_AGE = 86400.0
+
+
+def _card_cache_age(value: Any) -> float:
+    """The cap on reusing a cached Agent Card (probe.wire.cardcache): a duration up to 24h, or 0 (every probe)."""
+    if value in (0, "0", "0s") and not isinstance(value, bool):
+        return 0.0
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise ValueError(f"{str(value)[:40]!r} is not a duration like 5m or 300s, or 0 to fetch the card every "
+                         "probe") from None
+    if seconds > MAX_CARD_CACHE_AGE:
+        raise ValueError(f"{seconds:g}s is over 24h: a card is checked at least once a day")
+    return seconds
+
+
+CardCacheAge = Annotated[float, BeforeValidator(_card_cache_age)]
 DEFAULT_CARD_CACHE_MAX_AGE = 300.0  # docs/daemon.md "The card cache": why 5 minutes
 _CARD_CACHE_HELP = ("the longest a scheduled run reuses a cached Agent Card (RFC 9111 freshness, capped by this; "
                     "then a conditional GET); 0 fetches the card every probe; at most 24h")

@@ -399,7 +399,7 @@ class ProbeRun:
         return card
 
     def _judge_card(self, card: Card, step: StepResult) -> None:
-        """The discover step's checks of a card fetched now."""
+        """The discover step's checks of a card, fetched now or rebuilt from the card cache (the same checks)."""
         d = StepName.DISCOVER
         self.card = card
         self.r.card_url = card.url
@@ -453,7 +453,7 @@ class ProbeRun:
         how = "revalidated now: HTTP 304" if outcome == "revalidated" else "no request sent"
         last = "" if outcome == "revalidated" else (
             f"; TLS and phases are those of the last request, at {at(entry.received_wall)}")
-        step.detail = (f"Agent Card from the probe's cache ({how}): age {entry.age():.0f}s of a "
+        step.detail = (f"{cardcache.CACHED_CARD} ({how}): age {entry.age():.0f}s of a "
                        f"{entry.lifetime(cap):.0f}s freshness lifetime ({entry.fresh.basis}; card_cache_max_age "
                        f"{cap:g}s); its checks are those of the card fetched at {at(entry.fetched_wall)}{last}")
         if self.cards is not None:

@@ -18,7 +18,8 @@ from urllib.parse import urlencode
 
 from probe import report, templates
 from probe.reasons import Reason, describe
-from probe.results import InterfaceResult, ProbeResult
+from probe.results import InterfaceResult, ProbeResult, StepName
+from probe.wire.cardcache import CACHED_CARD
 
 esc = html.escape
 _ORDER = {"fail": 0, "pending": 1, "pass": 2}
@@ -78,9 +79,18 @@ def _agent_block(v: AgentView, now: datetime) -> str:
     calls = f'<span class="muted url">calls {_breakable(iface)}</span>' if iface else ""
     full = f'<a href="{esc(report_href(v.name, "html"))}">full report</a>'
     head = (f'<header><h2 id="agent-{name}">{name}</h2><span class="badge {verdict}">{verdict.upper()}</span>'
-            f"{calls}{_tls(v, now)}<span class=\"links\">{full}</span></header>")
+            f"{calls}{_tls(v, now)}{_card(v)}<span class=\"links\">{full}</span></header>")
     return (f'<section class="agent {verdict}" data-agent="{name}" aria-labelledby="agent-{name}">{head}'
             f"{_diagnoses(v)}{_interfaces_table(v)}{_modules_table(v, now)}</section>")
+
+
+def _card(v: AgentView) -> str:
+    """The newest run's card when it came from the daemon's card cache: how old, fresh for how long (its detail)."""
+    newest = max(v.latest.values(), key=lambda r: r.started_at, default=None)
+    step = newest.step(StepName.DISCOVER) if newest is not None else None
+    if step is None or not step.detail.startswith(CACHED_CARD):
+        return ""
+    return f'<span class="muted" data-card="cached">{esc(step.detail.split("; its checks")[0])}</span>'
 
 
 def _tls(v: AgentView, now: datetime) -> str:

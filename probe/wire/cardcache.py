@@ -17,6 +17,7 @@ web framework or requests along for one function. HTTP-dates go through the stan
 
 from __future__ import annotations
 
+import copy
 import email.utils
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -368,6 +369,8 @@ def unpack(packed: Packed) -> Exchange:
     phases = values["phases"]
     assert isinstance(phases, tuple)
     values["phases"] = HttpPhases.model_construct(**dict(zip(_PHASES, phases, strict=True)))
+    if values["tls"] is not None:
+        values["tls"] = copy.copy(values["tls"])  # each result its own: a result's scrub may set its fields
     return Exchange.model_construct(**values)  # type: ignore[arg-type]
 
 
@@ -386,6 +389,7 @@ def kept_headers(headers: Headers) -> dict[str, tuple[str, ...]]:
     return {name: tuple(v) for name in _KEPT if (v := headers.getall(name, []))}
 
 
+CACHED_CARD = "Agent Card from the probe's cache"  # how a cached run's discover detail begins (the status page)
 # what a scheduled run's discovery did: a fresh card reused (no request), a 304 that kept it, a stale one fetched
 # anew (200), a first fetch (no entry), a card that may not be reused (no-store, no caching headers, Vary: *)
 RESULTS = ("hit", "revalidated", "refetched", "miss", "uncacheable")

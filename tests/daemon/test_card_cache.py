@@ -64,6 +64,7 @@ async def test_a_fresh_card_is_not_requested_again_and_its_verdicts_stay(tmp_pat
         _, raw, _ = await get(base + "/report?agent=cached&module=p&format=json")
         _, md, _ = await get(base + "/report?agent=cached&module=p&format=markdown")
         _, page, _ = await get(base + "/report?agent=cached&module=p&format=html")  # linked from the status page
+        _, status, _ = await get(base + "/")
     assert first.success and second.success and third.success
     assert agent.card_requests == [{}]  # one card request for three probes
     assert agent.rpc_requests == 3  # the interface is called every probe
@@ -78,6 +79,8 @@ async def test_a_fresh_card_is_not_requested_again_and_its_verdicts_stay(tmp_pat
     assert "from the probe's cache" in steps["discover"]["detail"]  # the report JSON says it
     assert "from the probe's cache" in md and "from the probe&#x27;s cache" in page  # the markdown and HTML reports
     assert "from the probe's cache" in report.to_text(second)  # and the CLI-style text report
+    assert 'data-card="cached">Agent Card from the probe&#x27;s cache (no request sent): age' in status
+    assert "freshness lifetime (max-age=300; card_cache_max_age 300s)</span>" in status  # the status page
     assert metric_value(text, "a2a_probe_card_cache_total", result="miss") == 1
     assert metric_value(text, "a2a_probe_card_cache_total", result="hit") == 2
     assert metric_value(text, "a2a_probe_card_cache_entries") == 1

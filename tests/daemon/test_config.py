@@ -67,6 +67,11 @@ INVALID = {
     "agent and module bindings disjoint": (
         "modules: {m: {prober: ping, bindings: [grpc]}}\nagents:\n  - {name: a, url: 'http://x', modules: [m], "
         "bindings: [jsonrpc]}\n", "agent 'a': its bindings and module 'm''s bindings have none in common"),
+    "negative card cache age": ("card_cache_max_age: -5\nagents: []\n",
+                                "card_cache_max_age: '-5' is not a duration like 5m or 300s, or 0 to fetch the card"),
+    "card cache age not a duration": ("agents:\n  - {name: a, url: 'http://x', card_cache_max_age: often}\n",
+                                      "agents.0.card_cache_max_age: 'often' is not a duration"),
+    "card cache age over a day": ("card_cache_max_age: 48h\nagents: []\n", "172800s is over 24h"),
     "not a mapping": ("- just\n- a list\n", "expected a mapping"),
     "yaml syntax": ("agents: [\n", "not valid YAML"),
 }
@@ -148,3 +153,12 @@ agents:
     assert cfg.bindings(some, "ping") == {B.JSONRPC, B.GRPC}
     assert cfg.bindings(some, "rest-and-grpc") == {B.GRPC}
     assert cfg.bindings(one, "ping") == {B.HTTP_JSON}  # the single override still works
+
+
+def test_card_cache_max_age_defaults_and_overrides() -> None:
+    cfg = parse(b"agents:\n  - {name: a, url: 'http://x'}\n  - {name: b, url: 'http://x', card_cache_max_age: 0}\n"
+                b"  - {name: c, url: 'http://x', card_cache_max_age: 90s}\n", "probe.yaml")
+    assert cfg.card_cache_max_age == 300  # the daemon's default: 5 minutes
+    assert [a.card_cache_max_age for a in cfg.agents] == [None, 0, 90]
+    assert [a.target(5).card_cache_max_age for a in cfg.agents] == [None, 0, 90]  # None: the daemon's default
+    assert parse(b"card_cache_max_age: 0s\nagents: []\n", "p.yaml").card_cache_max_age == 0

@@ -262,4 +262,4 @@ def test_exchanges_pack_and_unpack_to_equal_models() -> None:
                  phases=HttpPhases(resolve=0.001, connect=0.002, tls=0.003, processing=0.004, transfer=0.005),
                  tls=tls, retried="why")
     (back,) = [cc.unpack(p) for p in cc.pack([e])]
-    assert back == e and back is not e and back.tls is tls  # the TLS info of the last real fetch, as it was
+    assert back == e and back is not e and back.tls == tls and back.tls is not tls  # as it was; its own
