@@ -6,9 +6,19 @@ The results are real: the engine probes a loopback fleet (bench/fleet_agents.py)
 recorded again and again, as the daemon does after each run, under the thread CPU clock; the log goes to
 /dev/null through the daemon's own JSON logging set-up.
 
+That loop records the same few hundred result objects again and again, so whatever is kept by object or by
+string (check JSON, scrubbed texts) always hits. `--distinct` measures what the daemon does instead: it probes
+`--agents` distinct agents twice (the loopback fleet in its own process, `--concurrency` at once), records every
+result once right after its probe, as `Runner.scheduled` does, and reports the second pass (fresh result objects
+of agents whose series exist) from the daemon's own `bookkeeping_cpu_seconds` counter; the log goes to a pipe
+read by another process, as the daemon's stderr is, in batches when the tree batches it. `--breakdown` also
+times metrics, history and the log line apart (a few µs of timer calls added).
+
 `--against REF` measures a git revision's tree side by side (its `probe/` extracted to a temporary directory):
-each round runs one child process per tree, in alternating order, and the table shows the median round and
-the range. Run: ``python bench/bench_record.py [--against main] [--module ping] [--rounds 5]``.
+each round runs one child process per tree, in alternating order (`--parallel`: both at once, so a machine
+loaded by others slows both alike), and the table shows the median round, the range and the median of each
+round's own ratio. Run: ``python bench/bench_record.py [--against main] [--module ping] [--rounds 5]
+[--distinct --agents 10000 --parallel]``.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +98,89 @@ def child(args: argparse.Namespace) -> dict[str, float]:
     return {"us_per_probe": 1e6 * spent / n, "counter_us_per_probe": 1e6 * counted / (n + len(results))}
 
 
+async def _fleet_records(args: argparse.Namespace) -> dict[str, float]:
+    """`--distinct`: two passes of probe-then-record over distinct agents; the second pass is measured."""
+    from probe import history as history_mod
+    from probe import logs
+    from probe import runner as runner_mod
+    from probe.config import Agent, Module, Prober
+    from probe.history import History
+    from probe.metrics import Metrics
+    from probe.runner import Runner
+    from probe.wire.http import HttpClient
+
+    spent: dict[str, float] = {"metrics": 0.0, "history": 0.0, "log": 0.0}
+
+    def timed(part: str, fn: Any) -> Any:
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            t0 = time.thread_time()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[part] += time.thread_time() - t0
+        return wrapper
+
+    metrics = Metrics([0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], [])
+    history = History(20)
+    n = args.agents + args.failing
+    names = [f"agent-{i:06d}" for i in range(n)]
+    agents = [Agent(name=name, url=f"{args.origin}/a/{name}" if i < args.agents else f"{args.origin}/missing/{name}/")
+              for i, name in enumerate(names)]
+    spec = Module(prober=Prober(args.module), interval=60, timeout=10)
+    for a in agents:
+        metrics.add_job(a.name, args.module, 60, 10)
+    counter = "a2a_probe_bookkeeping_cpu_seconds_total"
+    if hasattr(logs, "batch"):
+        logs.batch()  # as the daemon writes its log while it runs
+    async with HttpClient(limit=2 * args.concurrency, limit_per_host=2 * args.concurrency) as client:
+        runner = Runner(client, metrics, history, max_concurrency=args.concurrency)
+
+        gate = asyncio.Semaphore(args.concurrency)  # never more than the runner's slots: no run waits for one
+
+        async def one(agent: Agent) -> bool:
+            async with gate:
+                result = await runner.run(agent, spec, timeout=spec.timeout)
+            runner.record(args.module, result)
+            return result.success
+
+        for pass_no in (1, 2):
+            if pass_no == 2:
+                gc.collect()
+                tune = getattr(__import__("probe.selfmon", fromlist=["tune_gc"]), "tune_gc", None)
+                if tune is not None:
+                    tune()  # as the daemon does once every job has run
+                before = metrics.registry.get_sample_value(counter) or 0.0
+                if args.breakdown:
+                    metrics.observe = timed("metrics", metrics.observe)  # type: ignore[method-assign]
+                    history.add = timed("history", history.add)  # type: ignore[method-assign]
+                    runner_mod.logs.log_probe = timed("log", logs.log_probe)  # type: ignore[attr-defined]
+            ok = await asyncio.gather(*(one(a) for a in agents))
+            assert sum(ok) == args.agents, f"pass {pass_no}: {sum(ok)} of {args.agents} loopback agents passed"
+        counted = (metrics.registry.get_sample_value(counter) or 0.0) - before
+    if hasattr(logs, "unbatch"):
+        logs.unbatch()
+    out = {"us_per_probe": 1e6 * counted / n, "counter_us_per_probe": 1e6 * counted / n}
+    if args.breakdown:
+        out.update({f"{part}_us": 1e6 * s / n for part, s in spent.items()})
+    out["kept_check_json"] = float(len(getattr(history_mod, "_fragments", ())))
+    return out
+
+
+def distinct_child(args: argparse.Namespace) -> dict[str, float]:
+    from probe import logs
+
+    reader = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)  # the daemon's stderr reader
+    assert reader.stdin is not None
+    sink = open(reader.stdin.fileno(), "w", closefd=False)  # noqa: SIM115 - text, line by line, like sys.stderr
+    logs.configure("info", "json", sink)
+    try:
+        return asyncio.run(_fleet_records(args))
+    finally:
+        sink.close()
+        reader.stdin.close()
+        reader.wait()
+
+
 def _tree(ref: str, into: Path) -> Path:
     """`ref`'s probe/ package in a temporary directory (its own source, not this worktree's)."""
     data = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "probe"], check=True,
@@ -103,6 +197,9 @@ def _run_child(tree: Path, args: argparse.Namespace) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     cmd = [sys.executable, __file__, "--child", "--module", args.module, "--agents", str(args.agents),
            "--failing", str(args.failing), "--repeat", str(args.repeat)]
+    if args.distinct:
+        cmd += ["--distinct", "--origin", args.origin, "--concurrency", str(args.concurrency)]
+        cmd += ["--breakdown"] if args.breakdown else []
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, cwd=tree).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
@@ -115,12 +212,53 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=10, help="records of each result per round")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--against", metavar="REF", help="a git revision measured side by side (e.g. main)")
+    p.add_argument("--distinct", action="store_true",
+                   help="fresh results of distinct agents, each recorded once after its probe (as the daemon does)")
+    p.add_argument("--concurrency", type=int, default=64, help="--distinct: probes at once")
+    p.add_argument("--breakdown", action="store_true", help="--distinct: time metrics, history and log apart")
+    p.add_argument("--parallel", action="store_true",
+                   help="run both trees' children at the same time each round (a shared, loaded machine)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--origin", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args)))
+        print(json.dumps(distinct_child(args) if args.distinct else child(args)))
         return 0
+    fleet = None
+    if args.distinct:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from fleet import FleetProc
+
+        fleet = FleetProc(delay=0.0)
+        args.origin = fleet.origin
+    try:
+        rows = _rounds(args)
+    finally:
+        if fleet is not None:
+            fleet.stop()
+    if args.json:
+        print(json.dumps({"module": args.module, "agents": args.agents, "failing": args.failing,
+                          "distinct": args.distinct, "rows": rows}))
+        return 0
+    how = (f"{args.repeat} records each per round" if not args.distinct
+           else "each recorded once after its probe, second pass")
+    print(f"Runner.record, {args.module}: {args.agents} passing + {args.failing} failing results, "
+          f"{how}, {args.rounds} rounds (median, min-max), thread CPU")
+    parts = [k for k in ("metrics_us", "history_us", "log_us") if any(k in r for r in rows.values())]
+    print("| tree | µs/probe | min-max | bookkeeping counter µs/probe |" + "".join(f" {k} |" for k in parts))
+    print("|---|---|---|---|" + "---|" * len(parts))
+    for name, row in rows.items():
+        print(f"| {name} | {row['us_per_probe']} | {row['min']}-{row['max']} | {row['counter_us_per_probe']} |"
+              + "".join(f" {row.get(k, '—')} |" for k in parts))
+    if len(rows) == 2:
+        (base_name, base), (_, ours) = list(rows.items())[::-1]
+        print(f"\nthis tree ÷ {base_name}: {ours['us_per_probe'] / base['us_per_probe']:.2f} (median of the rounds' "
+              f"own ratios: {ours['paired_ratio']})")
+    return 0
+
+
+def _rounds(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this tree": ROOT}
         if args.against:
@@ -128,25 +266,29 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for i in range(args.rounds):
             order = list(trees) if i % 2 == 0 else list(reversed(trees))  # interleaved, alternating
+            if args.parallel:  # both trees at once: whatever else loads the machine loads both alike
+                with ThreadPoolExecutor(len(order)) as pool:
+                    done = dict(zip(order, pool.map(lambda n: _run_child(trees[n], args), order), strict=True))
+                for name in order:
+                    runs[name].append(done[name])
+                continue
             for name in order:
                 runs[name].append(_run_child(trees[name], args))
-    rows = {name: {"us_per_probe": round(statistics.median(r["us_per_probe"] for r in rs), 1),
-                   "min": round(min(r["us_per_probe"] for r in rs), 1),
-                   "max": round(max(r["us_per_probe"] for r in rs), 1),
-                   "counter_us_per_probe": round(statistics.median(r["counter_us_per_probe"] for r in rs), 1)}
-            for name, rs in runs.items()}
-    if args.json:
-        print(json.dumps({"module": args.module, "agents": args.agents, "failing": args.failing, "rows": rows}))
-        return 0
-    print(f"Runner.record, {args.module}: {args.agents} passing + {args.failing} failing results, "
-          f"{args.repeat} records each per round, {args.rounds} rounds (median, min-max), thread CPU")
-    print("| tree | µs/probe | min-max | bookkeeping counter µs/probe |\n|---|---|---|---|")
-    for name, row in rows.items():
-        print(f"| {name} | {row['us_per_probe']} | {row['min']}-{row['max']} | {row['counter_us_per_probe']} |")
-    if args.against:
-        base, ours = rows[args.against]["us_per_probe"], rows["this tree"]["us_per_probe"]
-        print(f"\nthis tree ÷ {args.against}: {ours / base:.2f}")
-    return 0
+    rows: dict[str, dict[str, float]] = {}
+    for name, rs in runs.items():
+        row = {"us_per_probe": round(statistics.median(r["us_per_probe"] for r in rs), 1),
+               "min": round(min(r["us_per_probe"] for r in rs), 1),
+               "max": round(max(r["us_per_probe"] for r in rs), 1),
+               "counter_us_per_probe": round(statistics.median(r["counter_us_per_probe"] for r in rs), 1)}
+        for k in ("metrics_us", "history_us", "log_us", "kept_check_json"):
+            if all(k in r for r in rs):
+                row[k] = round(statistics.median(r[k] for r in rs), 1)
+        rows[name] = row
+    if len(runs) == 2:  # the same round's two trees side by side: the ratio that noise between rounds leaves alone
+        ours, base = runs.values()
+        rows["this tree"]["paired_ratio"] = round(statistics.median(
+            a["us_per_probe"] / b["us_per_probe"] for a, b in zip(ours, base, strict=True)), 3)
+    return rows
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import structlog
 from aiohttp import web
 
 from probe import config as cfg
+from probe import logs
 from probe.history import History
 from probe.inbox import PushInbox
 from probe.metrics import Metrics
@@ -101,6 +102,7 @@ class Daemon:
         used = {m for a in self.share(self.config).agents for m in a.modules}
         settle = max((modules[m].interval + modules[m].timeout for m in used), default=0.0)
         self._settled = asyncio.get_running_loop().call_later(settle, tune_gc, False) if settle else None
+        logs.batch()  # log lines in batches while the daemon runs (probe/logs.py); `stop` writes what is kept
         log.info("daemon_started", listen=self.bound, agents=len(self.config.agents), shard=str(self.shard),
                  jobs=len(self.scheduler.jobs), config=str(self.config_path or "(embedded)"))
         self._warn_insecure(self.config)
@@ -199,6 +201,7 @@ class Daemon:
         await self.selfmon.stop()
         self.metrics.close()
         log.info("daemon_stopped", drained=len(pending))
+        logs.unbatch()
 
     async def serve(self) -> None:
         """Start, then run until SIGTERM/SIGINT; SIGHUP reloads."""
@@ -214,7 +217,10 @@ class Daemon:
         try:
             await self._stop.wait()
         finally:
-            await self.stop()
+            try:
+                await self.stop()
+            finally:
+                logs.unbatch()  # whatever stopped the daemon (an error too), no kept line is lost
 
 
 def _addresses(site: web.TCPSite) -> list[tuple[str, int]]:

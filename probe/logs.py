@@ -11,13 +11,22 @@ A probe's event is the daemon's one log line per run, so its path is kept cheap 
 bound logger per configuration instead of one per event, a timestamp that formats the date and time once a
 second, a redaction pass that leaves numbers alone, and one JSON encoder. The lines are the same, byte for byte,
 as structlog's own TimeStamper, JSONRenderer and per-event logger write (tests/unit/test_logs.py).
+
+Every line (structlog's events and the stdlib loggers') goes through one `Sink`. It writes each line through and
+flushes it, except while the daemon runs (`batch`): then the event loop's lines are kept in order and written in
+one call when they reach `BATCH_BYTES`, `BATCH_SECONDS` after the first of them, when an `error` line comes, when
+another thread logs, and when the daemon stops (`unbatch`, also at interpreter exit). A flushed write a line was a
+third of recording's CPU in the daemon (docs/performance.md); a crash can lose at most the last `BATCH_SECONDS`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import MutableMapping
 from functools import lru_cache
@@ -111,6 +120,142 @@ def _one_line_exc(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> 
     return event
 
 
+BATCH_BYTES = 64 * 1024  # a pipe's buffer: one write never has to wait for the reader to make room twice
+BATCH_SECONDS = 0.1  # the most a line waits (and what a crash can lose)
+
+
+class Sink:
+    """The one stream every log line goes to, written through line by line or, while batching, in batches."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self._lines: list[str] = []
+        self._size = 0
+        self._lock = threading.Lock()  # the loop thread appends, any thread may drain
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = 0  # the batching loop's thread
+        self._timer: asyncio.TimerHandle | None = None
+        self.timer_cpu = 0.0  # thread CPU of the writes the timer made (see `take_timer_cpu`)
+
+    def write(self, line: str, urgent: bool = False) -> None:
+        """Write one line (with its newline). `urgent` (an error) is written at once, after what is kept."""
+        with self._lock:
+            if self._loop is None or urgent or threading.get_ident() != self._thread:
+                self._drain_locked(line)
+                return
+            self._lines.append(line)
+            self._size += len(line)
+            if self._size >= BATCH_BYTES:
+                self._drain_locked("")
+            elif self._timer is None:
+                try:
+                    self._timer = self._loop.call_later(BATCH_SECONDS, self._on_timer)
+                except RuntimeError:  # the loop closed without `unbatch`: write through from now on
+                    self._loop = None
+                    self._drain_locked("")
+
+    def flush(self) -> None:
+        with self._lock:
+            self._drain_locked("")
+
+    def _on_timer(self) -> None:
+        t0 = time.thread_time()
+        self.flush()
+        self.timer_cpu += time.thread_time() - t0
+
+    def _drain_locked(self, line: str) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._lines:
+            self._lines.append(line)
+            line = "".join(self._lines)
+            self._lines.clear()
+            self._size = 0
+        if line:
+            self.stream.write(line)
+            self.stream.flush()
+
+    def batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Keep the lines `loop`'s thread writes and write them in batches (the daemon, while it runs)."""
+        with self._lock:
+            self._loop, self._thread = loop, threading.get_ident()
+
+    def unbatch(self) -> None:
+        """Write what is kept and write every line through again."""
+        with self._lock:
+            self._loop = None
+            self._drain_locked("")
+
+
+class _SinkLogger:
+    """structlog's PrintLogger (the same bytes: the message and a newline), writing to the sink; errors at once."""
+
+    __slots__ = ("sink",)
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+
+    def msg(self, message: str) -> None:
+        self.sink.write(message + "\n")
+
+    def error(self, message: str) -> None:
+        self.sink.write(message + "\n", urgent=True)
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = critical = exception = error
+
+
+class _SinkLoggerFactory:
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+
+    def __call__(self, *_args: Any) -> _SinkLogger:
+        return _SinkLogger(self.sink)
+
+
+class _SinkHandler(logging.Handler):
+    """logging.StreamHandler's emit, to the sink (an error record at once)."""
+
+    def __init__(self, sink: Sink) -> None:
+        super().__init__()
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.sink.write(self.format(record) + "\n", urgent=record.levelno >= logging.ERROR)
+        except RecursionError:
+            raise
+        except Exception:
+            self.handleError(record)
+
+
+_sink: list[Sink] = []  # the configured sink (one at a time)
+
+
+def batch(loop: asyncio.AbstractEventLoop | None = None) -> None:
+    """Batch the log lines written on `loop`'s thread (the running loop by default) until `unbatch`."""
+    if _sink:
+        _sink[0].batch(loop or asyncio.get_running_loop())
+
+
+def take_timer_cpu() -> float:
+    """Thread CPU seconds of the batched writes made since the last call (recording's own cost, written later)."""
+    if not _sink or not _sink[0].timer_cpu:
+        return 0.0
+    spent, _sink[0].timer_cpu = _sink[0].timer_cpu, 0.0
+    return spent
+
+
+def unbatch() -> None:
+    """Write every kept line now and write through from here on (the daemon's stop; safe to call twice)."""
+    if _sink:
+        _sink[0].unbatch()
+
+
+atexit.register(unbatch)  # before exit: nothing kept is lost on a clean stop
+
+
 _MAX_VALUE = 160  # characters of one value on a console line
 _state: dict[str, Any] = {"console": False, "probe": None}
 _verdicts: dict[tuple[str, str], str] = {}  # (agent, module) -> last verdict; keys come from config
@@ -142,6 +287,13 @@ def console_line(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> s
 
 def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tracebacks: bool = True) -> None:
     out = stream or sys.stderr
+    sink = Sink(out)
+    if _sink:  # batching carries over to the new stream; what the old one kept goes there first
+        old = _sink[0]
+        with old._lock:
+            sink._loop, sink._thread, old._loop = old._loop, old._thread, None
+            old._drain_locked("")
+    _sink[:] = [sink]
     console = fmt == "console" or (fmt == "auto" and hasattr(out, "isatty") and out.isatty())
     _state["console"] = console
     _verdicts.clear()
@@ -150,7 +302,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
     renderer: Any = console_line if console else structlog.processors.JSONRenderer(serializer=_Dumps())
     stamp = _Stamp()
     # stdlib loggers (aiohttp, apscheduler) render through the same pipeline
-    handler = logging.StreamHandler(out)
+    handler = _SinkHandler(sink)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, redact_processor, renderer],
         foreign_pre_chain=[structlog.processors.add_log_level, stamp, exc_processor]))
@@ -167,7 +319,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(out),
+        logger_factory=_SinkLoggerFactory(sink),
         cache_logger_on_first_use=False,
     )
 

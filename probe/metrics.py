@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from prometheus_client import (
     CollectorRegistry,
@@ -211,6 +212,15 @@ class Metrics:
             self.counter("push_receiver_refused").labels(cause.value)
         for outcome in CARD_CACHE_RESULTS:  # every result starts at 0
             self.counter("card_cache").labels(outcome)
+        # the families every probe writes, looked up once
+        self._last_run = self.agent_gauge("last_run_timestamp_seconds")
+        self._success = self.agent_gauge("success")
+        self._duration = self.agent_histogram("duration_seconds")
+        self._runs = self.agent_counter("runs")
+        self._last_success = self.agent_gauge("last_success_timestamp_seconds")
+        self._step_success = self.agent_gauge("step_success")
+        self._reason_info = self.agent_gauge("failure_reason_info")
+        self._tls_disabled = self.agent_gauge("tls_verification_disabled")
         self._card: dict[str, tuple[str, ...]] = {}
         self._tls: dict[str, tuple[str, ...]] = {}  # "agent\0binding" -> (binding, version, cipher)
         self._info: dict[str, tuple[str, ...]] = {}
@@ -345,7 +355,7 @@ class Metrics:
         a = r.agent
         job = (a, module)
         now = exposition.value_text(time.time())  # formatted once: last run and last success share it
-        self.agent_gauge("last_run_timestamp_seconds").set_text((a, module), now)
+        self._last_run.set_text(job, now)
         before = self._bindings.get(job, ())
         outs = outcomes(r, before)
         names = tuple(o.binding for o in outs)
@@ -369,16 +379,16 @@ class Metrics:
     def _observe_binding(self, a: str, module: str, o: Outcome, now: str, detailed: bool) -> None:
         b = o.binding
         key = (a, module, b)
-        self.agent_gauge("success").flag(key, o.success)
-        self.agent_histogram("duration_seconds").observe(key, o.duration_s)
-        self.agent_counter("runs").inc(key)
+        self._success.flag(key, o.success)
+        self._duration.observe(key, o.duration_s)
+        self._runs.inc(key)
         if o.success:
-            self.agent_gauge("last_success_timestamp_seconds").set_text(key, now)
+            self._last_success.set_text(key, now)
         else:
             self.agent_counter("failures").inc((a, module, b, (o.reason or Reason.PROBE_ERROR).value))
         self._set_reason(a, module, b, o.reason.value if o.reason else NO_REASON)
         if not detailed:
-            step_ok = self.agent_gauge("step_success")
+            step_ok = self._step_success
             for step in o.steps:
                 if step.status is not Status.SKIP and step.name in LEAN_STEPS:
                     step_ok.flag((a, module, b, step.name.value), step.status is Status.PASS)
@@ -451,7 +461,7 @@ class Metrics:
     def _observe_tls(self, r: ProbeResult) -> None:
         """Per agent and binding; a run that made no TLS connection leaves the last values standing."""
         a = r.agent
-        self.agent_gauge("tls_verification_disabled").flag((a,), r.tls_insecure)
+        self._tls_disabled.flag((a,), r.tls_insecure)
         for channel, info in r.tls.items():
             name = BindingName.of(channel)
             binding = name.value if name is not None else CARD if channel == CARD else "other"
@@ -462,7 +472,7 @@ class Metrics:
             self._replace_info("tls_info", self._tls, f"{a}\0{binding}", values, agent=a)
 
     def _set_reason(self, agent: str, module: str, binding: str, reason: str) -> None:
-        g = self.agent_gauge("failure_reason_info")
+        g = self._reason_info
         key = (agent, module, binding)
         prev = self._reason.get(key)
         if prev is not None and prev != reason:
@@ -497,9 +507,8 @@ def tls_cipher_label(cipher: str) -> str:
     return cipher if _CIPHER.match(cipher) else "other"
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """One binding's share of a run: what its series record."""
+class Outcome(NamedTuple):
+    """One binding's share of a run: what its series record (a tuple: built once or twice every probe)."""
 
     binding: str  # a BindingName value, or CARD
     success: bool

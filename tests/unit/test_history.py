@@ -116,3 +116,53 @@ def test_a_kept_record_holds_its_own_size_not_the_compression_bound() -> None:
         tracemalloc.stop()
     held = sum(s.size_diff for s in after.compare_to(before, "filename")) / len(blobs)
     assert held < len(blobs[0]) + 256, (held, len(blobs[0]), len(dump(result)))
+
+
+def test_a_jobs_unchanged_checks_are_compressed_once_and_changed_ones_again() -> None:
+    from probe import history
+
+    h = History(4)
+    runs = [_rich(1, True), _rich(1, False), _rich(1, True)]  # the same checks (same text), other results
+    for r in runs[:2]:
+        h.add("ping", r)
+    job = h._jobs["a"]["ping"]
+    kept = job.latest[1]
+    assert job.last_failure is not None and job.last_failure[1] is kept  # the failure shares the checks part
+    h.add("ping", runs[2])
+    assert job.latest[1] is kept and h.latest("a", "ping") == ("ping", runs[2])
+    assert h.last_failure("a", "ping") == runs[1]
+    # a check whose text changes but keeps its length: another hash, compressed again, read back as it is now
+    changed = _rich(1, True)
+    changed.checks[0] = changed.checks[0].model_copy(update={"message": changed.checks[0].message.upper()})
+    assert len(history._checks_json(changed.checks)) == len(history._checks_json(runs[0].checks))
+    h.add("ping", changed)
+    assert job.latest[1] is not kept and h.latest("a", "ping") == ("ping", changed)
+    assert h.last_failure("a", "ping") == runs[1]  # the failure keeps the checks part it was recorded with
+    fewer = _rich(1, True)
+    fewer.checks.pop()
+    h.add("ping", fewer)
+    assert h.latest("a", "ping") == ("ping", fewer)
+
+
+def test_kept_records_hold_their_own_size_per_job() -> None:
+    """Per job, the history holds its two compressed parts (shared by the latest and the last failure when the
+    checks are the same), not the compressor's bound: 200 jobs, each with a passing and a failing run."""
+    h = History(2)
+    warm = _rich(0, False)
+    h.add("warm", warm)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for i in range(200):
+            for success in (False, True):
+                r = _rich(0, success)
+                r.agent = f"agent-{i}"
+                h.add("ping", r)
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    job = h._jobs["agent-0"]["ping"]
+    assert job.failure_checks is job.latest_checks
+    parts = len(job.latest_rest) + len(job.latest_checks) + len(job.failure_rest)
+    held = sum(s.size_diff for s in after.compare_to(before, "filename")) / 200
+    assert held < parts + 1024, (held, parts, len(dump(warm)))  # ring arrays and slots: well under 1 KiB

@@ -3,10 +3,14 @@ and formatting, the same redaction, the same timestamp format."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
 import re
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import MutableMapping
 from datetime import UTC, datetime, timedelta
@@ -165,3 +169,185 @@ def test_json_encoder_built_once_writes_what_json_dumps_writes() -> None:
     for event in ({"a": 1.0, "b": [1, None, True], "c": "\u00e9\u2603\n\"", "d": {"x": 1e-07}},
                   {"obj": object(), "inf": float("inf")}):
         assert renderer(None, "info", dict(event)) == stock(None, "info", dict(event))
+
+
+# ---- batched writes (the daemon's Sink)
+
+
+class _Stream:
+    """A stream that records each write (and each flush) as the daemon's stderr pipe would receive it."""
+
+    def __init__(self) -> None:
+        self.writes: list[str] = []
+        self.flushes = 0
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def text(self) -> str:
+        return "".join(self.writes)
+
+
+def _lines(n: int, start: int = 0) -> list[str]:
+    return [f'{{"event": "e{i}"}}\n' for i in range(start, start + n)]
+
+
+def test_unbatched_sink_writes_and_flushes_every_line() -> None:
+    out = _Stream()
+    sink = logs.Sink(out)
+    for line in _lines(3):
+        sink.write(line)
+    assert out.writes == _lines(3) and out.flushes == 3
+
+
+async def test_batched_lines_wait_for_the_timer_then_go_in_one_write_in_order() -> None:
+    out = _Stream()
+    sink = logs.Sink(out)
+    sink.batch(asyncio.get_running_loop())
+    for line in _lines(5):
+        sink.write(line)
+    assert out.writes == []
+    await asyncio.sleep(logs.BATCH_SECONDS * 1.5)
+    assert out.writes == ["".join(_lines(5))] and out.flushes == 1
+    sink.write(_lines(1, 5)[0])  # the next line arms a new timer
+    await asyncio.sleep(logs.BATCH_SECONDS * 1.5)
+    assert out.text() == "".join(_lines(6)) and len(out.writes) == 2
+    sink.unbatch()
+
+
+async def test_batch_is_written_when_it_reaches_its_size() -> None:
+    out = _Stream()
+    sink = logs.Sink(out)
+    sink.batch(asyncio.get_running_loop())
+    line = "x" * 999 + "\n"
+    per_batch = -(-logs.BATCH_BYTES // len(line))  # the line that reaches the size writes the batch
+    for _ in range(per_batch - 1):
+        sink.write(line)
+    assert out.writes == []
+    sink.write(line)
+    assert out.writes == [line * per_batch]
+    sink.unbatch()
+    assert out.writes == [line * per_batch]  # nothing was left
+
+
+async def test_error_lines_and_other_threads_write_through_after_what_is_kept() -> None:
+    out = _Stream()
+    sink = logs.Sink(out)
+    sink.batch(asyncio.get_running_loop())
+    a, b, c, d = _lines(4)
+    sink.write(a)
+    sink.write(b, urgent=True)
+    assert out.writes == [a + b]
+    sink.write(c)
+    thread = threading.Thread(target=sink.write, args=(d,))
+    thread.start()
+    thread.join()
+    assert out.writes == [a + b, c + d]
+    sink.unbatch()
+
+
+async def test_unbatch_writes_what_is_kept_and_then_writes_through() -> None:
+    out = _Stream()
+    sink = logs.Sink(out)
+    sink.batch(asyncio.get_running_loop())
+    a, b = _lines(2)
+    sink.write(a)
+    sink.unbatch()
+    assert out.writes == [a]
+    sink.write(b)
+    assert out.writes == [a, b]
+    await asyncio.sleep(logs.BATCH_SECONDS * 1.5)  # the cancelled timer writes nothing twice
+    assert out.writes == [a, b]
+
+
+def test_a_closed_loop_without_unbatch_falls_back_to_writing_through() -> None:
+    out = _Stream()
+    sink = logs.Sink(out)
+    loop = asyncio.new_event_loop()
+    sink.batch(loop)
+    loop.close()
+    a, b = _lines(2)
+    sink.write(a)
+    sink.write(b)
+    assert out.text() == a + b
+
+
+async def test_configured_logging_batches_structlog_and_stdlib_lines_in_order_byte_for_byte() -> None:
+    plain, batched = io.StringIO(), _Stream()
+    rows = _results()
+    for stream in (plain, batched):
+        logs.configure("info", "json", stream=stream)
+        if stream is batched:
+            logs.batch()
+        for i, r in enumerate(rows):
+            logs.log_probe("ping", r, f"id-{i}")
+            logging.getLogger("aiohttp.client").warning("pool %s", i)
+        if stream is batched:
+            assert batched.writes == []
+            logs.unbatch()
+    assert len(batched.writes) == 1
+    assert [_STAMP.sub("T", x) for x in batched.text().splitlines()] == [
+        _STAMP.sub("T", x) for x in plain.getvalue().splitlines()]
+    assert len(plain.getvalue().splitlines()) == 2 * len(rows)
+
+
+async def test_reconfiguring_while_batching_keeps_batching_and_loses_nothing() -> None:
+    first, second = _Stream(), _Stream()
+    logs.configure("info", "json", stream=first)
+    logs.batch()
+    logs.log_probe("ping", _results()[0], "one")
+    logs.configure("info", "json", stream=second)
+    assert '"one"' in first.text()  # kept lines went to their own stream
+    logs.log_probe("ping", _results()[0], "two")
+    assert second.writes == []  # still batching
+    logs.unbatch()
+    assert '"two"' in second.text()
+
+
+def test_kept_lines_are_written_at_exit_and_on_sigterm(tmp_path: Any) -> None:
+    """A process that batches and stops on SIGTERM through the daemon's path (serve_started's finally), or just
+    exits, writes every line it logged."""
+    script = tmp_path / "batching.py"
+    script.write_text(
+        "import asyncio, os, signal, sys\n"
+        "from probe import logs\n"
+        "import structlog\n"
+        "logs.configure('info', 'json')\n"
+        "log = structlog.get_logger('t')\n"
+        "async def main(mode):\n"
+        "    logs.batch()\n"
+        "    for i in range(50):\n"
+        "        log.info('line', i=i)\n"
+        "    if mode == 'sigterm':\n"
+        "        stop = asyncio.Event()\n"
+        "        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        try:\n"
+        "            await stop.wait()\n"
+        "        finally:\n"
+        "            log.info('stopped')\n"
+        "            logs.unbatch()\n"
+        "    else:\n"
+        "        log.info('stopped')\n"
+        "        sys.exit(0)  # no unbatch: the exit hook writes what is kept\n"
+        "asyncio.run(main(sys.argv[1]))\n")
+    for mode in ("sigterm", "exit"):
+        done = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line)["event"] for line in done.stderr.splitlines()]
+        assert events == ["line"] * 50 + ["stopped"], mode
+
+
+async def test_the_timers_writes_are_counted_once_for_the_bookkeeping() -> None:
+    logs.configure("info", "json", stream=_Stream())
+    logs.batch()
+    assert logs.take_timer_cpu() == 0.0
+    for i in range(20):  # well under the batch size: the timer writes them
+        logs.log_probe("ping", _results()[0], f"id-{i}")
+    await asyncio.sleep(logs.BATCH_SECONDS * 1.5)
+    assert logs.take_timer_cpu() > 0.0 and logs.take_timer_cpu() == 0.0
+    logs.unbatch()
