@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import email.utils
 import time
 import typing
 import uuid
@@ -465,10 +464,7 @@ class ProbeRun:
             self.check("card.last_modified", Status.SKIP, "not offered (optional: no Last-Modified header)",
                        step=StepName.DISCOVER)
             return
-        try:
-            valid = email.utils.parsedate_to_datetime(value) is not None
-        except (TypeError, ValueError):
-            valid = False
+        valid = cardcache.http_date(value) is not None  # RFC 9110 §5.6.7's forms, not any e-mail date
         self.check("card.last_modified", Status.PASS if valid else Status.FAIL,
                    f"Last-Modified: {value[:60]}" if valid else f"Last-Modified {value[:60]!r} is not an HTTP-date",
                    step=StepName.DISCOVER)

@@ -12,13 +12,15 @@ Last-Modified); a 304 that identifies it (RFC 9111 §4.3.4) refreshes it, anythi
 
 Why a small parser of our own: the maintained ones at hand (werkzeug's, CacheControl's) fold a duplicated
 directive into one value, so "a duplicated max-age is stale" cannot be told from them, and each would bring a
-web framework or requests along for one function. HTTP-dates go through the standard library's parser.
+web framework or requests along for one function. HTTP-dates go through the standard library's parser once
+they match RFC 9110's grammar.
 """
 
 from __future__ import annotations
 
 import copy
 import email.utils
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -137,9 +139,19 @@ def parse_cache_control(lines: Sequence[str]) -> Directives:
 
 # ---- dates (RFC 9110 §5.6.7) and freshness (RFC 9111 §4.2)
 
+_DAY, _MONTH = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)", "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_TIME = r"\d\d:\d\d:\d\d"
+_HTTP_DATE = re.compile(  # RFC 9110 §5.6.7: IMF-fixdate, obsolete RFC 850, asctime; case-sensitive, ASCII digits
+    rf"{_DAY}, \d\d {_MONTH} \d{{4}} {_TIME} GMT"
+    rf"|(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \d\d-{_MONTH}-\d\d {_TIME} GMT"
+    rf"|{_DAY} {_MONTH} (?: \d|\d\d) {_TIME} \d{{4}}", re.ASCII)
+
+
 def http_date(value: str) -> float | None:
-    """An HTTP-date (IMF-fixdate, RFC 850 or asctime) as Unix time; None when it is not one."""
-    if len(value) > 64:
+    """An HTTP-date (IMF-fixdate, RFC 850 or asctime) as Unix time; None when it is not one. Only the grammar's
+    three forms: the e-mail date parser behind it also takes dates without a weekday, other zones or numeric
+    offsets, which RFC 9111 §5.3 says a cache must take as a time in the past."""
+    if len(value) > 64 or not _HTTP_DATE.fullmatch(value):
         return None
     try:
         parsed = email.utils.parsedate_to_datetime(value)
@@ -320,9 +332,16 @@ class Entry:
         return out
 
     def identifies(self, headers: Headers, sent: Mapping[str, str]) -> str | None:
-        """None when a 304 identifies this entry for update (RFC 9111 §4.3.4); else why it does not."""
+        """None when a 304 identifies this entry for update (RFC 9111 §4.3.4); else why it does not. The 304's
+        ETag is matched against the one the 200 carried, even one too long to have been sent back."""
         etags = headers.getall("ETag", [])
-        stored = self.etag
+        stored_tags = self.headers.get("ETag", ())
+        stored = stored_tags[0] if len(stored_tags) == 1 else None
+        lms = headers.getall("Last-Modified", [])
+        if not etags and not lms and "If-None-Match" in sent:
+            # RFC 9110 §15.4.5: a 304 MUST carry the ETag a 200 would; one without any validator identifies no
+            # stored response that has one (RFC 9111 §4.3.4): a front end answering 304 to anything
+            return f"the 304 to If-None-Match {sent['If-None-Match'][:80]} carries no ETag (nor Last-Modified)"
         if etags:
             if len(etags) > 1:
                 return "the 304 carries more than one ETag"
@@ -331,10 +350,9 @@ class Entry:
                 return (f"the 304 names ETag {etags[0][:80]} but the probe sent If-None-Match {sent_tag[:80]}"
                         if sent_tag else f"the 304 names ETag {etags[0][:80]}, which the stored card does not have")
             return None
-        lms = headers.getall("Last-Modified", [])
         if lms and self.last_modified is not None and http_date(lms[0]) != http_date(self.last_modified):
             return f"the 304 names Last-Modified {lms[0][:40]}, not the stored card's {self.last_modified}"
-        return None  # no validator in the 304: it answers the one stored card we asked about
+        return None  # no validator in the 304 to If-Modified-Since alone (a 304 need not send Last-Modified)
 
     def refresh(self, headers: Headers, exchanges: Iterable[Exchange], status: int | None, request_time: float,
                 response_time: float) -> None:

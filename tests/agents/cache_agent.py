@@ -15,6 +15,7 @@ class CardAgent:
         self.cache_headers: dict[str, str] = {"Cache-Control": "max-age=300"}
         self.etag: str | None = '"v1"'
         self.etag_on_304: str | None = None  # the 304 names this ETag instead of the current one
+        self.bare_304 = False  # the 304 to a matching If-None-Match carries no header field at all
         self.status_after_304: int | None = None  # the card's status once a 304 was sent
         self.card_version = "1.0.0"
         self.card_status = 200
@@ -43,7 +44,7 @@ class CardAgent:
                 headers["ETag"] = self.etag_on_304
             if self.status_after_304 is not None:
                 self.card_status = self.status_after_304
-            return web.Response(status=304, headers=headers)
+            return web.Response(status=304, headers={} if self.bare_304 else headers)
         doc = valid_card(f"http://{request.host}/rpc", name="cached") | {"version": self.card_version}
         return web.json_response(doc, headers=headers)
 

@@ -194,6 +194,32 @@ async def test_a_304_naming_another_etag_is_not_used(tmp_path: Path) -> None:
     assert status is Status.FAIL and '"other"' in message and '"v1"' in message
 
 
+async def test_a_304_without_the_cards_etag_is_not_used(tmp_path: Path) -> None:
+    agent = CardAgent()
+    agent.cache_headers = {"Cache-Control": "max-age=0"}
+    async with daemon_with(tmp_path, agent) as (d, _):
+        assert (await scheduled(d)).card_version == "1.0.0"
+        # a front end that answers any If-None-Match with a bare 304, while the card behind it changed: a 304
+        # without the ETag the 200 had identifies no stored card (RFC 9110 §15.4.5 MUST, RFC 9111 §4.3.4)
+        agent.bare_304, agent.card_version = True, "1.0.1"
+        r = await scheduled(d)
+    assert agent.card_requests == [{}, {"If-None-Match": '"v1"'}, {}]
+    assert r.success and r.card_version == "1.0.1"  # fetched anew: the changed card, not the stored one
+    status, message = card_checks(r)["card.not_modified"]
+    assert status is Status.FAIL and "no ETag" in message
+
+
+async def test_a_last_modified_that_is_not_an_http_date_is_neither_judged_valid_nor_sent_back(tmp_path: Path) -> None:
+    agent = CardAgent()  # an e-mail date without weekday or zone: the standard library takes it, RFC 9110 does not
+    agent.cache_headers = {"Cache-Control": "max-age=0", "Last-Modified": "01 Dec 2026 10:00:00"}
+    async with daemon_with(tmp_path, agent) as (d, _):
+        first = await scheduled(d)
+        await scheduled(d)
+    status, message = card_checks(first)["card.last_modified"]
+    assert status is Status.FAIL and "not an HTTP-date" in message
+    assert agent.card_requests == [{}, {"If-None-Match": '"v1"'}]  # If-Modified-Since only with an HTTP-date
+
+
 async def test_on_demand_runs_always_fetch_the_card(tmp_path: Path) -> None:
     agent = CardAgent()
     async with daemon_with(tmp_path, agent) as (d, base):

@@ -118,6 +118,15 @@ def test_http_date_forms() -> None:
     assert cc.http_date("Sun Nov  6 08:49:37 1994") == t  # asctime, zoneless: GMT
     for bad in ("", "0", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 99999 08:49:37 GMT"):
         assert cc.http_date(bad) is None
+    # RFC 9110 §5.6.7's three forms only (RFC 9111 §5.3: any other format is a time in the past): what the
+    # standard library's e-mail date parser also takes is not an HTTP-date
+    for bad in ("06 Nov 1994 08:49:37", "06 Nov 2099 08:49:37 GMT", "Sun, 06 Nov 2099 08:49:37 EST",
+                "Sun, 06 Nov 2099 08:49:37 +0000", "Sun, 06 Nov 2099 08:49:37", "sun, 06 nov 2099 08:49:37 gmt",
+                "Sun, 6 Nov 2099 08:49:37 GMT", "Sun,  06 Nov 2099 08:49:37 GMT", "Sun, 06 Nov 2099 8:49:37 GMT",
+                "Sun, 06 Nov 2099 08:49 GMT", "Sunday, 06-Nov-2099 08:49:37 GMT", "Sun Nov  6 08:49:37 2099 GMT",
+                "Sun, 06 Nov 2099 08:49:37 GMT ", "Sun, ٠٦ Nov 2099 08:49:37 GMT"):
+        assert cc.http_date(bad) is None, bad
+    assert fresh(("Expires", "06 Nov 2099 08:49:37")).lifetime == 0  # already expired, not fresh for decades
 
 
 # ---- age (RFC 9111 §4.2.3)
@@ -199,12 +208,29 @@ def test_a_304_identifies_the_stored_card() -> None:
     sent = e.conditional()
     assert e.identifies(hdrs(("ETag", '"v1"')), sent) is None
     assert e.identifies(hdrs(("ETag", 'W/"v1"')), sent) is None  # weak comparison (If-None-Match's)
-    assert e.identifies(hdrs(), sent) is None  # no validator in the 304: it answers what we asked about
+    why = e.identifies(hdrs(), sent)  # the probe sent If-None-Match: a 304 without an ETag identifies nothing
+    assert why is not None and "no ETag" in why  # (RFC 9110 §15.4.5 MUST, RFC 9111 §4.3.4)
     why = e.identifies(hdrs(("ETag", '"v2"')), sent)
     assert why is not None and '"v2"' in why and '"v1"' in why  # RFC 9111 §4.3.4: must not update
     assert e.identifies(hdrs(("ETag", '"v1"'), ("ETag", '"v1"')), sent) is not None
     assert e.identifies(hdrs(("Last-Modified", date(NOW))), sent) is not None
     assert e.identifies(hdrs(("Last-Modified", date(NOW - 60))), sent) is None
+
+
+def test_a_304_without_validators_identifies_a_card_stored_with_last_modified_only() -> None:
+    e = entry(("Cache-Control", "max-age=60"), ("Last-Modified", date(NOW - 60)))
+    sent = e.conditional()
+    assert sent == {"If-Modified-Since": date(NOW - 60)}
+    assert e.identifies(hdrs(), sent) is None  # RFC 9110 §15.4.5 does not require Last-Modified on a 304
+
+
+def test_a_304_naming_a_stored_etag_too_long_to_send_identifies_it() -> None:
+    long_tag = '"' + "x" * 2000 + '"'  # valid, but not echoed in If-None-Match (MAX_VALIDATOR)
+    e = entry(("Cache-Control", "max-age=0"), ("ETag", long_tag), ("Last-Modified", date(NOW - 60)))
+    sent = e.conditional()
+    assert sent == {"If-Modified-Since": date(NOW - 60)}
+    assert e.identifies(hdrs(("ETag", long_tag)), sent) is None  # the 304 sends the card's ETag, as it MUST
+    assert e.identifies(hdrs(("ETag", '"other"')), sent) is not None
 
 
 def test_a_304_refreshes_from_its_own_headers() -> None:
