@@ -257,7 +257,7 @@ atexit.register(unbatch)  # before exit: nothing kept is lost on a clean stop
 
 
 _MAX_VALUE = 160  # characters of one value on a console line
-_state: dict[str, Any] = {"console": False, "probe": None}
+_state: dict[str, Any] = {"console": False, "probe": None, "ours": None}
 _verdicts: dict[tuple[str, str], str] = {}  # (agent, module) -> last verdict; keys come from config
 
 
@@ -322,18 +322,22 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
         logger_factory=_SinkLoggerFactory(sink),
         cache_logger_on_first_use=False,
     )
+    c = structlog.get_config()  # the set-up a probe event may take inline (see `log_probe`)
+    _state["ours"] = (c["processors"], c["logger_factory"], c["wrapper_class"], getattr(logging, level.upper()))
 
 
 def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
     """The fields of one probe_finished event (agentgateway's a2a.* names where they exist)."""
     invoke = next((s for s in reversed(r.steps) if s.a2a_method), None)
-    failed = [c.id for c in r.checks if c.status is Status.FAIL]
+    fail = Status.FAIL
+    failed = [c.id for c in r.checks if c.status is fail]
     return {
         "agent": r.agent, "module": module, "probe_id": probe_id,
-        "verdict": "pass" if r.success else "fail", "reason": r.reason.value if r.reason else None,
+        "verdict": "pass" if r.success else "fail", "reason": r.reason._value_ if r.reason else None,
         "duration_seconds": round(r.duration_s, 6),
-        "step_durations": {s.name.value: round(s.duration_s, 6) for s in r.steps},
-        "step_status": {s.name.value: s.status.value for s in r.steps},
+        # `_value_`: the member's own attribute, without the `value` property's descriptor call (9 a line)
+        "step_durations": {s.name._value_: round(s.duration_s, 6) for s in r.steps},
+        "step_status": {s.name._value_: s.status._value_ for s in r.steps},
         "card_url": redact.url(r.card_url) if r.card_url else None,
         "interface_url": redact.url(r.interface_url) if r.interface_url else None,
         "binding": r.binding, "protocol_version": r.protocol_version,
@@ -343,7 +347,7 @@ def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
         or next((f"{i.key}: {i.detail}" for i in r.interfaces if not i.success and i.detail), None),
         "failed_checks": failed[:20],
         # every interface the run probed (the daemon probes each one the card advertises): "pass" or its reason
-        "interfaces": {i.key: i.reason.value if i.reason else "pass" for i in r.interfaces}
+        "interfaces": {i.key: i.reason._value_ if i.reason else "pass" for i in r.interfaces}
         if len(r.interfaces) > 1 else None,
     }
 
@@ -359,16 +363,47 @@ def _probe_logger() -> Any:
     cached = _state["probe"]
     if (cached is None or cached[0] is not c["processors"] or cached[1] is not c["logger_factory"]
             or cached[2] is not c["wrapper_class"] or cached[3] is not c["context_class"]):
+        bound = structlog.get_logger("a2a_probe.probe").bind()
+        ours = _state["ours"]
+        # logs.configure's own set-up (nobody configured structlog since): its processors, on the wrapped logger
+        inline = (c["processors"], bound._logger, ours[3]) if ours is not None and ours[:3] == (
+            c["processors"], c["logger_factory"], c["wrapper_class"]) and not bound._context else None
         cached = _state["probe"] = (c["processors"], c["logger_factory"], c["wrapper_class"], c["context_class"],
-                                    structlog.get_logger("a2a_probe.probe").bind())
-    return cached[4]
+                                    bound, inline)
+    return cached
+
+
+_LEVEL = {"info": logging.INFO, "warning": logging.WARNING}
+
+
+def _emit(cached: Any, method: str, fields: dict[str, Any]) -> None:
+    """One probe event, as the bound logger would emit it: structlog's `_process_event` inline when the set-up is
+    logs.configure's (the level filter, the event name after the fields, every processor in order, the rendered
+    line to the wrapped logger's method), without the bound logger's per-call copies; any other set-up through
+    structlog itself."""
+    inline = cached[5]
+    if inline is None:
+        getattr(cached[4], method)("probe_finished", **fields)
+        return
+    processors, logger, min_level = inline
+    if _LEVEL[method] < min_level:
+        return
+    fields["event"] = "probe_finished"
+    event: Any = fields
+    try:
+        for proc in processors:
+            event = proc(logger, method, event)
+    except structlog.DropEvent:
+        return
+    getattr(logger, method)(event)
 
 
 def log_probe(module: str, r: ProbeResult, probe_id: str) -> None:
-    log = _probe_logger()
+    cached = _probe_logger()
+    log = cached[4]
     fields = probe_fields(module, r, probe_id)
     if not _state["console"]:
-        (log.info if r.success else log.warning)("probe_finished", **fields)
+        _emit(cached, "info" if r.success else "warning", fields)
         return
     verdict = fields["verdict"]
     before = _verdicts.get((r.agent, module))

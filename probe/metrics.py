@@ -370,7 +370,7 @@ class Metrics:
             self._observe_binding(a, module, o, now, detailed)
         binding = BindingName.of(r.binding)
         if r.protocol_version and binding is not None:
-            card = (r.protocol_version, binding.value, (r.card_version or "")[:64])
+            card = (r.protocol_version, binding._value_, (r.card_version or "")[:64])
             self._replace_info("agent_card_info", self._card, a, card)
         if r.push is not None:
             self.observe_push(a, module, r.push)
@@ -385,13 +385,14 @@ class Metrics:
         if o.success:
             self._last_success.set_text(key, now)
         else:
-            self.agent_counter("failures").inc((a, module, b, (o.reason or Reason.PROBE_ERROR).value))
-        self._set_reason(a, module, b, o.reason.value if o.reason else NO_REASON)
+            self.agent_counter("failures").inc((a, module, b, (o.reason or Reason.PROBE_ERROR)._value_))
+        self._set_reason(a, module, b, o.reason._value_ if o.reason else NO_REASON)
         if not detailed:
             step_ok = self._step_success
-            for step in o.steps:
-                if step.status is not Status.SKIP and step.name in LEAN_STEPS:
-                    step_ok.flag((a, module, b, step.name.value), step.status is Status.PASS)
+            skip, passed = Status.SKIP, Status.PASS
+            for step in o.steps:  # `_value_`: the member's own attribute, without the `value` property's call
+                if step.status is not skip and step.name in LEAN_STEPS:
+                    step_ok.flag((a, module, b, step.name._value_), step.status is passed)
             return
         self._observe_detail(a, module, o)
 
@@ -531,16 +532,16 @@ def outcomes(r: ProbeResult, previous: tuple[str, ...] = ()) -> list[Outcome]:
         name = BindingName.of(i.binding)
         if name is None:
             continue
-        o = Outcome(name.value, i.success, i.reason, i.duration_s, i.steps, i.checks_failed)
-        prev = per.get(name.value)
+        o = Outcome(name._value_, i.success, i.reason, i.duration_s, i.steps, i.checks_failed)
+        prev = per.get(o.binding)
         if prev is None or (prev.success and not o.success):
-            per[name.value] = o
+            per[o.binding] = o
     if per:
         return list(per.values())
     name = BindingName.of(r.binding)
     failed = sum(1 for c in r.checks if c.status is Status.FAIL)
     if name is not None:
-        labels: tuple[str, ...] = (name.value,)
+        labels: tuple[str, ...] = (name._value_,)
     elif r.card_url is None and previous and previous != (CARD,):
         labels = previous
     else:

@@ -351,3 +351,20 @@ async def test_the_timers_writes_are_counted_once_for_the_bookkeeping() -> None:
     await asyncio.sleep(logs.BATCH_SECONDS * 1.5)
     assert logs.take_timer_cpu() > 0.0 and logs.take_timer_cpu() == 0.0
     logs.unbatch()
+
+
+def test_the_inline_probe_event_keeps_structlogs_contextvars_and_level_filter() -> None:
+    out = io.StringIO()
+    logs.configure("info", "json", stream=out)
+    structlog.contextvars.bind_contextvars(request_id="r-1")
+    try:
+        logs.log_probe("ping", _results()[0], "id-0")
+    finally:
+        structlog.contextvars.clear_contextvars()
+    event = json.loads(out.getvalue())
+    assert event["request_id"] == "r-1" and list(event)[-4:] == ["event", "request_id", "level", "timestamp"]
+    quiet = io.StringIO()
+    logs.configure("error", "json", stream=quiet)
+    for r in _results()[:2]:  # a pass (info) and a fail (warning): both below error
+        logs.log_probe("ping", r, "id")
+    assert quiet.getvalue() == ""
