@@ -65,7 +65,7 @@ def metrics_md() -> str:
              "histograms.", "",
              "A test scrapes a running daemon and fails when these counts grow.", "",
              "## What the durations measure", "",
-             "`duration_seconds` (and `last_duration_seconds`, `/probe`'s `probe_duration_seconds`, the log's "
+             "`duration_seconds` (and `last_duration_seconds`, `/probe`'s `probe_a2a_latency_seconds`, the log's "
              "`duration_seconds`, the report's `duration_ms`) is the **agent's latency**: from the first request "
              "of the probe's calls to the agent's interface to the last byte of the terminal answer (a failed call: "
              "to its failure; a task polled to the deadline: to the deadline). The card's fetch is not in it (it is "
@@ -81,7 +81,11 @@ def metrics_md() -> str:
              "`/probe` returns a fresh registry per request with blackbox_exporter-compatible names: "
              "`probe_success`, `probe_duration_seconds`, `probe_timeout_seconds`, `probe_a2a_step_success{step}`, "
              "`probe_a2a_step_duration_seconds{step}`, `probe_a2a_http_status_code{step}`, "
-             "`probe_http_duration_seconds{step,phase}` and `probe_failed_due_to_reason{reason}`."]
+             "`probe_http_duration_seconds{step,phase}` and `probe_failed_due_to_reason{reason}`, plus "
+             "`probe_a2a_latency_seconds` (the agent's latency, as `duration_seconds`). `probe_duration_seconds` "
+             "keeps blackbox_exporter's meaning, how long the probe took from start to finish (the card's fetch "
+             "and any wait for a probe slot included), so `probe_duration_seconds / probe_timeout_seconds` says "
+             "how much of the scrape's timeout it used."]
     return HEADER + "\n".join(rows) + "\n"
 
 

@@ -580,11 +580,15 @@ def phase_totals(step: StepResult) -> dict[str, float]:
     return {phase: sum(getattr(e.phases, phase) for e in step.exchanges) for phase in PHASES}
 
 
-def probe_registry(r: ProbeResult, timeout: float) -> CollectorRegistry:
-    """A fresh registry for one /probe request, with blackbox_exporter-compatible names."""
+def probe_registry(r: ProbeResult, timeout: float, wall: float | None = None) -> CollectorRegistry:
+    """A fresh registry for one /probe request, with blackbox_exporter-compatible names. `wall`: how long the
+    probe took, start to finish (blackbox_exporter's probe_duration_seconds, compared to probe_timeout_seconds);
+    the agent's latency alone is probe_a2a_latency_seconds."""
     reg = CollectorRegistry(auto_describe=True)
     Gauge("probe_success", "1 if the probe succeeded", registry=reg).set(1 if r.success else 0)
-    Gauge("probe_duration_seconds", "The agent's latency: its calls, to the last byte of the terminal answer",
+    Gauge("probe_duration_seconds", "How long the probe took, start to finish (the card's fetch included)",
+          registry=reg).set(r.duration_s if wall is None else wall)
+    Gauge("probe_a2a_latency_seconds", "The agent's latency: its calls, to the last byte of the terminal answer",
           registry=reg).set(r.duration_s)
     Gauge("probe_timeout_seconds", "The deadline the probe ran under", registry=reg).set(timeout)
     step_ok = Gauge("probe_a2a_step_success", "1 if the step passed", ["step"], registry=reg)

@@ -46,7 +46,7 @@ class Backend(Protocol):
 
 
 DAEMON: web.AppKey[Backend] = web.AppKey("daemon")
-THROTTLE: web.AppKey[ProbeThrottle[ProbeResult]] = web.AppKey("probe_throttle")
+THROTTLE: web.AppKey[ProbeThrottle[tuple[ProbeResult, float]]] = web.AppKey("probe_throttle")
 _FORMATS = ("json", "markdown", "junit", "html")
 REFRESH_MIN_SECONDS = 10.0
 _BOOL = {"true": True, "1": True, "false": False, "0": False, "": False}
@@ -193,9 +193,13 @@ async def probe(request: web.Request) -> web.Response:
     client = d.target_client if "target" in q else None
     key = f"{'target' if client else 'agent'}\0{agent.url if client else agent.name}\0{module_name}"
     # rate limit per agent and module: a run within probe_min_interval is shared, so no caller can flood an agent
-    result, shared = await request.app[THROTTLE].run(
-        key, lambda: d.runner.run(agent, module, timeout=timeout, client=client))
-    body = generate_latest(probe_registry(result, timeout)).decode()
+    async def timed() -> tuple[ProbeResult, float]:  # blackbox's probe_duration_seconds: the whole probe
+        started = time.monotonic()
+        r = await d.runner.run(agent, module, timeout=timeout, client=client)
+        return r, time.monotonic() - started
+
+    (result, wall), shared = await request.app[THROTTLE].run(key, timed)
+    body = generate_latest(probe_registry(result, timeout, wall)).decode()
     if debug:
         cfg = json.dumps(agent.model_dump(mode="json"), indent=2)
         text = (f"Probe report:\n{report.to_text(result, verbose=True)}\n\nMetrics that would have been returned:\n"

@@ -3,6 +3,8 @@ it runs, counting the card requests it serves and the validators they carry (pro
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from tests.agents.cards import valid_card
@@ -15,6 +17,7 @@ class CardAgent:
         self.cache_headers: dict[str, str] = {"Cache-Control": "max-age=300"}
         self.etag: str | None = '"v1"'
         self.etag_on_304: str | None = None  # the 304 names this ETag instead of the current one
+        self.card_delay = 0.0  # seconds the card's answer takes
         self.bare_304 = False  # the 304 to a matching If-None-Match carries no header field at all
         self.status_after_304: int | None = None  # the card's status once a 304 was sent
         self.card_version = "1.0.0"
@@ -30,6 +33,8 @@ class CardAgent:
         return app
 
     async def card(self, request: web.Request) -> web.Response:
+        if self.card_delay:
+            await asyncio.sleep(self.card_delay)
         self.card_requests.append({k: v for k in ("If-None-Match", "If-Modified-Since")
                                    if (v := request.headers.get(k)) is not None})
         if self.card_status == 304:  # Not Modified whatever was asked (a broken cache in front of the agent)

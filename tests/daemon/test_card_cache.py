@@ -220,6 +220,19 @@ async def test_a_last_modified_that_is_not_an_http_date_is_neither_judged_valid_
     assert agent.card_requests == [{}, {"If-None-Match": '"v1"'}]  # If-Modified-Since only with an HTTP-date
 
 
+async def test_probe_duration_seconds_is_the_whole_probe_as_in_blackbox_exporter(tmp_path: Path) -> None:
+    agent = CardAgent()
+    agent.card_delay = 0.6  # a slow card behind a fast interface
+    async with daemon_with(tmp_path, agent) as (_, base):
+        status, text, _ = await get(base + "/probe?agent=cached&module=p")
+    assert status == 200 and metric_value(text, "probe_success") == 1
+    # blackbox_exporter's meaning (probe_duration_seconds / probe_timeout_seconds: how much of the timeout the
+    # probe used): the card's fetch is part of it; the agent's latency alone is probe_a2a_latency_seconds
+    assert metric_value(text, "probe_duration_seconds") >= 0.6
+    assert metric_value(text, "probe_a2a_latency_seconds") < 0.6
+    assert metric_value(text, "probe_a2a_step_duration_seconds", step="discover") >= 0.6
+
+
 async def test_on_demand_runs_always_fetch_the_card(tmp_path: Path) -> None:
     agent = CardAgent()
     async with daemon_with(tmp_path, agent) as (d, base):
