@@ -299,6 +299,11 @@ def strip_userinfo(u: str) -> str:
     """The URL without `user:pass@`: credentials in a URL are never sent (and never printed)."""
     if "@" not in u:  # no userinfo without an "@": the URL as it is (3 a probe, each a urlsplit saved)
         return u
+    return _strip_parsed(u)
+
+
+def _strip_parsed(u: str) -> str:
+    """strip_userinfo's general path: the URL parsed, its userinfo dropped."""
     try:
         parts = urlsplit(u)
     except ValueError:
