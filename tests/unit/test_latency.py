@@ -149,3 +149,20 @@ async def test_a_run_that_called_nothing_lasted_its_discovery(monkeypatch: pytes
                                  agree=False)
     assert not r.success
     assert OWN <= r.duration_s < 2 * OWN
+
+
+async def test_the_suite_step_lasts_the_suite_not_the_basic_probes_card_fetch(client: HttpClient) -> None:
+    """The `full` module's suite step is its own wall time: the basic probe before it (whose duration is now the
+    agent's latency, without the card's fetch) is not folded into it."""
+    from probe.suite import SuiteOptions, run_suite
+    from tests.agents.cache_agent import CardAgent
+    from tests.agents.server import serve
+
+    agent = CardAgent()
+    agent.card_delay = 0.4  # a slow card: the basic probe's discover step, before the suite step
+    async with serve(agent.app()) as origin:
+        r = await run_suite(Target(name="s", url=origin, timeout=10.0), client,
+                            SuiteOptions(safe_only=True, timeout=10.0))
+    discover, suite = r.step(StepName.DISCOVER), r.step(StepName.SUITE)
+    assert discover is not None and suite is not None and discover.duration_s >= 0.4
+    assert suite.duration_s <= r.duration_s - discover.duration_s  # steps run one after another
