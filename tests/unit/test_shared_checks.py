@@ -164,3 +164,37 @@ def test_a_fork_keeps_the_shared_checks_and_copies_everything_else() -> None:
     redact.result(fork.r)  # the fork is scrubbed on its own: the base's objects stay as they are
     assert secret not in fork.r.checks[1].message and secret not in fork.r.steps[0].detail
     assert secret in own.message and secret in r.steps[0].detail
+
+
+async def test_probes_of_one_agent_add_no_shared_check_after_the_first() -> None:
+    """A value that differs every run (a task id) is the result's own check: shared, it would add one entry to the
+    bounded table a probe until the table is full, and the fleet's constant checks would stop being shared."""
+    from probe.checks import catalogue
+    from probe.engine import execute
+    from probe.target import Target
+    from probe.wire.bindings import Op
+    from probe.wire.bindings.fake import FakeBinding, result, stream_of
+    from probe.wire.http import HttpClient
+    from tests.agents.cards import valid_card
+
+    rpc = "http://agent.test/rpc"
+    card = cardwire.build(url="http://agent.test/.well-known/agent-card.json", doc=valid_card(rpc, streaming=True))
+    target = Target(name="one", url="http://agent.test", timeout=5.0)
+
+    def task(n: int) -> dict[str, Any]:
+        return {"id": f"task-{n}-{uuid.uuid4().hex}", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"},
+                "artifacts": [{"artifactId": "a1", "parts": [{"text": "echo: hi"}]}]}
+
+    async def probe(n: int) -> ProbeResult:
+        script = {Op.SEND: [result({"task": task(n)})], Op.STREAM: [stream_of({"task": task(n)})]}
+        run = await execute(target, HttpClient(), steps=(StepName.INVOKE, StepName.STREAM), card=card,
+                            bindings={"JSONRPC": lambda _ctx: FakeBinding(script)})
+        return run.r
+
+    first = await probe(0)
+    assert first.success, (first.reason, first.steps)
+    size = len(catalogue._SHARED)
+    for n in range(1, 6):
+        r = await probe(n)
+        assert r.success and any(c.id == "invoke.task_completed" and "task-" in c.message for c in r.checks)
+    assert len(catalogue._SHARED) == size  # nothing per run entered the shared table
