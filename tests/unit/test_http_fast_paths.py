@@ -19,6 +19,7 @@ from aiohttp import web
 from probe import redact
 from probe.wire import http
 from probe.wire.http import ClientConfig, Deadline, HttpClient, WireError
+from tests.agents.server import serve
 
 LIMIT = 64
 FRESH = ClientConfig(fresh=True)
@@ -68,16 +69,8 @@ async def server() -> AsyncIterator[str]:
     app = web.Application()
     for path, handler in ROUTES.items():
         app.router.add_get(path, handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    assert site._server is not None
-    port: int = site._server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serve(app) as origin:
+        yield origin
 
 
 async def _general(resp: object, exchange: http.HttpExchange, method: str, url: str) -> bytes:

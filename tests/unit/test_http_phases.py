@@ -22,6 +22,7 @@ from probe.wire.http import (
     HttpClient,
     InvalidTarget,
 )
+from tests.agents.server import serve
 
 FRESH = ClientConfig(fresh=True)
 
@@ -71,16 +72,8 @@ async def server() -> AsyncIterator[int]:
     app.router.add_get("/chunked", _chunked)
     app.router.add_get("/truncated", _truncated)
     app.router.add_get("/slow-headers", _slow_headers)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    assert site._server is not None
-    port: int = site._server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-    try:
-        yield port
-    finally:
-        await runner.cleanup()
+    async with serve(app) as origin:
+        yield int(origin.rsplit(":", 1)[1])
 
 
 def _consistent(ex: HttpExchange) -> None:
