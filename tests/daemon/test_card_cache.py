@@ -308,3 +308,19 @@ async def test_turning_the_cap_to_zero_on_reload_drops_the_entry(tmp_path: Path)
         await scheduled(d)
         assert len(d.runner.cards) == 0
     assert agent.card_requests == [{}, {}, {}]
+
+
+async def test_an_agents_modules_share_its_cached_card(tmp_path: Path) -> None:
+    agent = CardAgent()
+    async with serve(agent.app()) as origin:
+        cfg = write_config(tmp_path / "c.yaml", [{"name": "cached", "url": origin, "modules": ["p", "q"]}],
+                           modules={"p": MODULE, "q": {**MODULE, "prober": "invoke"}})
+        async with running_daemon(cfg, first_pass_rate=0) as (d, _):
+            spec = d.config.agent("cached")
+            assert spec is not None
+            modules = d.config.all_modules()
+            await d.runner.scheduled(spec, "p", modules["p"])
+            await d.runner.scheduled(spec, "q", modules["q"])
+            found = d.history.latest("cached", "q")
+    assert found is not None and "from the probe's cache" in discover(found[1]).detail
+    assert agent.card_requests == [{}]  # the invoke module reused the card the ping module fetched
