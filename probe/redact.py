@@ -29,6 +29,7 @@ SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "s
 REDACTED = "<redacted>"
 _MIN_LEN = 4  # shorter values would mask ordinary words
 _PARTIAL = 6  # a truncated secret is masked once this many of its first characters remain
+_PARTIAL_WORD = 8  # ... and from this many on even where a letter or digit follows (see _mask_prefixes)
 _MAX_SECRETS = 1000  # insertion-ordered and bounded: rotated credentials must not grow it forever
 _SCHEMES = ("bearer", "basic", "token", "apikey", "digest")
 
@@ -138,17 +139,24 @@ _text_cached = lru_cache(maxsize=8192)(_text)
 
 
 def _mask_prefixes(s: str, secret: str) -> str:
-    """Mask what a truncation left of a secret: a run of at least its first `_PARTIAL` characters."""
+    """Mask what a truncation left of a secret: a run of at least its first `_PARTIAL` characters.
+
+    A run shorter than `_PARTIAL_WORD` that a letter or digit continues is a word that merely starts like the
+    secret ("seconds" for a secret "second-…"), not what a cut left (a cut ends the text or is followed by what
+    wraps it: a quote, an ellipsis, a space); masking it would rewrite ordinary text and metric names."""
     head = secret[:_PARTIAL]
     if len(secret) <= _PARTIAL or head not in s:
         return s
-    out, i = [], 0
-    while (j := s.find(head, i)) >= 0:
+    out, i, pos = [], 0, 0
+    while (j := s.find(head, pos)) >= 0:
         n = _PARTIAL
         while n < len(secret) and j + n < len(s) and s[j + n] == secret[n]:
             n += 1
+        if n < _PARTIAL_WORD and j + n < len(s) and s[j + n].isalnum():
+            pos = j + 1
+            continue
         out.append(s[i:j] + REDACTED)
-        i = j + n
+        i = pos = j + n
     return "".join(out) + s[i:]
 
 

@@ -86,3 +86,14 @@ def test_the_registry_is_bounded() -> None:
     assert "rotated-credential-01099" in redact.registered()
     redact.register(f"Bearer {TOKEN}")  # still masked after rotation noise
     assert TOKEN not in redact.text(TOKEN)
+
+
+def test_a_word_that_starts_like_a_secret_is_left_alone_and_a_cut_secret_is_not() -> None:
+    secret = "second-tok-Zq81"
+    redact.register(secret)
+    assert redact.text("probe_duration_seconds 0.25") == "probe_duration_seconds 0.25"  # 6 alike, then a letter
+    assert redact.text("took 2 seconds") == "took 2 seconds"
+    for cut in ("second", "second-", "second-to"):
+        for wrapped in (f"error: {cut}…", f"id {cut!r}", f"tail {cut}"):
+            assert cut not in redact.text(wrapped), wrapped  # what a truncation leaves, wrapped or at the end
+    assert "second-to" not in redact.text("echo second-toX")  # 8 or more alike: masked whatever follows
