@@ -7,6 +7,8 @@ either is non-conformant, and a probe that repairs it would hide the deviation.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
 
 
@@ -48,3 +50,20 @@ def loads(data: bytes | str) -> Any:
         raise StrictJSONError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise StrictJSONError("invalid JSON: nested too deeply") from None
+    except ValueError:  # int() of more digits than sys.get_int_max_str_digits(): a bare ValueError from the scanner
+        raise _long_number(text) from None
+
+
+_LONG_INT = re.compile(r"-?\d+")
+
+
+def _long_number(text: str) -> StrictJSONError:
+    """The error for an integer literal past Python's conversion limit, where json.loads (and so the a2a-sdk)
+    fails too; RFC 7493 §2.2: interoperable numbers are IEEE 754 doubles."""
+    limit = sys.get_int_max_str_digits()
+    match = next((m for m in _LONG_INT.finditer(text) if len(m.group().lstrip("-")) > limit), None)
+    if match is None:  # not the digits limit after all: say what the parser said
+        return StrictJSONError("invalid JSON: a value the parser cannot convert")
+    where = json.JSONDecodeError("", text, match.start())
+    return StrictJSONError(f"invalid JSON: a number of {len(match.group().lstrip('-'))} digits at line {where.lineno} "
+                           f"column {where.colno} (more than the {limit} Python's JSON converts)")

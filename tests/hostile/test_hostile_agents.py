@@ -12,6 +12,7 @@ import tracemalloc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -21,6 +22,7 @@ from probe.report import to_dict
 from probe.results import ProbeResult, StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
+from tests.agents.cards import valid_card
 from tests.hostile import certs
 from tests.hostile.servers import (
     Hostile,
@@ -66,6 +68,36 @@ def _card(body: bytes, *, encoding: str | None = None, length: int | None = None
             head = head.replace(f"Content-Length: {len(body)}".encode(), f"Content-Length: {length}".encode())
         w.write(head)
     return h
+
+
+def _card_of(origin_to_card: Callable[[str], dict[str, object]]) -> Callable[..., Awaitable[None]]:
+    """A card built for the agent's own origin (read from the Host header the probe sent)."""
+    async def h(w: Writer, req: Request) -> None:
+        w.write(response(body=json.dumps(origin_to_card(f"http://{req.headers['host']}")).encode()))
+    return h
+
+
+def _rest_card(origin: str) -> dict[str, object]:
+    return valid_card((f"{origin}/rest", "HTTP+JSON", "1.0"), name="rest")
+
+
+def _card_03(origin: str) -> dict[str, object]:
+    return valid_card(f"{origin}/rpc", name="v03", version="0.3")
+
+
+_LONG = b"9" * 100_000  # past Python's 4300-digit int conversion limit: a bare ValueError out of json
+
+
+def _long_number_task(rid: str) -> bytes:
+    return (b'{"jsonrpc": "2.0", "id": "%s", "result": {"task": {"id": "t1", "contextId": "c1", "status": '
+            b'{"state": "TASK_STATE_COMPLETED"}, "metadata": {"n": %s}}}}' % (rid.encode(), _LONG))
+
+
+async def _long_number_event(w: Writer, req: Request) -> None:
+    rid = str(req.rpc.get("id"))
+    w.write(chunked_head() + chunk(sse_event(rid, task_result("SUBMITTED")))
+            + chunk(b'data: {"jsonrpc": "2.0", "id": "%s", "result": {"n": %s}}\n\n' % (rid.encode(), _LONG))
+            + b"0\r\n\r\n")
 
 
 async def _hundred_mb_chunked(w: Writer, _req: Request) -> None:
@@ -140,6 +172,7 @@ class Case:
     fragment: str
     steps: tuple[StepName, ...] = (StepName.INVOKE,)
     timeout: float = TIMEOUT  # the bound on work must be hit before the deadline (tracemalloc slows parsing)
+    binding: Literal["JSONRPC", "HTTP+JSON", "GRPC"] | None = None
 
 
 STREAMING = (StepName.STREAM,)
@@ -168,6 +201,18 @@ CASES = [
          "not UTF-8"),
     Case("rpc answer is not UTF-8", lambda: Hostile(rpc=_rpc(lambda _: b'{"jsonrpc": "2.0", "x": "\xc3\x28"}')),
          Reason.INVOKE_NOT_A2A, "not UTF-8"),
+    Case("card with a 100,000-digit number", lambda: Hostile(card=_card(b'{"name": "a", "n": ' + _LONG + b"}")),
+         Reason.CARD_INVALID, "a number of 100000 digits"),
+    Case("rpc answer with a 100,000-digit number", lambda: Hostile(rpc=_rpc(_long_number_task)),
+         Reason.INVOKE_NOT_A2A, "a number of 100000 digits"),
+    Case("stream event with a 100,000-digit number", lambda: Hostile(rpc=_long_number_event),
+         Reason.STREAM_PROTOCOL_VIOLATION, "a number of 100000 digits", STREAMING),
+    Case("REST answer with a 100,000-digit number", lambda: Hostile(card=_card_of(_rest_card),
+                                                                    rpc=_rpc(lambda _: b'{"n": ' + _LONG + b"}")),
+         Reason.INVOKE_NOT_A2A, "a number of 100000 digits", binding="HTTP+JSON"),
+    Case("0.3 answer with a 100,000-digit number", lambda: Hostile(card=_card_of(_card_03),
+                                                                   rpc=_rpc(_long_number_task)),
+         Reason.INVOKE_NOT_A2A, "a number of 100000 digits"),
     Case("redirect loop", lambda: Hostile(card=_redirect_loop), Reason.CARD_UNREACHABLE, "more than 5 redirects"),
     Case("id not echoed", lambda: Hostile(rpc=_rpc(lambda _: json.dumps(
         {"jsonrpc": "2.0", "id": "someone-else", "result": task_result("COMPLETED")}).encode())),
@@ -207,7 +252,8 @@ async def _measured(target: Target, steps: tuple[StepName, ...]) -> tuple[ProbeR
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 async def test_hostile_agent(case: Case) -> None:
     async with hostile_agent(case.behaviour()) as agent:
-        r, elapsed, peak = await _measured(Target(name="h", url=agent.origin, timeout=case.timeout), case.steps)
+        r, elapsed, peak = await _measured(Target(name="h", url=agent.origin, timeout=case.timeout,
+                                                   binding=case.binding), case.steps)
     detail = " ".join(s.detail for s in r.steps)
     assert r.reason is case.reason, to_dict(r)
     assert case.fragment in detail, detail

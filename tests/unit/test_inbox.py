@@ -109,6 +109,7 @@ async def test_only_post_is_served(inbox: PushInbox) -> None:
 @pytest.mark.parametrize(("body", "ctype", "why"), [
     (b'{"a": 1, "a": 2}', "application/json", "duplicate key"),
     (b'{"a": NaN}', "application/json", "NaN"),
+    (b'{"a": ' + b"9" * 10_000 + b"}", "application/json", "a number of 10000 digits"),  # was a 500
     (b"[1, 2]", "application/json", "not an object"),
     (b"\xff\xfe", "application/json", "UTF-8"),
     (json.dumps(STATUS).encode(), "text/plain", "not JSON"),
