@@ -120,6 +120,12 @@ class FleetProc:
             result: dict[str, Any] = json.loads(r.read())
         return result
 
+    def reset_extra(self) -> None:
+        """Start a new window of the fleet's own handling time beyond the delay (`server_extra_ms` in stats)."""
+        req = urllib.request.Request(f"{self.origin}/_control?reset=1", method="POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            r.read()
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -352,6 +358,9 @@ class DaemonRow:
     fail_reasons: dict[str, int] = field(default_factory=dict)
     # the scrapes after the window and the probe timeout after them: what a scrape does to the probes around it
     during_scrapes: dict[str, Any] = field(default_factory=dict)
+    # the fleet's own handling of the window's RPCs beyond the delay (bench/fleet_agents.py), p50 / p99 ms
+    server_extra_p50_ms: float | None = None
+    server_extra_p99_ms: float | None = None
 
 
 def slope_per_min(samples: Sequence[tuple[float, float]]) -> float:
@@ -381,9 +390,11 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
         time.sleep(warmup)
         # the window opens and closes on cheap scrapes of the daemon's self-measurements only
         before = scrape(daemon.base, only_self=True)
+        fleet.reset_extra()
         t0, c0 = time.monotonic(), daemon.cpu()
         time.sleep(window)
         t1, c1 = time.monotonic(), daemon.cpu()
+        server_extra = fleet.stats()["server_extra_ms"]
         closing = scrape(daemon.base, only_self=True)
         rss = daemon.rss()
         after = [scrape(daemon.base) for _ in range(scrapes)]
@@ -407,6 +418,7 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
         rss_per_1000_mib=round((rss - rss_base) / agents * 1000, 2),
         rss_growth_mib_per_min=round(slope_per_min([(t, r) for t, _, r in daemon.samples if t0 <= t <= t1]), 2),
         overhead_p50_ms=_r(pct(over, 0.50)), overhead_p99_ms=_r(pct(over, 0.99)),
+        server_extra_p50_ms=server_extra.get("p50"), server_extra_p99_ms=server_extra.get("p99"),
         lateness_p99_s=None, lateness_mean_s=None, errors=daemon.other_errors[:5], profile=profiled,
         fail_reasons=dict(Counter(e.reason for e in in_window if not e.ok)),
         during_scrapes={"probes": len(scraped), "failed": sum(not e.ok for e in scraped),
@@ -544,8 +556,13 @@ class LoopRow:
 Probe = Callable[[int], Awaitable[None]]
 
 
-async def make_bare(urls: Sequence[str], module: str) -> tuple[Probe, Callable[[], Awaitable[None]]]:
+async def make_bare(urls: Sequence[str], module: str, timed: list[float] | None = None, fresh: bool = False,
+                    ) -> tuple[Probe, Callable[[], Awaitable[None]]]:
+    """`timed`: each RPC's latency (seconds from the POST to its last byte) is appended there; `fresh`: the POST on a
+    new connection every probe (a `force_close` session), as the daemon's ping does by default."""
     session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=HTTP_TIMEOUT))
+    post = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=HTTP_TIMEOUT),
+                                 connector=aiohttp.TCPConnector(force_close=True)) if fresh else session
     accept = "text/event-stream" if module == "stream" else "application/json"
     headers = {"Content-Type": "application/json", "Accept": accept, "A2A-Version": "1.0"}
 
@@ -559,16 +576,25 @@ async def make_bare(urls: Sequence[str], module: str) -> tuple[Probe, Callable[[
             "role": "ROLE_USER", "messageId": str(uuid.uuid4()), "parts": [{"text": MESSAGE}]}})
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": RPC[module], "params": params}).encode()
         size = 0
-        async with session.post(f"{base}/rpc", data=body, headers=headers) as r:
+        t0 = time.monotonic()
+        async with post.post(f"{base}/rpc", data=body, headers=headers) as r:
             async for chunk in r.content.iter_any():  # to EOF, nothing parsed: the floor
                 size += len(chunk)
+            if timed is not None:
+                timed.append(time.monotonic() - t0)
             if r.status != 200 or not size:
                 raise BenchError(f"bare: {RPC[module]} HTTP {r.status}, {size} bytes")
 
-    return probe, session.close
+    async def close() -> None:
+        await session.close()
+        if post is not session:
+            await post.close()
+
+    return probe, close
 
 
-async def make_sdk(urls: Sequence[str], module: str) -> tuple[Probe, Callable[[], Awaitable[None]]]:
+async def make_sdk(urls: Sequence[str], module: str, timed: list[float] | None = None,
+                   ) -> tuple[Probe, Callable[[], Awaitable[None]]]:
     import httpx
     from a2a.client import A2ACardResolver, ClientConfig, create_client
     from a2a.client.errors import A2AError
@@ -583,16 +609,21 @@ async def make_sdk(urls: Sequence[str], module: str) -> tuple[Probe, Callable[[]
     async def probe(i: int) -> None:
         k = i % len(urls)
         await resolvers[k].get_agent_card()
+        t0 = time.monotonic()  # the call as the SDK's user sees it: from the call to its answer (or error)
         if module == "ping":
             try:
                 await clients[k].get_task(GetTaskRequest(id=f"ping-{uuid.uuid4()}"))
             except A2AError:
+                if timed is not None:
+                    timed.append(time.monotonic() - t0)
                 return  # TaskNotFound: the answer ping expects
             raise BenchError("sdk: GetTask of an unknown task did not fail")
         last = None
         async for event in clients[k].send_message(SendMessageRequest(
                 message=new_text_message(MESSAGE, role=Role.ROLE_USER))):
             last = event
+        if timed is not None:
+            timed.append(time.monotonic() - t0)
         state = (last.task.status.state if last is not None and last.HasField("task") else
                  last.status_update.status.state if last is not None and last.HasField("status_update") else -1)
         if state != TaskState.TASK_STATE_COMPLETED:
@@ -606,20 +637,25 @@ async def make_sdk(urls: Sequence[str], module: str) -> tuple[Probe, Callable[[]
     return probe, close
 
 
-async def make_ours(urls: Sequence[str], module: str) -> tuple[Probe, Callable[[], Awaitable[None]]]:
+async def make_ours(urls: Sequence[str], module: str, timed: list[float] | None = None, fresh: bool = False,
+                    ) -> tuple[Probe, Callable[[], Awaitable[None]]]:
+    """`timed`: each result's duration (the agent's latency, as the daemon reports it) is appended there; `fresh`:
+    a new connection for every call, the daemon's default for ping (`fresh_connection`)."""
     from probe.engine import run_probe
     from probe.results import StepName
     from probe.target import Target
     from probe.wire.http import HttpClient
 
     client = HttpClient()
-    targets = [Target(name=f"bench-{i}", url=u, message=MESSAGE) for i, u in enumerate(urls)]
+    targets = [Target(name=f"bench-{i}", url=u, message=MESSAGE, fresh_connection=fresh) for i, u in enumerate(urls)]
     steps = ({"ping": StepName.PING, "invoke": StepName.INVOKE, "stream": StepName.STREAM}[module],)
 
     async def probe(i: int) -> None:
         result = await run_probe(targets[i % len(targets)], client, steps=steps)
         if not result.success:
             raise BenchError(f"ours: {result.reason}")
+        if timed is not None:
+            timed.append(result.duration_s)
 
     return probe, client.close
 
@@ -679,6 +715,97 @@ async def run_loops(urls: Sequence[str], module: str, probes: int, rounds: int, 
                     per_round * rounds, LOOPS[name][1]) for name, v in cpu.items()]
 
 
+# ---- the loops' own overhead against the same fleet: the floor under the daemon's figure ---------------------------
+
+TimedMaker = Callable[[Sequence[str], list[float]], Awaitable[tuple[Probe, Callable[[], Awaitable[None]]]]]
+OVERHEAD_LOOPS: dict[str, tuple[TimedMaker, str]] = {
+    "engine": (lambda urls, timed: make_ours(urls, "ping", timed, fresh=True),
+               "probe.engine.run_probe, ping on a new connection (the daemon's default); the result's duration"),
+    "bare_fresh": (lambda urls, timed: make_bare(urls, "ping", timed, fresh=True),
+                   "aiohttp POST on a new connection (as ping), from the call to the last byte"),
+    "bare": (lambda urls, timed: make_bare(urls, "ping", timed),
+             "aiohttp POST on the kept-alive pool, from the call to the last byte"),
+    "sdk": (lambda urls, timed: make_sdk(urls, "ping", timed),
+            "official a2a-sdk get_task (httpx's pool), from the call to its answer"),
+}
+OVERHEAD_AGENTS = 200  # distinct agents the paced loops call (the fleet's cost of a request does not depend on which)
+
+
+@dataclass
+class OverheadRow:
+    agents: int  # the fleet size whose probe rate the loop ran at
+    loop: str
+    rate_per_s: float  # the rate asked: the fleet run's N / interval
+    achieved_per_s: float
+    probes: int
+    overhead_p50_ms: float | None  # the call's latency minus the fleet's delay, as each loop measures it
+    overhead_p99_ms: float | None
+    server_extra_p50_ms: float | None  # the fleet's own handling beyond the delay over the same window
+    server_extra_p99_ms: float | None
+    note: str
+
+
+async def paced(probe: Probe, rate: float, seconds: float, first: int) -> tuple[int, float]:
+    """An open loop: a probe started every 1/rate s for `seconds` (a slow answer never delays the next start), every
+    one awaited; returns (probes, achieved rate of starts)."""
+    loop = asyncio.get_running_loop()
+    running: set[asyncio.Future[None]] = set()
+    start = loop.time()
+    n = 0
+    while (due := start + n / rate) < start + seconds:
+        if (wait := due - loop.time()) > 0:
+            await asyncio.sleep(wait)
+        task = asyncio.ensure_future(probe(first + n))
+        running.add(task)
+        task.add_done_callback(running.discard)
+        n += 1
+    elapsed = loop.time() - start
+    await asyncio.gather(*running)
+    return n, n / elapsed if elapsed > 0 else 0.0
+
+
+async def measure_overhead(fleet: FleetProc, agents: int, rate: float, seconds: float, delay: float,
+                           loops: Sequence[str], rounds: int = 2) -> list[OverheadRow]:
+    """Each loop at the fleet run's probe rate against the same fleet and delay, `seconds` in all, in `rounds`
+    interleaved rounds (the order alternating); the overhead is each call's latency minus the delay."""
+    urls = [fleet.url(n) for n in agent_names(min(agents, OVERHEAD_AGENTS))]
+    timed: dict[str, list[float]] = {name: [] for name in loops}
+    made = {name: await OVERHEAD_LOOPS[name][0](urls, timed[name]) for name in loops}
+    counts = dict.fromkeys(loops, 0)
+    rates: dict[str, list[float]] = {name: [] for name in loops}
+    extra: dict[str, list[tuple[float | None, float | None]]] = {name: [] for name in loops}
+    index = 0
+    try:
+        for name in loops:  # connections, imports, caches: untimed
+            for _ in range(min(len(urls), 16)):
+                await made[name][0](index)
+                index += 1
+            timed[name].clear()
+        for r in range(rounds):
+            for name in (list(reversed(loops)) if r % 2 else list(loops)):
+                fleet.reset_extra()
+                n, achieved = await paced(made[name][0], rate, seconds / rounds, index)
+                index += n
+                counts[name] += n
+                rates[name].append(achieved)
+                server = fleet.stats()["server_extra_ms"]
+                extra[name].append((server.get("p50"), server.get("p99")))
+    finally:
+        for _, close in made.values():
+            await close()
+    rows = []
+    for name in loops:
+        over = [1e3 * (t - delay) for t in timed[name]]
+        p50s = [a for a, _ in extra[name] if a is not None]
+        p99s = [b for _, b in extra[name] if b is not None]
+        rows.append(OverheadRow(
+            agents=agents, loop=name, rate_per_s=round(rate, 2), achieved_per_s=round(statistics.fmean(rates[name]), 2),
+            probes=counts[name], overhead_p50_ms=_r(pct(over, 0.50)), overhead_p99_ms=_r(pct(over, 0.99)),
+            server_extra_p50_ms=_r(statistics.median(p50s)) if p50s else None,
+            server_extra_p99_ms=_r(max(p99s)) if p99s else None, note=OVERHEAD_LOOPS[name][1]))
+    return rows
+
+
 # ---- the run -------------------------------------------------------------------------------------------------------
 
 def machine() -> dict[str, Any]:
@@ -718,11 +845,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     meta["daemon_root"] = str(DaemonProc.root)
     meta.update({k: getattr(args, k) for k in ("interval", "warmup", "window", "delay", "module_agents",
                                                "module_interval", "module_warmup", "module_window", "loop_probes",
-                                               "max_concurrency")})
+                                               "max_concurrency", "overhead_window")})
     fleet_rows: list[DaemonRow] = []
     before_rows: list[DaemonRow] = []
     module_rows: list[DaemonRow] = []
     loop_rows: list[LoopRow] = []
+    overhead_rows: list[OverheadRow] = []
     idles: dict[str, Any] = {}
     fleet = FleetProc(args.delay)
     try:
@@ -753,6 +881,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     fleet_rows.append(measure_daemon(fleet, workdir, rss_base=base,
                                                      profile=args.profile if n == max(args.agents) else 0.0,
                                                      **fleet_run))
+                    if args.overhead_window > 0 and event_loop == args.event_loop[0]:
+                        _progress(args, f"overhead: the client loops at {n} agents' rate")
+                        overhead_rows += asyncio.run(measure_overhead(
+                            fleet, n, n / args.interval, args.overhead_window, args.delay, args.overhead_loops))
                 for module in args.modules:
                     _progress(args, f"module: {module}, {args.module_agents} agents, {event_loop}")
                     module_rows.append(measure_daemon(
@@ -769,7 +901,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         fleet.stop()
     meta["idle_daemon"] = idles
     out = {"meta": meta, "fleet": [asdict(r) for r in fleet_rows], "modules": [asdict(r) for r in module_rows],
-           "loops": [asdict(r) for r in loop_rows], "ratios": ratios(module_rows, loop_rows), "served": served}
+           "loops": [asdict(r) for r in loop_rows], "ratios": ratios(module_rows, loop_rows),
+           "overhead": [asdict(r) for r in overhead_rows], "served": served}
     if before_root is not None:
         out["before"] = [asdict(r) for r in before_rows]
     return out
@@ -880,6 +1013,7 @@ def tables(result: dict[str, Any]) -> str:
                    f"{_cell(r['engine_cpu_ms'], '{:.3f}')} | {_cell(r['sdk_cpu_ms'], '{:.3f}')} | "
                    f"{_cell(r['bare_cpu_ms'], '{:.3f}')} | {_cell(r['daemon_vs_bare'])} | "
                    f"{_cell(r['daemon_vs_sdk'])} | {_cell(r['engine_vs_bare'])} | {_cell(r['sdk_vs_bare'])} |")
+    out += overhead_table(result)
     mods = result["modules"]
     if mods:
         out += ["", f"Module runs: {mods[0]['agents']} agents at {mods[0]['interval_s']:g} s, "
@@ -906,6 +1040,45 @@ def tables(result: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def overhead_table(result: dict[str, Any]) -> list[str]:
+    """The daemon's measurement overhead beside each client loop's own, at each fleet size's probe rate, against the
+    same fleet and delay; the fleet's own handling beyond the delay over each window (p50 / p99 ms)."""
+    rows = result.get("overhead") or []
+    if not rows:
+        return []
+    loops = list(dict.fromkeys(r["loop"] for r in rows))
+    first = result["fleet"][0]["event_loop"] if result["fleet"] else None
+    daemons = {r["agents"]: r for r in result["fleet"] if r["event_loop"] == first}
+    out = ["", "Measurement overhead (the call's reported latency - the fleet's delay), p50 / p99 ms; in brackets the "
+               "fleet's own handling beyond the delay over the same window:", "",
+           "| agents (rate) | daemon | " + " | ".join(f"{name} loop" for name in loops) + " | daemon - bare_fresh |",
+           "|---|---|" + "---|" * (len(loops) + 1)]
+
+    def cell(r: dict[str, Any] | None) -> str:
+        if r is None:
+            return "—"
+        return (f"{_pair(r['overhead_p50_ms'], r['overhead_p99_ms'], '{:.2f}')} "
+                f"({_pair(r.get('server_extra_p50_ms'), r.get('server_extra_p99_ms'), '{:.2f}')})")
+
+    for agents, d in daemons.items():
+        mine = {r["loop"]: r for r in rows if r["agents"] == agents}
+        if not mine:
+            continue
+        rate = next(iter(mine.values()))["rate_per_s"]
+        floor = mine.get("bare_fresh")
+        diff = "—" if floor is None else _pair(
+            _r(d["overhead_p50_ms"] - floor["overhead_p50_ms"], 2) if None not in (
+                d["overhead_p50_ms"], floor["overhead_p50_ms"]) else None,
+            _r(d["overhead_p99_ms"] - floor["overhead_p99_ms"], 2) if None not in (
+                d["overhead_p99_ms"], floor["overhead_p99_ms"]) else None, "{:+.2f}")
+        out.append(f"| {agents:,} ({rate:g}/s) | {cell(d)} | " + " | ".join(cell(mine.get(n)) for n in loops)
+                   + f" | {diff} |")
+    out += ["", "Loops: " + "; ".join(f"`{n}` {OVERHEAD_LOOPS[n][1]}" for n in loops if n in OVERHEAD_LOOPS)
+            + f". Each loop is paced at the fleet run's rate (an open loop, {OVERHEAD_AGENTS} agents at most), "
+              "in two interleaved rounds."]
+    return out
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--agents", default="1000", help="comma-separated fleet sizes on ping (default 1000)")
@@ -923,6 +1096,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--loop-concurrency", type=int, default=8)
     ap.add_argument("--event-loop", default="asyncio", help="asyncio, uvloop or both (comma-separated)")
     ap.add_argument("--max-concurrency", type=int, help="the daemon's --max-concurrency (default: its own)")
+    ap.add_argument("--overhead-window", type=float, default=30.0, metavar="SECONDS",
+                    help="per fleet size, each client loop paced at that size's probe rate this long, for its own "
+                         "measurement overhead beside the daemon's (0: skip)")
+    ap.add_argument("--overhead-loops", default=",".join(OVERHEAD_LOOPS),
+                    help="the loops of the overhead run (engine, bare_fresh, bare, sdk)")
     ap.add_argument("--scrapes", type=int, default=3, help="/metrics scrapes after each fleet window")
     ap.add_argument("--profile", type=float, default=0.0, metavar="SECONDS",
                     help="after the largest fleet's window, sample the daemon with py-spy this long")
@@ -940,13 +1118,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.agents, args.interval, args.warmup, args.window = "50", 2.0, 1.5, 3.0
         args.module_agents, args.module_interval, args.module_warmup, args.module_window = 10, 1.0, 1.0, 2.0
         args.loop_probes, args.loop_rounds, args.scrapes = 24, 2, 1
+        args.overhead_window = 2.0
     args.agents = [int(a) for a in str(args.agents).split(",") if a]
     args.modules = [m for m in args.modules.split(",") if m]
     args.event_loop = [e for e in args.event_loop.split(",") if e]
+    args.overhead_loops = [name for name in args.overhead_loops.split(",") if name]
     args.warmup = args.interval if args.warmup is None else args.warmup
     args.window = 2 * args.interval if args.window is None else args.window
     args.module_warmup = args.module_interval if args.module_warmup is None else args.module_warmup
     bad = [m for m in args.modules if m not in MODULES] + [e for e in args.event_loop if e not in ("asyncio", "uvloop")]
+    bad += [name for name in args.overhead_loops if name not in OVERHEAD_LOOPS]
     if bad or not args.agents or min(args.agents) < 1 or args.module_agents < 1:
         ap.error(f"bad --modules/--event-loop/--agents: {bad or args.agents}")
     return args

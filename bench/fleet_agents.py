@@ -7,7 +7,10 @@ JSON-RPC interface ``/a/NAME/rpc``, which answers ``GetTask`` (TaskNotFound, wha
 artifact, completed), in the same wire format as the official SDKs 1.3.0 (and the bundled demo agent).
 Every RPC waits ``delay`` seconds before it answers (the card does not), so a client's measurement
 overhead is its reported latency minus that known delay. The server counts what it served, per method and
-per agent, and reports it on ``GET /_stats``; ``POST /_control?delay=S`` changes the delay at run time.
+per agent, and reports it on ``GET /_stats``; ``POST /_control?delay=S`` changes the delay at run time. It also
+measures its own part of every RPC's latency: the time from its handler's start to the answer's return, less the
+delay (JSON parsing, the delay timer's overshoot on its loop, the answer's encoding), p50 / p99 since the last
+``POST /_control?reset=1``, so a client's overhead can be told apart from the fleet's own.
 
 It is built to cost little per request (aiohttp's low-level server, no router, pre-encoded card parts,
 uvloop when installed) so a 2-core machine can serve the daemon tens of thousands of agents.
@@ -24,7 +27,7 @@ import json
 import signal
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from typing import Any
 
 from aiohttp import web
@@ -62,6 +65,7 @@ class Fleet:
         self._server: web.Server | None = None
         self._runner: web.ServerRunner | None = None
         self._now = (0, "")
+        self.extra: deque[float] = deque(maxlen=1 << 18)  # seconds each RPC's handling took beyond the delay
 
     async def start(self, port: int = 0) -> str:
         self._server = web.Server(self._handle, access_log=None)
@@ -82,7 +86,8 @@ class Fleet:
         return f"{self.origin}{PREFIX}{name}"
 
     def stats(self, per_agent: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {"served": dict(self.served), "agents_hit": len(self.per_agent), "delay": self.delay}
+        out: dict[str, Any] = {"served": dict(self.served), "agents_hit": len(self.per_agent), "delay": self.delay,
+                               "server_extra_ms": _quantiles(self.extra)}
         if per_agent:
             out["per_agent"] = dict(self.per_agent)
         return out
@@ -107,11 +112,19 @@ class Fleet:
         if path == "/_control" and request.method == "POST":
             with contextlib.suppress(KeyError, ValueError):
                 self.delay = max(0.0, float(request.query["delay"]))
+            if request.query.get("reset") == "1":
+                self.extra.clear()
             return web.json_response(self.stats())
         self.served["other"] += 1
         return web.Response(status=404, text="not found")
 
     async def _rpc(self, request: web.BaseRequest, name: str) -> web.StreamResponse:
+        start = time.perf_counter()
+        resp = await self._answer(request, name)
+        self.extra.append(time.perf_counter() - start - self.delay)
+        return resp
+
+    async def _answer(self, request: web.BaseRequest, name: str) -> web.StreamResponse:
         try:
             body = json.loads(await request.read())
             method, rpc_id, params = body["method"], body.get("id"), body.get("params") or {}
@@ -165,6 +178,12 @@ class Fleet:
         if self._now[0] != second:
             self._now = (second, time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(second)))
         return self._now[1]
+
+
+def _quantiles(values: deque[float]) -> dict[str, float | int | None]:
+    ordered = sorted(values)
+    n = len(ordered)
+    return {"n": n, **{f"p{q}": round(1e3 * ordered[min(n - 1, n * q // 100)], 3) if n else None for q in (50, 99)}}
 
 
 def _json(obj: Any) -> web.Response:

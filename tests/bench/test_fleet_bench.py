@@ -159,8 +159,24 @@ def test_the_small_fleet_benchmark_runs_and_reports_every_figure(tmp_path: Path)
     assert loops == {(m, loop) for m in modules for loop in ("bare", "sdk", "engine")}
     for r in result["ratios"]:
         assert r["daemon_vs_bare"] > 0 and r["daemon_vs_sdk"] > 0 and r["sdk_vs_bare"] > 0, r
+    # the measurement overhead of each client loop, paced at the fleet run's rate against the same fleet and delay,
+    # beside the daemon's; the fleet's own handling beyond the delay over each window
+    overhead = {r["loop"]: r for r in result["overhead"]}
+    assert set(overhead) == {"engine", "bare_fresh", "bare", "sdk"}
+    for r in overhead.values():
+        assert r["agents"] == 50 and r["rate_per_s"] == 25 and r["probes"] > 0, r
+        assert r["overhead_p50_ms"] is not None and r["overhead_p50_ms"] <= r["overhead_p99_ms"], r
+        assert r["server_extra_p50_ms"] is not None, r
+    assert fleet["server_extra_p50_ms"] is not None
+    (over,) = _table(proc.stdout, "agents (rate)")
+    assert over["agents (rate)"] == "50 (25/s)"
+    cell_form = re.compile(r"^-?[0-9.]+ / -?[0-9.]+ \(-?[0-9.]+ / -?[0-9.]+\)$")
+    loops = ("daemon", "engine loop", "bare_fresh loop", "bare loop", "sdk loop")
+    assert all(cell_form.match(over[k]) for k in loops), over
+    assert re.match(r"^[+-][0-9.]+ / [+-][0-9.]+$", over["daemon - bare_fresh"]), over
     # the fleet served what the daemon and the loops asked of it: one RPC per probe
     served = result["served"]
-    assert served["GetTask"] >= fleet["probes"] + modules["ping"]["probes"]
+    paced = sum(r["probes"] for r in overhead.values())
+    assert served["GetTask"] >= fleet["probes"] + modules["ping"]["probes"] + paced
     assert served["SendStreamingMessage"] >= modules["stream"]["probes"]
     assert served.get("other", 0) == 0
