@@ -716,6 +716,11 @@ class ProbeRun:
         c = self._client()
         verdict = schema.validate(self.r.protocol_version or c.dialect.version, self.r.binding or "JSONRPC", shape,
                                   payload)
+        if verdict.limit is not None:  # not judged: the probe's own bound, not a fault found in the answer
+            if (prior := self.r.check("invoke.schema")) is not None:
+                self.r.checks.remove(prior)
+            self.check("invoke.schema", Status.SKIP, f"{what}not judged: {verdict.limit}", step=step)
+            raise StepFailed(Reason.WORK_LIMIT_EXCEEDED, f"the probe stopped judging the answer: {what}{verdict.limit}")
         if verdict.snake_case and self.r.check("invoke.camel_case") is None:
             self.check("invoke.camel_case", Status.FAIL, f"{what}proto field names instead of ProtoJSON "
                        f"camelCase: {', '.join(verdict.snake_case[:5])}", step=step)

@@ -238,8 +238,8 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "long-lived responses.",
     ),
     Reason.WORK_LIMIT_EXCEEDED: (
-        "The agent sent more than the probe's per-probe bounds allow: answer bytes (4 MiB, decompressed), or "
-        "events, bytes or artifacts per stream.",
+        "The agent sent more than the probe's per-probe bounds allow: answer bytes (4 MiB, decompressed), JSON "
+        "values in one answer or event (50,000), or events, bytes or artifacts per stream.",
         "Check why the agent streams so much for a health-check message, or raise the module's limits.",
     ),
     Reason.TARGET_NOT_ALLOWED: (

@@ -153,6 +153,9 @@ class StreamJudge:
         if self.version is not None and self._worth_validating(raw):
             verdict = schema.validate(self.version, self.binding, schema.Shape.STREAM_EVENT, envelope.result,
                                       root=f"event {index}")
+            if verdict.limit is not None:  # the probe's bound: the reading stops here (see _over_limit)
+                self.limit_hit = verdict.limit
+                return
             for problem in verdict.problems[:2]:
                 self._problem("stream.schema", problem)
             if not verdict.problems and raw is not None and len(self._valid) < 1024:

@@ -28,6 +28,8 @@ from google.protobuf import json_format, timestamp_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
+from probe.wire import strictjson
+
 _MAX_PROBLEMS = 12
 _MAX_VALUE = 60
 
@@ -52,6 +54,7 @@ class Verdict:
     problems: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # unknown fields, ignored as the spec requires
     snake_case: list[str] = field(default_factory=list)  # proto field names where ProtoJSON wants lowerCamelCase
+    limit: str | None = None  # the probe's bound on work that kept the payload from being judged (also a problem)
 
     @property
     def ok(self) -> bool:
@@ -260,6 +263,10 @@ def _proto(cls: type[ProtoMessage], payload: Any, definitions: str, root: str) -
         seen = _PASSED.get((desc.full_name, key))
         if seen is not None:
             return Verdict(definitions, [], [root + p for p in seen[0]], [root + p for p in seen[1]])
+    elif strictjson.exceeds(payload, MAX_VALUES):
+        limit = (f"{root} holds more than {MAX_VALUES} JSON values, more than the probe judges in one message "
+                 "(its bound on the work an answer may cost)")
+        return Verdict(definitions, [limit], limit=limit)
     verdict = _parse(cls, desc, payload, definitions, root)
     if key is not None and verdict.ok:
         _remember(desc.full_name, key, verdict, len(root))
@@ -307,6 +314,11 @@ _FLOAT: Any = object()
 # is judged in full every time.
 _MAX_PASSED = 1024
 _MAX_NODES = 2000
+# The most JSON values one message is judged with: protobuf's json_format.ParseDict is pure Python, ~10-15 us a
+# value, so a 4 MiB answer of 1.4 million tiny values held the loop (every probe of the daemon) for ~20 s, far past
+# any deadline; 50,000 values is ~0.7 s at worst and far above a health-check answer. Counted only for payloads the
+# skeleton already found big (more than _MAX_NODES units), so an ordinary message pays nothing.
+MAX_VALUES = 50_000
 _FREE_CHARS = 16
 _K_STRING, _K_STAMP, _K_MESSAGE, _K_EXACT = range(4)
 _PASSED: dict[tuple[str, Any], tuple[tuple[str, ...], tuple[str, ...]]] = {}

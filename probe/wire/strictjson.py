@@ -67,3 +67,26 @@ def _long_number(text: str) -> StrictJSONError:
     where = json.JSONDecodeError("", text, match.start())
     return StrictJSONError(f"invalid JSON: a number of {len(match.group().lstrip('-'))} digits at line {where.lineno} "
                            f"column {where.colno} (more than the {limit} Python's JSON converts)")
+
+
+def exceeds(doc: Any, limit: int) -> bool:
+    """Whether decoded JSON holds more than `limit` values (an object member counts as one, with its key);
+    counted only up to the limit, so a huge document costs no more than a document at the limit."""
+    left = limit - 1  # the document itself
+    if left < 0:
+        return True
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        cls = value.__class__
+        if cls is dict:
+            left -= len(value)
+            if left < 0:
+                return True
+            stack.extend(value.values())
+        elif cls is list:
+            left -= len(value)
+            if left < 0:
+                return True
+            stack.extend(value)
+    return False

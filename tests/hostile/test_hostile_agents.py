@@ -100,6 +100,26 @@ async def _long_number_event(w: Writer, req: Request) -> None:
             + b"0\r\n\r\n")
 
 
+# 60,000 JSON values (of 3 bytes each) in the free-form metadata: more than the 50,000 the probe judges in one
+# message (protobuf's pure-Python ParseDict took ~20 s for a 4 MiB answer of such values, the loop held throughout)
+_MANY = b"[" + b",".join([b"[]"] * 60_000) + b"]"
+
+
+def _many_values_task(rid: str) -> bytes:
+    return (b'{"jsonrpc": "2.0", "id": "%s", "result": {"task": {"id": "t1", "contextId": "c1", "status": '
+            b'{"state": "TASK_STATE_COMPLETED"}, "metadata": {"a": %s}}}}' % (rid.encode(), _MANY))
+
+
+async def _many_values_event(w: Writer, req: Request) -> None:
+    rid = str(req.rpc.get("id"))
+    w.write(chunked_head() + chunk(sse_event(rid, task_result("SUBMITTED")))
+            + chunk(b'data: {"jsonrpc": "2.0", "id": "%s", "result": {"statusUpdate": {"taskId": "t1", '
+                    b'"contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}, "metadata": {"a": %s}}}}\n\n'
+                    % (rid.encode(), _MANY))
+            + chunk(sse_event(rid, {"statusUpdate": {"taskId": "t1", "contextId": "c1",
+                                                     "status": {"state": "TASK_STATE_COMPLETED"}}})) + b"0\r\n\r\n")
+
+
 async def _hundred_mb_chunked(w: Writer, _req: Request) -> None:
     w.write(chunked_head("application/json"))
     piece = chunk(b"[" + b" " * 65534 + b"]")
@@ -213,6 +233,14 @@ CASES = [
     Case("0.3 answer with a 100,000-digit number", lambda: Hostile(card=_card_of(_card_03),
                                                                    rpc=_rpc(_long_number_task)),
          Reason.INVOKE_NOT_A2A, "a number of 100000 digits"),
+    Case("answer of 60,000 JSON values", lambda: Hostile(rpc=_rpc(_many_values_task)), Reason.WORK_LIMIT_EXCEEDED,
+         "holds more than 50000 JSON values"),
+    Case("REST answer of 60,000 JSON values", lambda: Hostile(card=_card_of(_rest_card), rpc=_rpc(
+        lambda _: b'{"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}, '
+                  b'"metadata": {"a": %s}}}' % _MANY)),
+         Reason.WORK_LIMIT_EXCEEDED, "holds more than 50000 JSON values", binding="HTTP+JSON"),
+    Case("stream event of 60,000 JSON values", lambda: Hostile(rpc=_many_values_event), Reason.WORK_LIMIT_EXCEEDED,
+         "event 1 holds more than 50000 JSON values", STREAMING),
     Case("redirect loop", lambda: Hostile(card=_redirect_loop), Reason.CARD_UNREACHABLE, "more than 5 redirects"),
     Case("id not echoed", lambda: Hostile(rpc=_rpc(lambda _: json.dumps(
         {"jsonrpc": "2.0", "id": "someone-else", "result": task_result("COMPLETED")}).encode())),

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from probe.wire.strictjson import StrictJSONError, loads
+from probe.wire.strictjson import StrictJSONError, exceeds, loads
 
 
 def test_plain_json_parses() -> None:
@@ -35,3 +35,32 @@ def test_a_long_number_error_is_a_strict_error_and_says_the_limit() -> None:
     with pytest.raises(StrictJSONError, match=f"more than the {sys.get_int_max_str_digits()} "):
         loads("[" + "7" * 4301 + "]")
     assert loads("[" + "7" * 4300 + "]") == [int("7" * 4300)]
+
+
+@pytest.mark.parametrize(("doc", "values"), [
+    (1, 1), ([], 1), ({}, 1), ([1, 2, 3], 4), ({"a": 1, "b": [2, {"c": None}]}, 6), ([[[[]]]], 4)])
+def test_exceeds_counts_every_value(doc: object, values: int) -> None:
+    assert not exceeds(doc, values) and exceeds(doc, values - 1)
+
+
+def test_the_value_bound_stops_judging_a_message_and_says_it_is_the_probes() -> None:
+    """Past schema.MAX_VALUES the (pure-Python) protobuf parser is not run; the verdict names the probe's bound."""
+    from probe.wire import schema
+
+    def task(n: int) -> dict[str, object]:
+        return {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
+                         "metadata": {"a": [[]] * n}}}
+
+    size = len(str(task(0)).split(",")) + 6  # the values around the metadata list, generously
+    at_limit = schema.validate("1.0", "JSONRPC", schema.Shape.SEND_RESULT, task(schema.MAX_VALUES - size))
+    assert at_limit.ok and at_limit.limit is None
+    over = schema.validate("1.0", "HTTP+JSON", schema.Shape.SEND_RESULT, task(schema.MAX_VALUES))
+    assert not over.ok and over.limit is not None and f"more than {schema.MAX_VALUES} JSON values" in over.limit
+    assert "the probe" in over.limit
+
+
+def test_the_reason_says_the_value_bound() -> None:
+    from probe.reasons import Reason, describe
+    from probe.wire.schema import MAX_VALUES
+
+    assert f"({MAX_VALUES:,})" in describe(Reason.WORK_LIMIT_EXCEEDED)
