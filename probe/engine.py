@@ -847,7 +847,7 @@ class ProbeRun:
                 judge.opened(es.content_type)
                 await judge.consume(es, self.deadline)
                 self.answer_arrived()
-        except (ConnectFailed, DeadlineExceeded, AuthTokenFailed) as exc:
+        except (ConnectFailed, DeadlineExceeded, AuthTokenFailed, BodyTooLarge) as exc:  # the last: gRPC's first
             if isinstance(exc, DeadlineExceeded) and judge.started:
                 judge.timed_out(str(exc))
             elif isinstance(exc, ConnectionReset) and judge.started and judge.terminal_at is None:

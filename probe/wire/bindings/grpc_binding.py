@@ -21,6 +21,7 @@ timings are real and nothing leaks between probes. `grpcio` is the `grpc` instal
 from __future__ import annotations
 
 import importlib
+import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -44,7 +45,17 @@ from probe.wire.bindings.base import (
     register,
 )
 from probe.wire.dialects import Dialect, for_binding
-from probe.wire.http import DEFAULT_CONFIG, ClientConfig, ConnectFailed, Deadline, DeadlineExceeded, with_credentials
+from probe.wire.http import (
+    DEFAULT_CONFIG,
+    BodyTooLarge,
+    ClientConfig,
+    ConnectFailed,
+    Deadline,
+    DeadlineExceeded,
+    ProtocolError,
+    with_credentials,
+)
+from probe.wire.sse import StreamLimit
 
 EXTRA_HINT = "gRPC interfaces need the grpc extra: pip install 'a2a-probe[grpc]' (grpcio)"
 
@@ -245,6 +256,8 @@ class GrpcBinding:
         status = exc.code().name
         exchange.grpc_status = status
         what = f"{self.method(op)} to {self.target} answered gRPC {status}: {(exc.details() or '')[:200]}"
+        if status == "RESOURCE_EXHAUSTED":
+            _local_limit(self.method(op), self.target, exc.details() or "", exchange)
         if status == "UNAVAILABLE":
             raise ConnectFailed(what, exchange)
         if status == "DEADLINE_EXCEEDED":
@@ -348,11 +361,30 @@ class GrpcStream:
             try:
                 msg = await self.call.read()
             except b.grpc.aio.AioRpcError as exc:
-                failed = b._failed(self.op, self.exchange, exc)  # raises for no answer / deadline
+                try:
+                    failed = b._failed(self.op, self.exchange, exc)  # raises for no answer / deadline
+                except BodyTooLarge as limit:  # a bound of the stream's reading, as the SSE reader says it
+                    raise StreamLimit(str(limit)) from None
                 yield StreamEvent(error=failed.error, problem=failed.problem.detail if failed.problem and
                                   failed.error is None else None)
                 return
         self.exchange.grpc_status = "OK"
+
+
+# What gRPC core says when the *client* refuses an answer past its receive limits (the defaults, as every
+# official gRPC client has them: a 4 MiB message, 16 KiB of metadata); the status is then RESOURCE_EXHAUSTED made
+# here, not one the agent sent.
+_MESSAGE_LIMIT = re.compile(r"Received message larger than max \((\d+) vs\. (\d+)\)")
+_METADATA_LIMIT = re.compile(r"received (?:initial |trailing )?metadata size exceeds (?:hard |soft )?limit[^)]*\)")
+
+
+def _local_limit(method: str, target: str, details: str, exchange: Exchange) -> None:
+    """Raise the probe's own bound for a limit the gRPC client hit (an answer too large), not the agent's error."""
+    if (m := _MESSAGE_LIMIT.search(details)) is not None:
+        raise BodyTooLarge(f"{method} to {target}: a gRPC message of {m[1]} bytes exceeds the {m[2]}-byte limit",
+                           exchange)
+    if (m := _METADATA_LIMIT.search(details)) is not None:
+        raise ProtocolError(f"{method} to {target}: response metadata larger than gRPC's limit ({m[0]})", exchange)
 
 
 def _timed(exchange: Exchange, t0: float) -> None:
