@@ -105,7 +105,25 @@ def _forms_of(value: str) -> tuple[str, ...]:
         url64 = base64.urlsafe_b64encode(raw).decode()
         out |= {v, quote(v, safe=""), quote(v), quote_plus(v), b64, b64.rstrip("="), url64, url64.rstrip("="),
                 json.dumps(v)[1:-1], json.dumps(v, ensure_ascii=False)[1:-1], html.escape(v)}
+        out |= {raw.hex(), raw.hex().upper()}
+        out |= {f for f in _embedded_b64(raw) if len(f) >= _MIN_EMBEDDED}
     return tuple(f for f in out if len(f) >= _MIN_LEN)
+
+
+_MIN_EMBEDDED = 8  # an embedded base64 form of fewer characters could match ordinary base64 by chance
+
+
+def _embedded_b64(raw: bytes) -> set[str]:
+    """The value base64-encoded inside a longer blob (an agent encoding all it received): at each of the three
+    alignments, the whole quads that encode the value's bytes alone (the quads it shares with its neighbours differ
+    from blob to blob, and hold at most two of its bytes at each end)."""
+    out: set[str] = set()
+    for skip in range(3):
+        core = raw[skip:]
+        core = core[: len(core) // 3 * 3]
+        if core:
+            out |= {base64.b64encode(core).decode(), base64.urlsafe_b64encode(core).decode()}
+    return out
 
 
 def text(s: str) -> str:
@@ -123,6 +141,24 @@ _CACHED_LEN = 512
 
 
 def _text(s: str) -> str:
+    out = _scrub(s)
+    if "\\u" in s:  # a JSON body shown raw (a snippet) may spell a secret in escapes: judged decoded
+        decoded = _ESCAPED.sub(_unescape, s)
+        if decoded != s and (masked := _scrub(decoded)) != decoded:
+            return masked
+    return out
+
+
+# JSON \uXXXX escapes of printable ASCII only (what credentials are made of): never a surrogate or a control
+# character in the text shown instead
+_ESCAPED = re.compile(r"\\u00([2-7][0-9A-Fa-f])")
+
+
+def _unescape(m: re.Match[str]) -> str:
+    return chr(int(m[1], 16))
+
+
+def _scrub(s: str) -> str:
     if "@" in s:
         s = _USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", s)
     if "earer" in s or "asic" in s or "EARER" in s or "ASIC" in s:  # in every match of _AUTH; the regex costs more
@@ -132,6 +168,7 @@ def _text(s: str) -> str:
             s = s.replace(form, REDACTED)
     for core in _cores:
         s = _mask_prefixes(s, core)
+        s = _mask_suffix(s, core)
     return s
 
 
@@ -157,6 +194,22 @@ def _mask_prefixes(s: str, secret: str) -> str:
             continue
         out.append(s[i:j] + REDACTED)
         i = pos = j + n
+    return "".join(out) + s[i:]
+
+
+def _mask_suffix(s: str, secret: str) -> str:
+    """Mask a run of at least the last `_PARTIAL_WORD` characters of a secret: the tail an agent left when it split
+    the secret (two parts, events or chunks), whose head `_mask_prefixes` masks."""
+    tail = secret[-_PARTIAL_WORD:]
+    if len(secret) <= _PARTIAL_WORD or tail not in s:
+        return s
+    out, i, pos = [], 0, 0
+    while (j := s.find(tail, pos)) >= 0:
+        start, k = j, len(secret) - _PARTIAL_WORD
+        while start > i and k > 0 and s[start - 1] == secret[k - 1]:
+            start, k = start - 1, k - 1
+        out.append(s[i:start] + REDACTED)
+        i = pos = j + len(tail)
     return "".join(out) + s[i:]
 
 

@@ -32,7 +32,9 @@ def echoes(headers: Any) -> str:
         out.append(f"{name}: {value}")
         scheme, _, token = value.partition(" ")
         for v in (token or value, value):
-            out += [base64.b64encode(v.encode()).decode(), quote(v, safe="")]
+            out += [base64.b64encode(v.encode()).decode(), quote(v, safe=""), v.encode().hex(), _escaped(v)]
+            # inside a longer encoded blob, at the two alignments after the first
+            out += [base64.b64encode(pad + v.encode() + b'"}').decode() for pad in (b'{', b'{"')]
         if scheme.lower() == "basic":
             try:
                 pair = base64.b64decode(token).decode()
@@ -40,6 +42,21 @@ def echoes(headers: Any) -> str:
                 continue
             out += [pair, pair.partition(":")[2]]
     return " | ".join(out)
+
+
+def _escaped(value: str) -> str:
+    """Every character as a JSON \\u escape (what a raw snippet of a JSON body shows undecoded)."""
+    return "".join(f"\\u{ord(c):04x}" for c in value)
+
+
+def halves(headers: Any) -> list[dict[str, str]]:
+    """Each credential-ish value split in two text parts (its head and its tail apart)."""
+    parts: list[dict[str, str]] = []
+    for name, value in headers.items():
+        if name.lower() in ("authorization", "x-api-key", "proxy-authorization"):
+            token = value.partition(" ")[2] or value
+            parts += [{"text": token[:9]}, {"text": token[9:]}]
+    return parts
 
 
 @asynccontextmanager
@@ -68,7 +85,8 @@ async def echo_agent() -> AsyncIterator[str]:
             "id": "t-echo", "contextId": "c-echo",
             "status": {"state": "TASK_STATE_COMPLETED",
                        "message": {"messageId": "m1", "role": "ROLE_AGENT", "parts": [{"text": f"echo: {echo}"}]}},
-            "artifacts": [{"artifactId": "a1", "parts": [{"text": f"you sent {echo}"}]}]}
+            "artifacts": [{"artifactId": "a1", "parts": [{"text": f"you sent {echo}"}]},
+                          {"artifactId": "a2", "parts": halves(request.headers) or [{"text": "-"}]}]}
         if method == "SendMessage":
             return web.json_response({"jsonrpc": "2.0", "id": rid, "result": {"task": task}})
         if method == "SendStreamingMessage":

@@ -34,6 +34,9 @@ def _forbidden() -> list[str]:
         raw = v.encode()
         out |= {v, v[:8], quote(v, safe=""), quote_plus(v), html.escape(v), json.dumps(v)[1:-1],
                 base64.b64encode(raw).decode().rstrip("="), base64.urlsafe_b64encode(raw).decode().rstrip("=")}
+        # the tail of a split secret, hex, JSON \u escapes, base64 inside a longer blob at the other alignments
+        out |= {v[-8:], raw.hex(), "".join(f"\\u{ord(c):04x}" for c in v)[:48]}
+        out |= {base64.b64encode(pad + raw + b'"}').decode()[4:12] for pad in (b"x", b"xy")}
     return sorted(out)
 
 

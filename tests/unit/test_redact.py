@@ -97,3 +97,58 @@ def test_a_word_that_starts_like_a_secret_is_left_alone_and_a_cut_secret_is_not(
         for wrapped in (f"error: {cut}…", f"id {cut!r}", f"tail {cut}"):
             assert cut not in redact.text(wrapped), wrapped  # what a truncation leaves, wrapped or at the end
     assert "second-to" not in redact.text("echo second-toX")  # 8 or more alike: masked whatever follows
+
+
+@pytest.fixture
+def _fresh() -> None:
+    """The module's secrets registered again (a test above fills the bounded registry and evicts them)."""
+    redact.register(f"Bearer {TOKEN}")
+    redact.register("Basic " + base64.b64encode(PAIR.encode()).decode())
+
+
+def _shifted_b64(value: str, offset: int, *, urlsafe: bool = False) -> str:
+    """`value` base64-encoded inside a longer string: `offset` bytes before it, more after (an echoed blob)."""
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    return encode(b"{"[:offset] + b"xy"[:max(offset - 1, 0)] + value.encode() + b'", "more": 1}').decode()
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2])
+@pytest.mark.parametrize("urlsafe", [False, True])
+@pytest.mark.usefixtures("_fresh")
+def test_a_secret_base64_encoded_at_any_offset_of_a_longer_blob_is_masked(offset: int, urlsafe: bool) -> None:
+    """An agent that base64-encodes what it received (its headers as JSON, say) puts the secret at any of the three
+    alignments, with more bytes after it: the encoded secret is masked whatever the alignment."""
+    decode = base64.urlsafe_b64decode if urlsafe else base64.b64decode
+    for secret in (TOKEN, PAIR):
+        out = redact.text(f"debug: {_shifted_b64(secret, offset, urlsafe=urlsafe)}")
+        assert redact.REDACTED in out
+        for piece in out.removeprefix("debug: ").split(redact.REDACTED):  # what is left reveals no 5 bytes of it
+            for start in range(4):
+                chunk = piece[start:][:(len(piece) - start) // 4 * 4]
+                try:
+                    shown = decode(chunk)
+                except ValueError:
+                    continue
+                assert not any(secret[i:i + 5].encode() in shown for i in range(len(secret) - 4)), (piece, shown)
+
+
+@pytest.mark.parametrize("form", [
+    "".join(f"\\u{ord(c):04x}" for c in TOKEN),  # every character escaped
+    TOKEN[:3] + "".join(f"\\u{ord(c):04X}" for c in TOKEN[3:6]) + TOKEN[6:],  # a few, upper-case hex
+    TOKEN.encode().hex(), TOKEN.encode().hex().upper(),
+])
+@pytest.mark.usefixtures("_fresh")
+def test_a_secret_in_json_unicode_escapes_or_hex_is_masked(form: str) -> None:
+    """Raw snippets of an agent's body (an error page, an unparsable answer) are shown undecoded."""
+    out = redact.text(f'{{"error": "{form}"}}')
+    assert form not in out and redact.REDACTED in out
+    assert TOKEN[4:12] not in out
+
+
+@pytest.mark.usefixtures("_fresh")
+def test_the_tail_of_a_secret_split_in_two_is_masked() -> None:
+    """An agent that splits the echoed secret (two parts, two events, two chunks) leaves its halves apart: the head
+    is masked as a cut secret, and so is the tail (8 characters or more of the secret's end)."""
+    out = redact.text(f"got: {TOKEN[:9]} | {TOKEN[9:]}")
+    assert TOKEN[9:] not in out and TOKEN[:9] not in out
+    assert redact.text("the text ends with cret!& here") == "the text ends with cret!& here"  # 7: left alone
