@@ -1078,8 +1078,11 @@ async def each_interface(target: Target, run_one: RunOne, bindings: Bindings | N
         return runs
     await _agreement_calls(first)
     known = bindings if bindings is not None else BY_CARD_NAME
+    first_dialect = for_version(first.r.protocol_version or "")  # a 0.2 card is labelled 0.2, planned as 0.3
+    first_key = (str(first.r.binding or "").upper(),
+                 first_dialect.version if first_dialect is not None else first.r.protocol_version or "")
     for key in plan_interfaces(first.card, target, known):
-        if key == (str(first.r.binding or "").upper(), first.r.protocol_version or ""):
+        if key == first_key:
             continue  # the first run already probed it
         run = await run_one(_interface_target(target, key))
         await _agreement_calls(run)

@@ -1,9 +1,11 @@
 """Real A2A servers beyond the official SDKs' current line, each in its own pinned venv.
 
-| name    | what                                                              | pins                               |
-|---------|-------------------------------------------------------------------|------------------------------------|
-| fasta2a | Pydantic's fasta2a, an independent A2A 1.0 server                 | tests/peers/thirdparty/fasta2a.txt |
-| sdk03   | the a2a-sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC)   | tests/peers/thirdparty/sdk03.txt   |
+| name       | what                                                           | pins in tests/peers/thirdparty/ |
+|------------|----------------------------------------------------------------|---------------------------------|
+| fasta2a    | Pydantic's fasta2a, an independent A2A 1.0 server              | fasta2a.txt                     |
+| sdk03      | the a2a-sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC) | sdk03.txt                       |
+| python-a2a | python-a2a, an independent Flask library (card 0.3; pre-0.2 methods) | python-a2a.txt             |
+| a2a-server | a2a-server, an independent FastAPI server (pre-0.2 methods)    | a2a-server.txt                  |
 
 .ci/run makes each venv under tests/peers/venvs/<name>; a test never installs anything, and a missing
 venv fails with the command that makes it.
@@ -25,9 +27,12 @@ import pytest
 from tests.peers.harness import PEERS_DIR, PeerStartError, _card_ok, free_port
 
 VENVS = PEERS_DIR / "venvs"
-AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": PEERS_DIR / "sdk03_agent.py"}
+AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": PEERS_DIR / "sdk03_agent.py",
+          "python-a2a": PEERS_DIR / "python_a2a_agent.py", "a2a-server": PEERS_DIR / "a2a_server_agent.py"}
+# where each serves its card, polled for readiness (a2a-server only at the 0.2 path)
+CARD_PATHS = {"a2a-server": "/.well-known/agent.json"}
 GRPC = frozenset({"sdk03"})  # peers that also serve gRPC, on a second free port
-__all__ = ["VenvPeer", "fasta2a_peer", "sdk03_peer", "start_venv_peer"]
+__all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "python_a2a_peer", "sdk03_peer", "start_venv_peer"]
 
 
 @dataclass(eq=False)
@@ -77,7 +82,9 @@ def python_of(name: str) -> Path:
     return python
 
 
-def start_venv_peer(name: str, timeout: float = 20.0) -> VenvPeer:
+def start_venv_peer(name: str, timeout: float = 90.0) -> VenvPeer:
+    """Start a peer and wait for its card; python-a2a and a2a-server import LLM clients (openai, anthropic,
+    litellm) at start, seconds of CPU on a loaded machine."""
     python = python_of(name)
     port = free_port()
     grpc_port = free_port() if name in GRPC else None
@@ -89,7 +96,7 @@ def start_venv_peer(name: str, timeout: float = 20.0) -> VenvPeer:
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     peer = VenvPeer(name, port, process, log, grpc_port)
     deadline = time.monotonic() + timeout
-    while not _card_ok(peer.base_url + "/.well-known/agent-card.json"):
+    while not _card_ok(peer.base_url + CARD_PATHS.get(name, "/.well-known/agent-card.json")):
         if process.poll() is not None or time.monotonic() > deadline:
             out = peer.output()
             peer.stop()
@@ -114,3 +121,13 @@ def fasta2a_peer() -> Iterator[VenvPeer]:
 @pytest.fixture(scope="session")
 def sdk03_peer() -> Iterator[VenvPeer]:
     yield from _serve("sdk03")
+
+
+@pytest.fixture(scope="session")
+def python_a2a_peer() -> Iterator[VenvPeer]:
+    yield from _serve("python-a2a")
+
+
+@pytest.fixture(scope="session")
+def a2a_server_peer() -> Iterator[VenvPeer]:
+    yield from _serve("a2a-server")

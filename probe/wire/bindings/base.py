@@ -107,6 +107,8 @@ class Answer:
         return self.exchange.status
 
     def describe(self) -> str:
+        if self.problem is not None and self.problem.kind is ProblemKind.FRAMING:
+            return f"{self.exchange.outcome}, {self.problem.detail}"  # names the error too, when it has one
         if self.error is not None:
             return f"{self.exchange.outcome}, {self.error.describe()}"
         if self.problem is not None:

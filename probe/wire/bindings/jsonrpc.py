@@ -224,7 +224,9 @@ def _framing_problem(answer: Answer, status: int | None, not_rpc: str | None) ->
         return Problem(ProblemKind.FRAMING, f"HTTP {status} {ctype} is not a JSON-RPC response: {not_rpc}"
                        + (f" — body starts {answer.snippet[:80]!r}" if answer.snippet else ""))
     if answer.deviations:
-        return Problem(ProblemKind.FRAMING, "; ".join(answer.deviations))
+        err = answer.error  # the error official clients read from such an answer, said beside the deviation
+        carried = f" (the error: {err.describe()})" if err is not None and err.name is not None else ""
+        return Problem(ProblemKind.FRAMING, "; ".join(answer.deviations) + carried)
     return None
 
 
