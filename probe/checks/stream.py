@@ -54,6 +54,7 @@ class StreamJudge:
         self.limit_hit: str | None = None  # the bound on work that stopped the reading
         self._valid: set[str] = set()  # raw event data already validated without a problem
         self.started = False
+        self.cut_by_deadline = False  # the probe's deadline ended the reading (not the agent closing the stream)
         self.events = 0
         self.problems: dict[str, list[str]] = {cid: [] for cid, _ in _REASON_BY_CHECK}
         self.rpc_error: str | None = None
@@ -127,6 +128,7 @@ class StreamJudge:
         return self.limit_hit is not None
 
     def timed_out(self, detail: str) -> None:
+        self.cut_by_deadline = True
         if self.terminal_at is None:
             self._problem("stream.terminal", f"{detail}: {self.events} event(s), last state {self._state_name()}")
 
@@ -251,7 +253,8 @@ class StreamJudge:
             how = "the server closed the stream" if self.closed else "the stream stopped"
             self._problem("stream.terminal", f"{how} after {self.events} event(s) with no terminal state "
                                              f"(last state {self._state_name()})")
-        if self.first is None and self.rpc_error is None and not self.problems["stream.content_type"]:
+        if (self.first is None and self.rpc_error is None and not self.problems["stream.content_type"]
+                and not self.cut_by_deadline):  # a stream the deadline cut before its first event: stream.terminal
             self._problem("stream.first_event", "the stream carried no events")
 
     def checks(self) -> list[CheckResult]:
@@ -267,6 +270,9 @@ class StreamJudge:
             if cid == "stream.schema" and not validated:
                 continue  # not validated (offline transcripts judge shapes only)
             msgs = self.problems[cid]
+            if cid == "stream.first_event" and self.first is None and self.cut_by_deadline:
+                out.append(shared_check(cid, Status.SKIP, "no event before the deadline", step=s))
+                continue
             # a pass is one shared, already scrubbed object (catalogue.shared_check); a failure names this stream
             out.append(make_check(cid, Status.FAIL, "; ".join(msgs), step=s) if msgs
                        else shared_check(cid, Status.PASS, step=s))

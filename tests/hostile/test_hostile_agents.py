@@ -120,6 +120,28 @@ async def _many_values_event(w: Writer, req: Request) -> None:
                                                      "status": {"state": "TASK_STATE_COMPLETED"}}})) + b"0\r\n\r\n")
 
 
+async def _silent_stream(w: Writer, _req: Request) -> None:
+    w.write(chunked_head())
+    await w.drain()
+    await asyncio.sleep(60)
+
+
+async def _heartbeats_only(w: Writer, _req: Request) -> None:
+    w.write(chunked_head())
+    while True:
+        w.write(chunk(b": keep-alive\n\n"))
+        await w.drain()
+        await asyncio.sleep(0.01)
+
+
+async def _endless_line(w: Writer, _req: Request) -> None:
+    w.write(chunked_head() + chunk(b"data: "))
+    while True:  # never a newline, well under the line limit before the deadline
+        w.write(chunk(b"x" * 100))
+        await w.drain()
+        await asyncio.sleep(0.01)
+
+
 async def _hundred_mb_chunked(w: Writer, _req: Request) -> None:
     w.write(chunked_head("application/json"))
     piece = chunk(b"[" + b" " * 65534 + b"]")
@@ -241,6 +263,13 @@ CASES = [
          Reason.WORK_LIMIT_EXCEEDED, "holds more than 50000 JSON values", binding="HTTP+JSON"),
     Case("stream event of 60,000 JSON values", lambda: Hostile(rpc=_many_values_event), Reason.WORK_LIMIT_EXCEEDED,
          "event 1 holds more than 50000 JSON values", STREAMING),
+    # open streams that never deliver an event: the deadline is the cause, not a protocol violation
+    Case("stream silent after its headers", lambda: Hostile(rpc=_silent_stream), Reason.STREAM_NO_TERMINAL,
+         "before the deadline: 0 event(s)", STREAMING, 1.0),
+    Case("stream of heartbeat comments only", lambda: Hostile(rpc=_heartbeats_only), Reason.STREAM_NO_TERMINAL,
+         "before the deadline: 0 event(s)", STREAMING, 1.0),
+    Case("stream of one endless line", lambda: Hostile(rpc=_endless_line), Reason.STREAM_NO_TERMINAL,
+         "before the deadline: 0 event(s)", STREAMING, 1.0),
     Case("redirect loop", lambda: Hostile(card=_redirect_loop), Reason.CARD_UNREACHABLE, "more than 5 redirects"),
     Case("id not echoed", lambda: Hostile(rpc=_rpc(lambda _: json.dumps(
         {"jsonrpc": "2.0", "id": "someone-else", "result": task_result("COMPLETED")}).encode())),
