@@ -118,3 +118,41 @@ def test_fuzzed_requests_never_get_a_5xx(fuzz_daemon: tuple[asyncio.AbstractEven
 
     status = asyncio.run_coroutine_threadsafe(one(), loop).result(30)
     assert status < 500 or (path == "/-/reload" and method == "POST"), (method, path, qs, status)
+
+
+async def test_oversized_and_odd_requests_get_a_clear_4xx_and_the_daemon_stays_clean(tmp_path: Path) -> None:
+    """Huge query strings, thousands of parameters, odd encodings, path tricks, a hostile scrape-timeout header and
+    a caller-chosen target with credentials: each a specific 4xx (or a plain probe), none a 5xx, a traceback, an
+    error line or a credential in the log; 200 half-open connections do not stop the daemon answering."""
+    out = io.StringIO()
+    logs.configure("info", "json", stream=out)
+    cfg = write_config(tmp_path / "p.yaml", [{"name": "a", "url": "http://127.0.0.1:9", "modules": ["ping"]}])
+    timeout = "X-Prometheus-Scrape-Timeout-Seconds"
+    cases: list[tuple[str, dict[str, str], int, str]] = [
+        ("/probe?agent=a&x=" + "y" * 100_000, {}, 400, "Got more than 8190 bytes"),
+        ("/probe?" + "&".join(f"agent=a{i}" for i in range(2000)), {}, 400, "Got more than 8190 bytes"),
+        ("/probe?agent=%ff%fe%00", {}, 404, "unknown agent"),
+        ("/report?agent=a&format=%00%ff", {}, 400, "format must be one of"),
+        ("/%2e%2e/%2e%2e/etc/passwd", {}, 404, "Not Found"),
+        ("/probe?target=http://u:Pw-SECRET-77x@127.0.0.1:9/&module=ping", {}, 400, "credentials in the URL"),
+        ("/probe?target=http://127.0.0.1:9/" + "a" * 5000, {}, 400, "longer than 2048 characters"),
+        ("/probe?target=file:///etc/passwd", {}, 400, "must start with http:// or https://"),
+        *[("/probe?agent=a", {timeout: v}, 400, "out of range") for v in ("nan", "inf", "-5", "1e308")],
+    ]
+    async with running_daemon(cfg, probe_target_enabled=True, probe_target_networks=["127.0.0.0/8"]) as (_, base):
+        host, port = base.removeprefix("http://").rsplit(":", 1)
+        half_open = [(await asyncio.open_connection(host, int(port)))[1] for _ in range(200)]
+        for w in half_open:
+            w.write(b"GET / HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+        async with aiohttp.ClientSession() as s:
+            for path, headers, status, fragment in cases:
+                async with s.get(base + path, headers=headers, timeout=aiohttp.ClientTimeout(10)) as r:
+                    body = await r.text()
+                assert (r.status, fragment in body) == (status, True), (path[:80], r.status, body[:200])
+            async with s.get(f"{base}/healthz", timeout=aiohttp.ClientTimeout(5)) as r:
+                assert r.status == 200
+        for w in half_open:
+            w.close()
+    text = out.getvalue()
+    assert "Traceback" not in text and "Pw-SECRET-77x" not in text
+    assert not [ln for ln in text.splitlines() if '"level": "error"' in ln]
