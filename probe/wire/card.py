@@ -73,7 +73,26 @@ class Discovery:
     attempts: list[Response] = field(default_factory=list)
 
 
+# candidate_urls and _parsable are pure functions of their strings, asked again for every agent on every probe that
+# fetches its card: remembered, bounded (URLs up to 2 KiB; cleared when full; 2**16 holds 50,000 agents' entries)
+_CANDIDATES: dict[tuple[str, str | None], tuple[str, ...]] = {}
+_PARSABLE: dict[str, bool] = {}
+_MEMO_MAX = 1 << 16
+
+
 def candidate_urls(base_url: str, card_url: str | None) -> list[str]:
+    key = (base_url, card_url)
+    known = _CANDIDATES.get(key)
+    if known is None:
+        known = tuple(_candidate_urls(base_url, card_url))
+        if len(base_url) + len(card_url or "") <= 2048:  # a caller's huge URL (`/probe?target=`) is not kept
+            if len(_CANDIDATES) >= _MEMO_MAX:
+                _CANDIDATES.clear()
+            _CANDIDATES[key] = known
+    return list(known)
+
+
+def _candidate_urls(base_url: str, card_url: str | None) -> list[str]:
     """The one place that derives card URLs, in the order they are tried.
 
     An explicit card URL alone; a URL at a well-known path alone; a URL ending in `.json` first as the card
@@ -206,11 +225,18 @@ def _parsable(url: Any) -> bool:
     and never offered for selection, so nothing downstream meets it."""
     if not isinstance(url, str):
         return False
-    try:
-        urlsplit(url).port  # noqa: B018
-    except ValueError:
-        return False
-    return True
+    known = _PARSABLE.get(url)
+    if known is None:
+        try:
+            urlsplit(url).port  # noqa: B018
+            known = True
+        except ValueError:
+            known = False
+        if len(url) <= 2048:  # an agent's hostile 1 MiB URL is judged every time, not kept
+            if len(_PARSABLE) >= _MEMO_MAX:
+                _PARSABLE.clear()
+            _PARSABLE[url] = known
+    return known
 
 
 def interfaces(doc: dict[str, Any]) -> list[Interface]:

@@ -11,14 +11,11 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-import re
 import socket
 import ssl
 import time
 import weakref
-import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any, Protocol
@@ -525,9 +522,6 @@ class HttpClient:
             else:
                 async with _guard(deadline, exchange, "body", method, url):
                     data = await read_bounded(resp, max_bytes, exchange)
-            coding = resp.headers.get("Content-Encoding")
-            if coding is not None and "," in coding:  # one coding aiohttp decodes itself; a list it leaves to us
-                data = _decode_stacked(data, coding, max_bytes, exchange, f"{method} {redact.url(url)}")
         finally:
             _finish(exchange, timer, t0)
             resp.release()  # back to the pool when fully read; closed when not
@@ -593,23 +587,44 @@ class HttpClient:
               tls=timer.tls or _CONNECTION_TLS.get(getattr(resp, "_protocol", None)))
         return resp, exchange, timer, t0
 
-    @asynccontextmanager
-    async def stream(self, method: str, url: str, *, deadline: Deadline, headers: Mapping[str, str],
-                     body: bytes | None, config: ClientConfig = DEFAULT_CONFIG) -> AsyncIterator[StreamResponse]:
-        """Open a response whose body the caller consumes incrementally (SSE); one 401 may refresh the auth."""
+    def stream(self, method: str, url: str, *, deadline: Deadline, headers: Mapping[str, str],
+               body: bytes | None, config: ClientConfig = DEFAULT_CONFIG) -> _OpenStream:
+        """Open a response whose body the caller consumes incrementally (SSE); one 401 may refresh the auth.
+        Used as `async with client.stream(...) as response`."""
+        return _OpenStream(self, method, url, headers, body, deadline, config)
+
+    async def _open_stream(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
+                           deadline: Deadline, config: ClientConfig) -> StreamResponse:
         resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
         if (resp.status == 401 and config.auth is not None and not _ANONYMOUS.get()
                 and await config.auth.on_unauthorized(self, deadline)):
             _finish(exchange, timer, t0)
             resp.close()
             resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
-        handle = StreamResponse(resp, exchange, timer, t0, deadline)
-        try:
-            yield handle
-        finally:
+        return StreamResponse(resp, exchange, timer, t0, deadline)
+
+
+class _OpenStream:
+    """`HttpClient.stream`'s context manager: a class, not a generator (it runs on every stream probe). On exit the
+    exchange is finished and the response closed: a half-read stream's connection is never pooled (aiohttp had
+    already returned a connection read to its end to the pool)."""
+
+    __slots__ = ("_args", "_client", "_handle")
+
+    def __init__(self, client: HttpClient, *args: Any) -> None:
+        self._client = client
+        self._args = args
+        self._handle: StreamResponse | None = None
+
+    async def __aenter__(self) -> StreamResponse:
+        self._handle = await self._client._open_stream(*self._args)
+        return self._handle
+
+    async def __aexit__(self, *_exc: object) -> None:
+        handle = self._handle
+        if handle is not None:
             handle.finish()
-            # close (never pool) the connection: a half-read stream must not be reused
-            resp.close()
+            handle.resp.close()
 
 
 class StreamResponse:
@@ -620,6 +635,7 @@ class StreamResponse:
         self._timer = timer
         self._t0 = t0
         self._deadline = deadline
+        self.waits = 0  # reads that waited for the network (the loop ran other work meanwhile)
 
     @property
     def status(self) -> int:
@@ -646,6 +662,7 @@ class StreamResponse:
             if not chunk:
                 if content.at_eof():
                     return
+                self.waits += 1
                 async with _guard(self._deadline, self.exchange, "the stream"):
                     chunk = await content.readany()
                 if not chunk:
@@ -725,11 +742,6 @@ def _wire_error(exc: aiohttp.ClientError, what: str, exchange: HttpExchange) -> 
             return ConnectionReset(f"{what}: the server closed the connection before the body was complete "
                                    f"({_seen(exc.__cause__ or exc)})", exchange)
         return ProtocolError(f"{what}: invalid HTTP body framing: {_seen(exc.__cause__ or exc)}", exchange)
-    if (isinstance(exc, aiohttp.ClientResponseError) and exc.__cause__ is not None
-            and (named := _CODING_NAMED.search(str(exc.__cause__))) is not None):
-        # aiohttp's own words ("Please install `Brotli`") read as the probe's fault; it offered only _OFFERED
-        return ProtocolError(f"{what}: the body is in Content-Encoding {named[1]}, which the probe did not offer "
-                             f"(Accept-Encoding: {_OFFERED})", exchange)
     if isinstance(exc, aiohttp.ClientResponseError) and exc.__cause__ is not None:
         # aiohttp's parser error (bad status line, too many or too long headers, bad chunk size) is the cause;
         # the ClientResponseError's own "400" is aiohttp's, the server never sent it
@@ -810,38 +822,6 @@ def _read_buffered(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpE
         raise err from None
     if len(data) > max_bytes:
         raise BodyTooLarge(f"body exceeds the {max_bytes}-byte limit", exchange)
-    return data
-
-
-# RFC 9110 §8.4: the codings in the order they were applied, decoded in reverse (as httpx, the a2a-sdk's client,
-# and undici do); aiohttp decodes a single coding only. The ones the probe offers (aiohttp's Accept-Encoding).
-_ZLIB_WBITS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
-_OFFERED = "gzip, deflate"
-_CODING_NAMED = re.compile(r"Can not decode content-encoding: \S+ \(([\w-]+)\)")  # aiohttp's (C or Python parser)
-
-
-def _decode_stacked(data: bytes, coding: str, max_bytes: int, exchange: HttpExchange, what: str) -> bytes:
-    """`data` with every listed coding undone, never more than `max_bytes` out of any layer."""
-    codings = [c for c in (part.strip().lower() for part in coding.split(",")) if c and c != "identity"]
-    unknown = [c for c in codings if c not in _ZLIB_WBITS]
-    if unknown:
-        raise ProtocolError(f"{what}: body in Content-Encoding {coding!r}: {', '.join(unknown)} is not a coding the "
-                            f"probe offered (Accept-Encoding: {_OFFERED})", exchange)
-    for c in reversed(codings):
-        wbits = _ZLIB_WBITS[c]
-        if c == "deflate" and data[:1] and data[0] & 0x0F != 8:
-            wbits = -15  # raw deflate without the zlib header, as aiohttp (and browsers) accept
-        d = zlib.decompressobj(wbits)
-        try:
-            out = d.decompress(data, max_bytes + 1)
-        except zlib.error as exc:
-            raise ProtocolError(f"{what}: body in Content-Encoding {coding!r}: invalid {c} data ({exc})",
-                                exchange) from None
-        if len(out) > max_bytes:
-            raise BodyTooLarge(f"body exceeds the {max_bytes}-byte limit (decompressed)", exchange)
-        if not d.eof:
-            raise ProtocolError(f"{what}: body in Content-Encoding {coding!r}: the {c} data ends early", exchange)
-        data = out
     return data
 
 

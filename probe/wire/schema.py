@@ -403,11 +403,18 @@ def _skel_single(kind: int, sub: Any, value: Any, budget: list[int]) -> Any:
 
 
 def _stamp_passes(value: str) -> bool:
-    """Both `timestamp_problem` and protobuf's `Timestamp.FromJsonString` accept `value`."""
+    """Both `timestamp_problem` and protobuf's `Timestamp.FromJsonString` accept `value` (a pure function of the
+    string: remembered, since an agent's events carry few distinct timestamps, often one a second)."""
+    known = _STAMPS.get(value)
+    if known is not None:
+        return known
     m = _CANONICAL_STAMP.fullmatch(value)
-    if m is not None:
-        return _canonical_stamp_passes(m)
-    return _stamp_passes_official(value)
+    ok = _canonical_stamp_passes(m) if m is not None else _stamp_passes_official(value)
+    if len(value) <= _STAMP_KEY_CHARS:  # bounded: at most _MAX_STAMPS short strings (~0.5 MiB)
+        if len(_STAMPS) >= _MAX_STAMPS:
+            _STAMPS.clear()
+        _STAMPS[value] = ok
+    return ok
 
 
 def _stamp_passes_official(value: str) -> bool:
@@ -430,6 +437,9 @@ def _stamp_passes_official(value: str) -> bool:
 _CANONICAL_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:Z|([+-])(\d\d):(\d\d))",
                               re.ASCII)
 _EPOCH = datetime(1970, 1, 1)
+_STAMPS: dict[str, bool] = {}  # _stamp_passes' answers
+_MAX_STAMPS = 4096
+_STAMP_KEY_CHARS = 40  # an RFC 3339 stamp with nanos and an offset has 35
 _STAMP_MIN, _STAMP_MAX = -62135596800, 253402300799
 
 

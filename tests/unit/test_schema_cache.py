@@ -227,3 +227,18 @@ def test_the_timestamp_fast_path_accepts_exactly_what_protobuf_accepts() -> None
         seen[official] += 1
         canonical += schema._CANONICAL_STAMP.fullmatch(value) is not None
     assert seen[True] > 200 and seen[False] > 200 and canonical > 400  # both answers, mostly on the fast path
+
+
+def test_remembered_timestamps_give_the_same_answer_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    schema._STAMPS.clear()
+    values = list(_stamps())
+    first = [schema._stamp_passes(v) for v in values]
+    assert [schema._stamp_passes(v) for v in values] == first  # the second time from the memo
+    assert 0 < len(schema._STAMPS) <= schema._MAX_STAMPS
+    long = "2026-12-01T16:22:10." + "1" * 60 + "Z"
+    assert schema._stamp_passes(long) is schema._stamp_passes_official(long) and long not in schema._STAMPS
+    monkeypatch.setattr(schema, "_MAX_STAMPS", 8)
+    schema._STAMPS.clear()
+    for v in values[:100]:
+        schema._stamp_passes(v)
+    assert len(schema._STAMPS) <= 8

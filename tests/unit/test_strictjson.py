@@ -64,3 +64,9 @@ def test_the_reason_says_the_value_bound() -> None:
     from probe.wire.schema import MAX_VALUES
 
     assert f"({MAX_VALUES:,})" in describe(Reason.WORK_LIMIT_EXCEEDED)
+
+
+def test_the_first_key_seen_twice_is_named() -> None:
+    with pytest.raises(StrictJSONError, match="duplicate key 'b'"):
+        loads('{"a": 1, "b": 2, "b": 3, "a": 4}')
+    assert loads('{"a": 1, "b": {"a": 2}}') == {"a": 1, "b": {"a": 2}}  # the same key in another object

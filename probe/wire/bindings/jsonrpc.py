@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, ClassVar
 
 from probe.results import Exchange
@@ -72,6 +73,7 @@ class JsonRpcBinding:
         # every unary call's headers, merged once; a call's own headers are merged over them (the same result
         # as merging both at once, a None still removing one)
         self._unary_headers = merge_headers(self._headers, {"Accept": "application/json"})
+        self._stream_headers = merge_headers(self._headers, {"Accept": "text/event-stream"})  # likewise, streams
 
     @classmethod
     def build(cls, ctx: Context) -> JsonRpcBinding:
@@ -100,19 +102,46 @@ class JsonRpcBinding:
         answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
         return answer
 
-    @asynccontextmanager
-    async def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
-                          headers: Headers | None = None) -> AsyncIterator[SseStream]:
+    def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
+                    headers: Headers | None = None) -> _OpenSse:
         method = self.method(op)
         rid = jsonrpc.new_id()
-        hdrs = merge_headers(self._headers, {"Accept": "text/event-stream", **(headers or {})})
-        async with self.client.stream("POST", self.url, deadline=deadline, headers=hdrs,
-                                      body=jsonrpc.request(method, params, rid), config=self.config) as raw:
+        hdrs = merge_headers(self._stream_headers, headers) if headers else self._stream_headers
+        return _OpenSse(self.client.stream("POST", self.url, deadline=deadline, headers=hdrs,
+                                           body=jsonrpc.request(method, params, rid), config=self.config),
+                        method, rid)
+
+
+class _OpenSse:
+    """`open_stream`'s context manager: the HTTP stream read as SSE (or, when the answer is not a stream, read
+    whole as a JSON-RPC answer). A class, not a generator: it runs on every stream probe."""
+
+    __slots__ = ("_http", "_method", "_rid")
+
+    def __init__(self, http: AbstractAsyncContextManager[StreamResponse], method: str, rid: str) -> None:
+        self._http = http
+        self._method = method
+        self._rid = rid
+
+    async def __aenter__(self) -> SseStream:
+        raw = await self._http.__aenter__()
+        try:
+            method, rid = self._method, self._rid
             stream = SseStream(method, raw, lambda ev: jsonrpc_event(ev, rid))
             if not stream.is_sse:
                 body = await raw.read_body(MAX_RESPONSE_BYTES)
                 stream.plain = read_answer(method, rid, raw.exchange, raw.status, raw.content_type, body)
-            yield stream
+        except BaseException as exc:
+            await self._http.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return stream
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self._http.__aexit__(exc_type, exc, tb)
+
+
+_YIELD_BYTES = 16 << 10  # SseStream.events: at most this much read without a pass of the loop (one chunk may be more)
 
 
 @dataclass(slots=True)
@@ -144,15 +173,24 @@ class SseStream:
         return self.raw.content_type.split(";", 1)[0].strip().lower() == "text/event-stream"
 
     async def events(self) -> AsyncIterator[StreamEvent]:
-        """Events as they arrive, within the byte bound; yields to the loop between chunks so a flooding
-        stream (data always ready, so no read ever suspends) cannot starve the daemon's other work."""
-        async for chunk in self.raw.chunks():
+        """Events as they arrive, within the byte bound. A read that waited for the network let the loop run other
+        work; bytes that were already there did not, so every _YIELD_BYTES of those the stream yields to the loop:
+        a flooding stream (data always ready, so no read ever suspends) cannot starve the daemon's other work, and a
+        small stream that came whole with its headers costs no extra pass of the loop."""
+        raw = self.raw
+        waits, unyielded = raw.waits, 0
+        async for chunk in raw.chunks():
             self.bytes_read += len(chunk)
             if self.bytes_read > self.max_bytes:
                 raise StreamLimit(f"the stream exceeded {self.max_bytes} bytes")
             for ev in self.parser.feed(chunk):
                 yield self.decode(ev)
-            await asyncio.sleep(0)
+            if raw.waits != waits:  # this chunk was waited for
+                waits, unyielded = raw.waits, 0
+            unyielded += len(chunk)
+            if unyielded >= _YIELD_BYTES:
+                unyielded = 0
+                await asyncio.sleep(0)
 
     @property
     def comments(self) -> int:
