@@ -131,7 +131,7 @@ async def _child(origin: str, agents: int, module: str, probes: int, concurrency
 def _runner_probe(origin: str, agents: int, module: str, client: Any, record_cpu: list[float]) -> Any:
     """The daemon's path for one probe of agent i, without the scheduler: Runner.run, then Runner.record."""
     from probe import logs
-    from probe.config import Agent, Module, Prober
+    from probe.config import DEFAULT_CARD_CACHE_MAX_AGE, Agent, Module, Prober
     from probe.history import History
     from probe.metrics import Metrics
     from probe.runner import Runner
@@ -143,6 +143,7 @@ def _runner_probe(origin: str, agents: int, module: str, client: Any, record_cpu
     for a in fleet:
         metrics.add_job(a.name, module, spec.interval, spec.timeout)
     runner = Runner(client, metrics, History(20), max_concurrency=64)
+    runner.cards.default_max_age = DEFAULT_CARD_CACHE_MAX_AGE  # as the daemon sets it: the fleet's cards are cached
 
     async def probe_one(i: int) -> Any:
         start_by = asyncio.get_running_loop().time() + 60  # a scheduled run: the whole timeout once started

@@ -289,3 +289,53 @@ def test_exchanges_pack_and_unpack_to_equal_models() -> None:
                  tls=tls, retried="why")
     (back,) = [cc.unpack(p) for p in cc.pack([e])]
     assert back == e and back is not e and back.tls == tls and back.tls is not tls  # as it was; its own
+
+
+def _same_model(got: Exchange | HttpPhases, want: Exchange | HttpPhases) -> None:
+    """Equal as pydantic compares them, and in what == does not compare: which fields count as set, field order."""
+    assert got == want and type(got) is type(want)
+    assert got.__pydantic_fields_set__ == want.__pydantic_fields_set__
+    assert list(got.__dict__) == list(want.__dict__)
+    assert got.model_dump_json() == want.model_dump_json()
+    assert got.model_dump_json(exclude_unset=True) == want.model_dump_json(exclude_unset=True)
+
+
+def test_the_fast_constructors_build_what_model_construct_builds() -> None:
+    e = Exchange(method="GET", url="https://a/x", status=200, duration_s=0.01,
+                 phases=HttpPhases(resolve=0.001, connect=0.002))
+    (back,) = [cc.unpack(p) for p in cc.pack([e])]
+    values = {f: getattr(e, f) for f in Exchange.model_fields}
+    _same_model(back, Exchange.model_construct(**{**values, "phases": HttpPhases.model_construct(
+        **e.phases.model_dump())}))
+    _same_model(back.phases, HttpPhases.model_construct(**e.phases.model_dump()))
+    card = entry(("Content-Type", "application/json")).card()
+    assert card.response is not None
+    built = card.response.exchange
+    _same_model(built, Exchange.model_construct(method="GET", url="http://a/.well-known/agent-card.json", status=200,
+                                                content_type="application/json"))
+    _same_model(built.phases, HttpPhases())
+    assert built.phases is not entry().card().response.exchange.phases  # type: ignore[union-attr]  # its own
+
+
+@pytest.mark.parametrize("body", [
+    b'{"name": "x", "supportedInterfaces": [], "n": 1e400, "big": 123456789012345678901234567890}',
+    '{"name": "caf\u00e9 \\u00e9 \\ud83d\\ude00", "url": "http://a", "a": {"b": [1.5, -0.0, null, true]}}'.encode(),
+])
+def test_the_stored_body_parses_as_the_strict_parser_parsed_it(body: bytes) -> None:
+    h = hdrs(("Cache-Control", "max-age=60"))
+    resp = Response("http://a/c.json", 200, CIMultiDictProxy(h), body, Exchange(method="GET", url="http://a/c.json"))
+    card = build(url=resp.url, doc=parse(body), response=resp)
+    doc = cc.Entry.of(key(), card, (), 200, cc.freshness(h, NOW, NOW), NOW).card().doc
+    assert doc == parse(body) and list(doc) == list(parse(body)) and repr(doc) == repr(parse(body))
+
+
+def test_the_cached_detail_times_read_as_strftime_reads_them() -> None:
+    import math
+    import random
+    from datetime import UTC, datetime
+
+    from probe.engine import _clock
+    rng = random.Random(14)
+    for t in [0.0, 59.999999, 1_796_000_000.5, *(rng.uniform(0, 4e9) for _ in range(2000))]:
+        assert _clock(math.floor(t)) == datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S UTC") or (
+            t % 1 > 0.9999995)  # strftime's microseconds round up to the next second there; the clock keeps it
