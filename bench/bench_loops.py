@@ -11,6 +11,10 @@ on a shared machine hits every loop alike; the table gives each loop's median ro
 engine / bare and sdk / engine per tree.
 
     python bench/bench_loops.py --module stream --roots /tmp/main-src,.
+    python bench/bench_loops.py --module ping --pythons python3.11,/tmp/venv312/bin/python   # interpreters
+
+`--pythons`: every loop runs once per interpreter (each with the probe's dependencies installed), interleaved the
+same way, for the interpreter choice of the image.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--delay", type=float, default=0.005, help="server-side delay per RPC, s (fleet.py's)")
+    ap.add_argument("--pythons", default=sys.executable,
+                    help="comma-separated interpreters to run every loop with (default: this one)")
     ap.add_argument("--child", nargs=2, metavar=("ORIGIN", "LOOP"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -64,33 +70,44 @@ def main(argv: list[str] | None = None) -> int:
     from bench import fleet
 
     roots = [str(Path(r.strip()).resolve()) for r in args.roots.split(",") if r.strip()]
-    entries = [("bare", str(HERE.parent)), ("sdk", str(HERE.parent))] + [("engine", r) for r in roots]
-    cpu: dict[tuple[str, str], list[float]] = {e: [] for e in entries}
+    pythons = [p.strip() for p in args.pythons.split(",") if p.strip()]
+    trees = [("bare", str(HERE.parent)), ("sdk", str(HERE.parent)), *(("engine", r) for r in roots)]
+    entries = [(loop, root, py) for py in pythons for loop, root in trees]
+    cpu: dict[tuple[str, str, str], list[float]] = {e: [] for e in entries}
     fp = fleet.FleetProc(args.delay)
     try:
         for n in range(args.rounds):
             order = entries[n % len(entries):] + entries[:n % len(entries)]
-            for loop, root in (list(reversed(order)) if n % 2 else order):
-                cmd = [sys.executable, str(Path(__file__).resolve()), "--child", fp.origin, loop,
+            for loop, root, py in (list(reversed(order)) if n % 2 else order):
+                cmd = [py, str(Path(__file__).resolve()), "--child", fp.origin, loop,
                        "--module", args.module, "--agents", str(args.agents), "--probes", str(args.probes),
                        "--concurrency", str(args.concurrency)]
                 out = subprocess.run(cmd, env={**os.environ, "PYTHONPATH": root}, cwd=root, capture_output=True,
                                      text=True, check=False)
                 if out.returncode != 0:
-                    raise SystemExit(f"{loop} ({root}) failed:\n{out.stderr[-3000:]}")
-                cpu[(loop, root)].append(float(out.stdout.strip().splitlines()[-1]))
+                    raise SystemExit(f"{loop} ({root}, {py}) failed:\n{out.stderr[-3000:]}")
+                cpu[(loop, root, py)].append(float(out.stdout.strip().splitlines()[-1]))
     finally:
         fp.stop()
     med = {e: statistics.median(v) for e, v in cpu.items()}
     print(f"\n{args.module}, {args.agents} agents, {args.probes} probes x {args.rounds} rounds, concurrency "
           f"{args.concurrency}, delay {args.delay * 1e3:g} ms; CPU ms per probe (median round, min-max):")
-    for (loop, root), v in cpu.items():
-        where = f" ({root})" if loop == "engine" else ""
-        print(f"  {loop}{where}: {med[(loop, root)]:.3f} ({min(v):.3f}-{max(v):.3f})")
-    bare, sdk = med[("bare", str(HERE.parent))], med[("sdk", str(HERE.parent))]
-    for root in roots:
-        engine = med[("engine", root)]
-        print(f"  engine ({root}): {engine / bare:.2f}x bare, {sdk / engine:.2f}x cheaper than sdk")
+    def label(py: str) -> str:
+        return f", {py}" if len(pythons) > 1 else ""
+
+    for (loop, root, py), v in cpu.items():
+        where = f" ({root}{label(py)})" if loop == "engine" else f" ({py})" if len(pythons) > 1 else ""
+        print(f"  {loop}{where}: {med[(loop, root, py)]:.3f} ({min(v):.3f}-{max(v):.3f})")
+    for py in pythons:
+        bare, sdk = med[("bare", str(HERE.parent), py)], med[("sdk", str(HERE.parent), py)]
+        for root in roots:
+            engine = med[("engine", root, py)]
+            print(f"  engine ({root}{label(py)}): {engine / bare:.2f}x bare, {sdk / engine:.2f}x cheaper than sdk")
+    if len(pythons) > 1:
+        for loop, root, py in entries:
+            if py != pythons[0]:
+                first = med[(loop, root, pythons[0])]
+                print(f"  {loop} ({root}): {py} / {pythons[0]} = {med[(loop, root, py)] / first:.2f}")
     return 0
 
 

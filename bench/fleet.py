@@ -881,7 +881,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     fleet_rows.append(measure_daemon(fleet, workdir, rss_base=base,
                                                      profile=args.profile if n == max(args.agents) else 0.0,
                                                      **fleet_run))
-                    if args.overhead_window > 0 and event_loop == args.event_loop[0]:
+                    if (args.overhead_window > 0 and event_loop == args.event_loop[0]
+                            and n / args.interval <= args.overhead_max_rate):
                         _progress(args, f"overhead: the client loops at {n} agents' rate")
                         overhead_rows += asyncio.run(measure_overhead(
                             fleet, n, n / args.interval, args.overhead_window, args.delay, args.overhead_loops))
@@ -1005,9 +1006,10 @@ def tables(result: dict[str, Any]) -> str:
         out += fleet_table(result["before"])
         out += ["", compare_header({"commit": m.get("before_commit")}, m), ""]
         out += compare_table(result["before"], result["fleet"])
-    out += ["", "| module | loop | daemon CPU ms/probe | engine loop | a2a-sdk loop | bare aiohttp loop | "
-                "daemon ÷ bare | daemon ÷ sdk | engine ÷ bare | sdk ÷ bare |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    if result["ratios"]:
+        out += ["", "| module | loop | daemon CPU ms/probe | engine loop | a2a-sdk loop | bare aiohttp loop | "
+                    "daemon ÷ bare | daemon ÷ sdk | engine ÷ bare | sdk ÷ bare |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["ratios"]:
         out.append(f"| {r['module']} | {r['event_loop']} | {_cell(r['daemon_cpu_ms'], '{:.3f}')} | "
                    f"{_cell(r['engine_cpu_ms'], '{:.3f}')} | {_cell(r['sdk_cpu_ms'], '{:.3f}')} | "
@@ -1099,6 +1101,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--overhead-window", type=float, default=30.0, metavar="SECONDS",
                     help="per fleet size, each client loop paced at that size's probe rate this long, for its own "
                          "measurement overhead beside the daemon's (0: skip)")
+    ap.add_argument("--overhead-max-rate", type=float, default=200.0, metavar="PER_S",
+                    help="fleet sizes whose probe rate is above this get no overhead run (the loops, one process, "
+                         "the SDK's at ~4 ms CPU a probe, would not keep the rate)")
     ap.add_argument("--overhead-loops", default=",".join(OVERHEAD_LOOPS),
                     help="the loops of the overhead run (engine, bare_fresh, bare, sdk)")
     ap.add_argument("--scrapes", type=int, default=3, help="/metrics scrapes after each fleet window")

@@ -173,9 +173,16 @@ class ProbeRun:
         self.answered: float | None = None
         self.answers = 0
 
-    def answer_arrived(self) -> None:
-        """Stamp the end of an answer from the agent (its last byte is in): the probe's own work starts here."""
-        self.answered = time.monotonic()
+    def answer_arrived(self, answer: Answer | None = None) -> None:
+        """Stamp the end of an answer from the agent (its last byte is in): the probe's own work starts here. An
+        answer its binding stamped (the exchange's own start and last byte, on the same clock) gives both ends of
+        the call exactly: the request's building before it and the answer's reading after it are the probe's."""
+        if answer is not None and answer.received_at:
+            if not self.answers and self.calls_from is not None and answer.sent_at > self.calls_from:
+                self.calls_from = answer.sent_at  # the run's first call: the agent's part starts with its request
+            self.answered = answer.received_at
+        else:
+            self.answered = time.monotonic()
         self.answers += 1
 
     def latency(self) -> float:
@@ -902,7 +909,7 @@ class ProbeRun:
 
     def _judge(self, step: StepResult, name: StepName, answer: Answer, op: Op) -> None:
         """Record the exchange and the transport/framing checks; raise for a problem."""
-        self.answer_arrived()
+        self.answer_arrived(answer)
         step.exchanges.append(answer.exchange)
         step.http_status = answer.status
         p = answer.problem

@@ -183,23 +183,60 @@ class _TimedConnector(aiohttp.TCPConnector):
             timer.conn_end = time.monotonic()
         return proto
 
-    async def _wrap_create_connection(self, *args: Any, **kwargs: Any) -> Any:
+    async def _wrap_create_connection(self, *args: Any, addr_infos: list[Any], req: Any,
+                                      timeout: aiohttp.ClientTimeout,
+                                      client_error: type[Exception] = aiohttp.ClientConnectorError,
+                                      **kwargs: Any) -> Any:
+        """aiohttp's `_wrap_create_connection`, timed, and for one address (an IP literal, or a name with one
+        address) without aiohappyeyeballs and the `ceil_timeout(None)` around it: the socket is made and connected
+        as aiohappyeyeballs does for a single address (no race, nothing to interleave), the sessions set no socket
+        timeout (the request's deadline bounds it), and the errors are aiohttp's. Several addresses, a local
+        address, a socket factory or a socket timeout: aiohttp's own path."""
         timer = _TIMER.get()
-        if timer is None or not kwargs.get("ssl") or not args:
-            return await super()._wrap_create_connection(*args, **kwargs)
-        factory: Callable[[], Any] = args[0]
-
-        def timed_factory() -> Any:
-            timer.tcp_end = time.monotonic()
-            return factory()
-
-        transport, protocol = await super()._wrap_create_connection(timed_factory, *args[1:], **kwargs)
         context = kwargs.get("ssl")
-        timer.tls = tls_info(transport, verified=not (isinstance(context, ssl.SSLContext)
-                                                      and context.verify_mode == ssl.CERT_NONE))
-        if timer.tls is not None:
-            _CONNECTION_TLS[protocol] = timer.tls  # a request that reuses this connection reports it too
+        if timer is not None and context and args:
+            factory: Callable[[], Any] = args[0]
+
+            def timed_factory() -> Any:
+                timer.tcp_end = time.monotonic()
+                return factory()
+
+            args = (timed_factory, *args[1:])
+        if len(addr_infos) != 1 or timeout.sock_connect or self._local_addr_infos or self._socket_factory is not None:
+            transport, protocol = await super()._wrap_create_connection(
+                *args, addr_infos=addr_infos, req=req, timeout=timeout, client_error=client_error, **kwargs)
+        else:
+            family, type_, proto, _, address = addr_infos[0]
+            try:
+                sock = socket.socket(family=family, type=type_, proto=proto)
+                try:
+                    sock.setblocking(False)
+                    await self._loop.sock_connect(sock, address)
+                except BaseException:
+                    sock.close()
+                    raise
+                if context and self._ssl_shutdown_timeout:
+                    kwargs["ssl_shutdown_timeout"] = self._ssl_shutdown_timeout
+                transport, protocol = await self._loop.create_connection(*args, **kwargs, sock=sock)
+            except _CERT_ERRORS as exc:
+                raise aiohttp.ClientConnectorCertificateError(req.connection_key, exc) from exc
+            except _SSL_ERRORS as exc:
+                raise aiohttp.ClientConnectorSSLError(req.connection_key, exc) from exc
+            except OSError as exc:
+                if exc.errno is None and isinstance(exc, asyncio.TimeoutError):
+                    raise
+                raise client_error(req.connection_key, exc) from exc
+        if timer is not None and context:
+            timer.tls = tls_info(transport, verified=not (isinstance(context, ssl.SSLContext)
+                                                          and context.verify_mode == ssl.CERT_NONE))
+            if timer.tls is not None:
+                _CONNECTION_TLS[protocol] = timer.tls  # a request that reuses this connection reports it too
         return transport, protocol
+
+
+# the exceptions aiohttp's connector maps to its certificate and TLS errors (the same tuples it uses)
+_CERT_ERRORS: tuple[type[Exception], ...] = aiohttp.connector.cert_errors  # type: ignore[attr-defined]
+_SSL_ERRORS: tuple[type[Exception], ...] = aiohttp.connector.ssl_errors  # type: ignore[attr-defined]
 
 
 class _TimedResolver(AbstractResolver):
@@ -392,6 +429,10 @@ class Response:
     redirects: list[str] = field(default_factory=list)
     cross_origin_redirect: bool = False
     hops: list[HttpExchange] = field(default_factory=list)  # the redirect responses before this one
+    # the exchange on the monotonic clock: from the client taking the request to the body's last byte (its
+    # duration_s); what the caller does before and after is its own work, not the agent's latency
+    sent_at: float = 0.0
+    received_at: float = 0.0
 
     @property
     def exchanges(self) -> list[HttpExchange]:
@@ -486,8 +527,10 @@ class HttpClient:
         hops: list[HttpExchange] = []
         crossed = refreshed = False
         current = url
+        sent_at = 0.0
         while True:
             resp = await self._once(method, current, hdrs, body, deadline, max_bytes, config)
+            sent_at = sent_at or resp.sent_at  # the first hop's: a refresh or a redirect is part of the call
             if (resp.status == 401 and config.auth is not None and not refreshed and not _ANONYMOUS.get()
                     and await config.auth.on_unauthorized(self, deadline)):
                 refreshed = True
@@ -496,6 +539,7 @@ class HttpClient:
             location = resp.headers.get("Location")
             if not (follow_redirects and resp.status in (301, 302, 303, 307, 308) and location):
                 resp.redirects, resp.cross_origin_redirect, resp.hops = redirects, crossed, hops
+                resp.sent_at = sent_at
                 return resp
             hops.append(resp.exchange)
             target = urljoin(current, location)
@@ -523,9 +567,9 @@ class HttpClient:
                 async with _guard(deadline, exchange, "body", method, url):
                     data = await read_bounded(resp, max_bytes, exchange)
         finally:
-            _finish(exchange, timer, t0)
+            done = _finish(exchange, timer, t0)
             resp.release()  # back to the pool when fully read; closed when not
-        return Response(str(resp.url), resp.status, resp.headers, data, exchange)
+        return Response(str(resp.url), resp.status, resp.headers, data, exchange, sent_at=t0, received_at=done)
 
     async def _open(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
                     deadline: Deadline, config: ClientConfig = DEFAULT_CONFIG,
@@ -825,9 +869,11 @@ def _read_buffered(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpE
     return data
 
 
-def _finish(exchange: HttpExchange, timer: _Timer, t0: float) -> None:
+def _finish(exchange: HttpExchange, timer: _Timer, t0: float) -> float:
+    """Close the exchange's timing; returns its end on the monotonic clock."""
     done = time.monotonic()
     _fill(exchange, phases=timer.phases(done), duration_s=done - t0)
+    return done
 
 
 def _fill(exchange: HttpExchange, **values: Any) -> None:

@@ -166,3 +166,36 @@ async def test_the_suite_step_lasts_the_suite_not_the_basic_probes_card_fetch(cl
     discover, suite = r.step(StepName.DISCOVER), r.step(StepName.SUITE)
     assert discover is not None and suite is not None and discover.duration_s >= 0.4
     assert suite.duration_s <= r.duration_s - discover.duration_s  # steps run one after another
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_building_the_request_and_reading_the_answer_are_the_probes_own_work(
+        monkeypatch: pytest.MonkeyPatch, binding: str) -> None:
+    """On the wire the call's ends are its exchange's: the request's body built before it and the answer read after
+    its last byte (both slowed down here) are the probe's work, not the agent's latency."""
+    from probe.engine import run_interfaces
+    from probe.wire import jsonrpc
+    from probe.wire.bindings import http_json
+    from probe.wire.bindings import jsonrpc as jsonrpc_binding
+    from tests.agents.catalogue import run_agent
+
+    def slowed(fn: Any) -> Any:
+        def slow(*args: Any, **kw: Any) -> Any:
+            time.sleep(OWN)
+            return fn(*args, **kw)
+        return slow
+
+    monkeypatch.setattr(jsonrpc, "request", slowed(jsonrpc.request))  # the JSON-RPC envelope of the call
+    monkeypatch.setattr(jsonrpc_binding, "read_answer", slowed(jsonrpc_binding.read_answer))
+    monkeypatch.setattr(http_json, "read_answer", slowed(http_json.read_answer))
+    async with run_agent("healthy") as agent, HttpClient() as client:
+        t0 = time.monotonic()
+        r = await run_interfaces(Target(name="a", url=agent.origin or "", fresh_connection=True, binding=binding),
+                                 client, steps=(StepName.PING,), agree=False)
+        wall = time.monotonic() - t0
+    assert r.success, r.steps
+    ping = r.step(StepName.PING)
+    assert ping is not None and ping.duration_s >= OWN  # the step keeps its whole wall time
+    assert wall >= OWN and r.duration_s < OWN / 2, (r.duration_s, ping.duration_s)
+    (exchange,) = ping.exchanges
+    assert r.duration_s == pytest.approx(exchange.duration_s)  # exactly the call's exchange

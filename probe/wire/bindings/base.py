@@ -101,6 +101,10 @@ class Answer:
     snippet: str = ""  # the start of the body, for people
     challenge: str | None = None  # WWW-Authenticate (or gRPC equivalent), for 401s
     extensions: str | None = None  # the A2A-Extensions (0.3: X-A2A-Extensions) header of the answer: those activated
+    # the call's exchange on the monotonic clock, request taken to last byte (0.0: the binding does not stamp it);
+    # the engine's latency runs between them, leaving out the request's building and the answer's reading
+    sent_at: float = 0.0
+    received_at: float = 0.0
 
     @property
     def status(self) -> int | None:

@@ -133,6 +133,7 @@ class HttpJsonBinding:
                              version=self.dialect.version)
         answer.challenge = resp.headers.get("WWW-Authenticate")
         answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
+        answer.sent_at, answer.received_at = resp.sent_at, resp.received_at
         return answer
 
     @asynccontextmanager

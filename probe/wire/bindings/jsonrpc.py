@@ -100,6 +100,7 @@ class JsonRpcBinding:
         answer = read_answer(method, rid, resp.exchange, resp.status, resp.content_type, resp.body)
         answer.challenge = resp.headers.get("WWW-Authenticate")
         answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
+        answer.sent_at, answer.received_at = resp.sent_at, resp.received_at
         return answer
 
     def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
