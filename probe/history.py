@@ -14,8 +14,10 @@ instead of compressing 8 KB again. `hash` is keyed per process (SipHash): two di
 and steps are in the other part).
 
 zstd at level 1, not zlib: the same size (2,429 against 2,468 bytes for a ping result) in a third of the time
-(25-35 µs against 97-99 µs for 9.4 KB of JSON; bench/bench_record.py measures the whole record). The
-compressor is reused; only the event loop records, and reads decompress with a fresh context.
+(25-35 µs against 97-99 µs for 9.4 KB of JSON; bench/bench_record.py measures the whole record). Each kind of part
+is compressed with a zstd dictionary trained on the process's first parts (`_Codec`): a ping's parts in about a
+third of the time and a fifth of the bytes. The compressors are reused; only the event loop records, and reads
+decompress with a fresh context.
 """
 
 from __future__ import annotations
@@ -51,23 +53,24 @@ _CHECK_JSON = CheckResult.__pydantic_serializer__.to_json
 
 # The checks are most of a result's JSON (30 of a ping's 9.4 KB are checks: 8.6 KB), and most check objects are
 # shared: the engine builds each distinct check once, never mutates it, and hands it to every result that records
-# it (probe.redact.share). Their JSON is written once too: by object, holding the object so its id stays its own;
-# bounded, starting over when full, and whenever a secret is registered (the engine then scrubs its shared checks
-# again, in place: a text kept from before could hold the new secret).
+# it (probe.redact.share). Their JSON is written once too: by object, holding the object (`_pinned`) so its id stays
+# its own while its text is kept (so a kept id is that object: looked up in C, `map(_fragments.get, ...)`, with no
+# identity test a check); bounded, starting over when full, and whenever a secret is registered (the engine then
+# scrubs its shared checks again, in place: a text kept from before could hold the new secret).
 _MAX_FRAGMENTS = 65_536
-_fragments: dict[int, tuple[CheckResult, bytes]] = {}
+_fragments: dict[int, bytes] = {}  # id of a pinned check -> its JSON
+_pinned: dict[int, CheckResult] = {}  # the same ids -> the checks themselves, alive while their text is kept
 _fragments_secrets: list[tuple[str, ...]] = [()]  # the secrets registered when `_fragments` was filled
 
 
 def _check_json(c: CheckResult) -> bytes:
-    kept = _fragments.get(id(c))
-    if kept is not None and kept[0] is c:
-        return kept[1]
     text = _CHECK_JSON(c)
     if redact.is_shared(c):  # never mutated while shared: its text stays true
         if len(_fragments) >= _MAX_FRAGMENTS:
             _fragments.clear()
-        _fragments[id(c)] = (c, text)
+            _pinned.clear()
+        _pinned[id(c)] = c
+        _fragments[id(c)] = text
     return text
 
 
@@ -75,8 +78,14 @@ def _checks_json(checks: list[CheckResult]) -> bytes:
     secrets = redact.registered()
     if secrets != _fragments_secrets[0]:
         _fragments.clear()
+        _pinned.clear()
         _fragments_secrets[0] = secrets
-    return b",".join([_check_json(c) for c in checks])
+    texts = list(map(_fragments.get, map(id, checks)))
+    if None in texts:
+        for i, text in enumerate(texts):
+            if text is None:
+                texts[i] = _check_json(checks[i])
+    return b",".join(texts)  # type: ignore[arg-type]  # every None replaced above
 
 
 def dump(result: ProbeResult) -> bytes:
@@ -92,10 +101,65 @@ def _rest_json(result: ProbeResult) -> bytes:
     return result.__pydantic_serializer__.to_json(result, exclude=exclude)
 
 
-def _compress(data: bytes) -> bytes:
+def _compress(data: bytes, compressor: zstandard.ZstdCompressor = _COMPRESSOR) -> bytes:
     # copied to its own size: zstandard's result keeps the allocation of the compression bound (the JSON's size,
     # ~9.4 KB for a ping against ~2.4 KB compressed), which a kept record would hold for as long as it is kept
-    return bytes(memoryview(_COMPRESSOR.compress(data)))
+    return bytes(memoryview(compressor.compress(data)))
+
+
+# A kept part is a few KB of JSON whose keys, check ids and messages recur in every other job's: zstd with a
+# dictionary trained on such parts writes a ping's two parts in a quarter of the time and a tenth of the bytes
+# (bench/bench_record.py, docs/performance.md). Each kind of part gets its own dictionary, trained once per process
+# on its first `_SAMPLES` parts (any parts will do: a dictionary only makes compression cheaper and smaller, it never
+# changes what a record decompresses to). A frame names its dictionary (zstd's dictionary id), so records written
+# before the training, or with either dictionary, all read back; training failures (odd samples) leave the plain
+# compressor in place for good.
+_SAMPLES = 64
+_SAMPLE_MAX = 32 * 1024  # larger parts (a suite's) are not samples: training time grows with the samples' bytes
+_DICTS: dict[int, zstandard.ZstdCompressionDict] = {}  # dictionary id -> dictionary, for reading
+
+
+class _Codec:
+    """The compressor of one kind of part, with the dictionary trained on its first parts once there are enough."""
+
+    __slots__ = ("compressor", "dict_size", "samples")
+
+    def __init__(self, dict_size: int) -> None:
+        self.compressor = _COMPRESSOR
+        self.dict_size = dict_size
+        self.samples: list[bytes | bytearray | memoryview] | None = []  # None: trained, or given up
+
+    def compress(self, data: bytes) -> bytes:
+        samples = self.samples
+        if samples is not None and len(data) <= _SAMPLE_MAX:
+            samples.append(data)
+            if len(samples) >= _SAMPLES:
+                self.train()
+        return _compress(data, self.compressor)
+
+    def train(self) -> None:
+        samples, self.samples = self.samples, None
+        try:
+            trained = zstandard.train_dictionary(self.dict_size, samples or [])
+        except zstandard.ZstdError:
+            return  # too few or too uniform samples: plain compression, as before
+        key = trained.dict_id()
+        if not key or key in _DICTS:  # a frame names its dictionary by id: never two under one
+            return
+        trained.precompute_compress(level=1)
+        _DICTS[key] = trained
+        self.compressor = zstandard.ZstdCompressor(level=1, dict_data=trained)
+
+
+_REST = _Codec(8 * 1024)  # the result without its checks (~2.3 KB of JSON for a ping)
+_CHECKS = _Codec(16 * 1024)  # the checks (~8 KB for a ping)
+
+
+def _decompress(blob: bytes) -> bytes:
+    key = zstandard.get_frame_parameters(blob).dict_id
+    if not key:
+        return zstandard.decompress(blob)
+    return zstandard.ZstdDecompressor(dict_data=_DICTS[key]).decompress(blob)
 
 
 def pack(result: ProbeResult) -> bytes:
@@ -111,14 +175,14 @@ def _result(data: bytes) -> ProbeResult:
 
 
 def unpack(blob: bytes) -> ProbeResult:
-    return _result(zstandard.decompress(blob))
+    return _result(_decompress(blob))
 
 
 Record = tuple[bytes, bytes]  # a kept result: (its JSON without checks, its checks' JSON), each compressed
 
 
 def unpack_record(record: Record) -> ProbeResult:
-    rest, checks = zstandard.decompress(record[0]), zstandard.decompress(record[1])
+    rest, checks = _decompress(record[0]), _decompress(record[1])
     return _result(b"".join((rest[:-1], b',"checks":[', checks, b"]}")))
 
 
@@ -168,8 +232,8 @@ class _Job:
         checks = _checks_json(r.checks)
         digest = hash(checks)
         if digest != self.checks_hash or not self.latest_checks:  # the same JSON: the latest part kept again
-            self.latest_checks, self.checks_hash = _compress(checks), digest
-        self.latest_rest = _compress(_rest_json(r))
+            self.latest_checks, self.checks_hash = _CHECKS.compress(checks), digest
+        self.latest_rest = _REST.compress(_rest_json(r))
         self.interface_url = r.interface_url
         if r.success:
             self.last_success = ts

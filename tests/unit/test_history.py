@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tracemalloc
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from probe import redact
 from probe.history import History, dump, pack, unpack
@@ -166,3 +167,52 @@ def test_kept_records_hold_their_own_size_per_job() -> None:
     parts = len(job.latest_rest) + len(job.latest_checks) + len(job.failure_rest)
     held = sum(s.size_diff for s in after.compare_to(before, "filename")) / 200
     assert held < parts + 1024, (held, parts, len(dump(warm)))  # ring arrays and slots: well under 1 KiB
+
+
+def test_parts_read_back_the_same_before_and_after_the_dictionaries_are_trained(monkeypatch: Any) -> None:
+    """Each kind of part is compressed with a dictionary trained on the process's first parts: records written
+    before the training (no dictionary) and after it (the frame names its dictionary) all read back as written,
+    and the same part is smaller with the dictionary."""
+    import zstandard
+
+    from probe import history
+
+    rest, checks = history._Codec(8 * 1024), history._Codec(16 * 1024)
+    monkeypatch.setattr(history, "_REST", rest)
+    monkeypatch.setattr(history, "_CHECKS", checks)
+    h = History(2)
+    runs = []
+    for i in range(2 * history._SAMPLES):
+        r = _rich(i, i % 3 != 0)
+        r.agent = f"agent-{i}"
+        r.checks = [c.model_copy(update={"message": f"{c.message} of agent {i}"}) for c in r.checks]
+        h.add("ping", r)
+        runs.append(r)
+    assert rest.samples is None and checks.samples is None  # trained, samples dropped
+    assert rest.compressor is not history._COMPRESSOR and checks.compressor is not history._COMPRESSOR
+    first, last = h._jobs["agent-0"]["ping"], h._jobs[runs[-1].agent]["ping"]
+    assert zstandard.get_frame_parameters(first.latest_rest).dict_id == 0
+    assert zstandard.get_frame_parameters(last.latest_rest).dict_id in history._DICTS
+    assert zstandard.get_frame_parameters(last.latest_checks).dict_id in history._DICTS
+    for r in runs:
+        assert h.latest(r.agent, "ping") == ("ping", r)
+        if not r.success:
+            assert h.last_failure(r.agent, "ping") == r
+    again = runs[1].model_copy(update={"agent": "again"})
+    h.add("ping", again)
+    assert len(h._jobs["again"]["ping"].latest_rest) < len(h._jobs[runs[1].agent]["ping"].latest_rest)
+
+
+def test_a_dictionary_that_cannot_be_trained_leaves_plain_compression(monkeypatch: Any) -> None:
+    import zstandard
+
+    from probe import history
+
+    def refuse(*_args: Any, **_kw: Any) -> Any:
+        raise zstandard.ZstdError("cannot train")
+
+    monkeypatch.setattr(zstandard, "train_dictionary", refuse)
+    codec = history._Codec(4096)
+    blobs = [codec.compress(b'{"n":%d}' % i) for i in range(history._SAMPLES + 3)]
+    assert codec.samples is None and codec.compressor is history._COMPRESSOR
+    assert [history._decompress(b) for b in blobs] == [b'{"n":%d}' % i for i in range(history._SAMPLES + 3)]
