@@ -88,12 +88,15 @@ class _Stamp:
         self.second, self.head = -1, ""
 
     def __call__(self, _logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        event["timestamp"] = self.text()
+        return event
+
+    def text(self) -> str:
         second, ns = divmod(time.time_ns(), 1_000_000_000)
         if second != self.second:
             self.second, self.head = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
         us = ns // 1000
-        event["timestamp"] = f"{self.head}.{us:06d}Z" if us else f"{self.head}Z"  # isoformat drops .000000
-        return event
+        return f"{self.head}.{us:06d}Z" if us else f"{self.head}Z"  # isoformat drops .000000
 
 
 class _Dumps:
@@ -257,7 +260,7 @@ atexit.register(unbatch)  # before exit: nothing kept is lost on a clean stop
 
 
 _MAX_VALUE = 160  # characters of one value on a console line
-_state: dict[str, Any] = {"console": False, "probe": None, "ours": None}
+_state: dict[str, Any] = {"console": False, "probe": None, "ours": None, "stamp": None}
 _verdicts: dict[tuple[str, str], str] = {}  # (agent, module) -> last verdict; keys come from config
 
 
@@ -301,6 +304,7 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
     exc_processor: Any = structlog.processors.format_exc_info if tracebacks and not console else _one_line_exc
     renderer: Any = console_line if console else structlog.processors.JSONRenderer(serializer=_Dumps())
     stamp = _Stamp()
+    _state["stamp"] = None if console else stamp  # the direct probe line's (JSON only)
     # stdlib loggers (aiohttp, apscheduler) render through the same pipeline
     handler = _SinkHandler(sink)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
@@ -326,30 +330,107 @@ def configure(level: str = "info", fmt: str = "auto", stream: Any = None, *, tra
     _state["ours"] = (c["processors"], c["logger_factory"], c["wrapper_class"], getattr(logging, level.upper()))
 
 
-def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
-    """The fields of one probe_finished event (agentgateway's a2a.* names where they exist)."""
+PROBE_KEYS = ("agent", "module", "probe_id", "verdict", "reason", "duration_seconds", "step_durations", "step_status",
+              "card_url", "interface_url", "binding", "protocol_version", "a2a.method", "http_status", "detail",
+              "failed_checks", "interfaces")
+
+
+def _probe_values(module: str, r: ProbeResult, probe_id: str) -> tuple[Any, ...]:
+    """The values of one probe_finished event, in `PROBE_KEYS` order (agentgateway's a2a.* names where they exist)."""
     invoke = next((s for s in reversed(r.steps) if s.a2a_method), None)
     fail = Status.FAIL
-    failed = [c.id for c in r.checks if c.status is fail]
-    return {
-        "agent": r.agent, "module": module, "probe_id": probe_id,
-        "verdict": "pass" if r.success else "fail", "reason": r.reason._value_ if r.reason else None,
-        "duration_seconds": round(r.duration_s, 6),
+    return (
+        r.agent, module, probe_id, "pass" if r.success else "fail", r.reason._value_ if r.reason else None,
+        round(r.duration_s, 6),
         # `_value_`: the member's own attribute, without the `value` property's descriptor call (9 a line)
-        "step_durations": {s.name._value_: round(s.duration_s, 6) for s in r.steps},
-        "step_status": {s.name._value_: s.status._value_ for s in r.steps},
-        "card_url": redact.url(r.card_url) if r.card_url else None,
-        "interface_url": redact.url(r.interface_url) if r.interface_url else None,
-        "binding": r.binding, "protocol_version": r.protocol_version,
-        "a2a.method": invoke.a2a_method if invoke else None,
-        "http_status": invoke.http_status if invoke else None,
-        "detail": r.problem or next((s.detail for s in r.steps if s.status is Status.FAIL), None)
+        {s.name._value_: round(s.duration_s, 6) for s in r.steps},
+        {s.name._value_: s.status._value_ for s in r.steps},
+        redact.url(r.card_url) if r.card_url else None,
+        redact.url(r.interface_url) if r.interface_url else None,
+        r.binding, r.protocol_version,
+        invoke.a2a_method if invoke else None,
+        invoke.http_status if invoke else None,
+        r.problem or next((s.detail for s in r.steps if s.status is fail), None)
         or next((f"{i.key}: {i.detail}" for i in r.interfaces if not i.success and i.detail), None),
-        "failed_checks": failed[:20],
+        [c.id for c in r.checks if c.status is fail][:20],
         # every interface the run probed (the daemon probes each one the card advertises): "pass" or its reason
-        "interfaces": {i.key: i.reason._value_ if i.reason else "pass" for i in r.interfaces}
-        if len(r.interfaces) > 1 else None,
-    }
+        {i.key: i.reason._value_ if i.reason else "pass" for i in r.interfaces} if len(r.interfaces) > 1 else None,
+    )
+
+
+def probe_fields(module: str, r: ProbeResult, probe_id: str) -> dict[str, Any]:
+    """The fields of one probe_finished event."""
+    return dict(zip(PROBE_KEYS, _probe_values(module, r, probe_id), strict=True))
+
+
+# ---- the probe_finished line written directly (logs.configure's JSON set-up)
+#
+# What redact_processor and the JSON renderer make of a probe's event, byte for byte (tests/unit/test_logs.py
+# compares it with structlog's stock pipeline), without the event dict walked twice: each value's text by its
+# place in `PROBE_KEYS`, where its type is known. A value of another type than its place expects takes the general
+# way (`_any`: the processor's redaction, then the encoder), so the line is the same whatever the value.
+_JSON_STR = json.encoder.encode_basestring_ascii  # the C function the encoder writes a str with (ensure_ascii)
+_ENCODER = json.JSONEncoder(default=structlog.processors._json_fallback_handler)  # JSONRenderer's own `default`
+_text = redact.text
+
+
+def _any(value: Any) -> str:
+    """One value as redact_processor, then the renderer, write it (any type)."""
+    if value.__class__ is str:
+        return _JSON_STR(_text(value))
+    return _ENCODER.encode(value if value.__class__ in _PLAIN else _deep(value))
+
+
+def _str(value: Any) -> str:
+    return _JSON_STR(_text(value)) if value.__class__ is str else "null" if value is None else _any(value)
+
+
+def _float(value: Any) -> str:
+    if value.__class__ is float and value - value == 0.0:  # finite: the encoder writes float.__repr__
+        return float.__repr__(value)
+    return _any(value)
+
+
+def _steps(value: dict[Any, Any], statuses: bool) -> str:
+    """A {step name: duration} or {step name: status} dict, as `_deep` and the encoder make it."""
+    parts = []
+    for k, v in value.items():
+        if k.__class__ is not str:
+            return _any(value)
+        if statuses:
+            if v.__class__ is not str:
+                return _any(value)
+            text = _JSON_REDACTED if _secret_name(k) else _JSON_STR(_text(v))
+        else:
+            text = _float(v) if v.__class__ is float else _any(v)
+        parts.append(f"{_JSON_STR(k)}: {text}")
+    return "{" + ", ".join(parts) + "}"
+
+
+_JSON_REDACTED = _JSON_STR(redact.REDACTED)
+# the event's own keys and the step names (a nested key): their texts, written once; the direct line is only
+# written while none of them names a credential (never: code's names), since redaction would replace such a value
+_DIRECT_HEADS = tuple(f"{_JSON_STR(k)}: " for k in PROBE_KEYS)
+_DIRECT_OK = not any(_secret_key(k) for k in (*PROBE_KEYS, "event", "level", "timestamp"))
+
+
+def _probe_line(values: tuple[Any, ...], level: str, timestamp: str) -> str:
+    """The rendered line of a probe_finished event with `values` (`_probe_values`), `level` and `timestamp`."""
+    h = _DIRECT_HEADS
+    http_status = values[13]
+    failed = values[15]
+    return (f"{{{h[0]}{_str(values[0])}, {h[1]}{_str(values[1])}, {h[2]}{_str(values[2])}, "
+            f"{h[3]}{_str(values[3])}, {h[4]}{_str(values[4])}, {h[5]}{_float(values[5])}, "
+            f"{h[6]}{_steps(values[6], False) if values[6].__class__ is dict else _any(values[6])}, "
+            f"{h[7]}{_steps(values[7], True) if values[7].__class__ is dict else _any(values[7])}, "
+            f"{h[8]}{_str(values[8])}, {h[9]}{_str(values[9])}, {h[10]}{_str(values[10])}, "
+            f"{h[11]}{_str(values[11])}, {h[12]}{_str(values[12])}, "
+            f"{h[13]}{int.__repr__(http_status) if http_status.__class__ is int else _any(http_status)}, "
+            f"{h[14]}{_str(values[14])}, "
+            f"{h[15]}{'[' + ', '.join([_str(c) for c in failed]) + ']' if failed.__class__ is list else _any(failed)}, "
+            f"{h[16]}{_any(values[16])}, "
+            f'"event": {_JSON_STR(_text("probe_finished"))}, "level": {_JSON_STR(_text(level))}, '
+            f'"timestamp": {_JSON_STR(_text(timestamp))}}}')
 
 
 _OWN_ERRORS = (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR)
@@ -376,20 +457,25 @@ def _probe_logger() -> Any:
 _LEVEL = {"info": logging.INFO, "warning": logging.WARNING}
 
 
-def _emit(cached: Any, method: str, fields: dict[str, Any]) -> None:
+def _emit(cached: Any, method: str, values: tuple[Any, ...]) -> None:
     """One probe event, as the bound logger would emit it: structlog's `_process_event` inline when the set-up is
     logs.configure's (the level filter, the event name after the fields, every processor in order, the rendered
     line to the wrapped logger's method), without the bound logger's per-call copies; any other set-up through
-    structlog itself."""
+    structlog itself. With logs.configure's JSON set-up and no context variables bound, the line is written
+    directly (`_probe_line`: what the processors would render)."""
     inline = cached[5]
     if inline is None:
-        getattr(cached[4], method)("probe_finished", **fields)
+        getattr(cached[4], method)("probe_finished", **dict(zip(PROBE_KEYS, values, strict=True)))
         return
     processors, logger, min_level = inline
     if _LEVEL[method] < min_level:
         return
-    fields["event"] = "probe_finished"
-    event: Any = fields
+    stamp = _state["stamp"]
+    if _DIRECT_OK and stamp is not None and not structlog.contextvars.merge_contextvars(logger, method, {}):
+        getattr(logger, method)(_probe_line(values, method, stamp.text()))  # add_log_level: the method's name
+        return
+    event: Any = dict(zip(PROBE_KEYS, values, strict=True))
+    event["event"] = "probe_finished"
     try:
         for proc in processors:
             event = proc(logger, method, event)
@@ -401,10 +487,11 @@ def _emit(cached: Any, method: str, fields: dict[str, Any]) -> None:
 def log_probe(module: str, r: ProbeResult, probe_id: str) -> None:
     cached = _probe_logger()
     log = cached[4]
-    fields = probe_fields(module, r, probe_id)
+    values = _probe_values(module, r, probe_id)
     if not _state["console"]:
-        _emit(cached, "info" if r.success else "warning", fields)
+        _emit(cached, "info" if r.success else "warning", values)
         return
+    fields = dict(zip(PROBE_KEYS, values, strict=True))
     verdict = fields["verdict"]
     before = _verdicts.get((r.agent, module))
     _verdicts[(r.agent, module)] = verdict

@@ -368,3 +368,62 @@ def test_the_inline_probe_event_keeps_structlogs_contextvars_and_level_filter() 
     for r in _results()[:2]:  # a pass (info) and a fail (warning): both below error
         logs.log_probe("ping", r, "id")
     assert quiet.getvalue() == ""
+
+
+def _varied() -> list[ProbeResult]:
+    """Results whose every field takes an unusual value: the directly written line must still be the stock one."""
+    odd = "q\"uo\\te \u00e9\u2603 \x00\x1f\n\t \ud800 </script> Authorization: Basic dXNlcjpwYXNz"
+    steps = [StepResult(name=StepName.DISCOVER, status=Status.PASS, duration_s=1e-07, http_status=200),
+             StepResult(name=StepName.DISCOVER, status=Status.FAIL, duration_s=12345678.123456789, detail=odd),
+             StepResult(name=StepName.INVOKE, status=Status.SKIP, duration_s=0.0, a2a_method=odd, http_status=None)]
+    checks = [CheckResult(id=f"c.{i}{odd if i == 3 else ''}", category=Cat.LIFECYCLE, severity=Severity.MUST,
+                          status=Status.FAIL if i % 2 else Status.PASS) for i in range(50)]
+    out = []
+    for duration in (0.0, 5e-324, 1e300, float("nan"), float("inf"), -0.0):
+        out.append(ProbeResult(
+            agent=f"agent {odd}", target_url="http://x/", card_url=f"http://u:{SECRET}@h/c?token={SECRET}&a=1",
+            interface_url=f"http://h/{odd}", binding=odd, protocol_version="0.3", success=duration == 0.0,
+            reason=None if duration == 0.0 else Reason.INVOKE_AUTH, duration_s=duration, steps=steps,
+            checks=checks, problem=None if duration else f"problem {SECRET} {odd}", interfaces=[
+                InterfaceResult(binding="jsonrpc", protocol_binding="JSONRPC", protocol_version="1.0",
+                                success=False, detail=odd, reason=Reason.INVOKE_AUTH),
+                InterfaceResult(binding="grpc", protocol_binding="GRPC", protocol_version="0.3", success=True)]
+            if duration else []))
+    out.append(ProbeResult(agent="", target_url="", success=True, duration_s=3))
+    return out
+
+
+@pytest.mark.parametrize("bound", [False, True])
+def test_the_directly_written_probe_line_is_the_stock_pipelines_on_unusual_values(
+        bound: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    results = _varied()
+    direct = []
+    line = logs._probe_line
+    monkeypatch.setattr(logs, "_probe_line", lambda *a: direct.append(1) or line(*a))
+    out = io.StringIO()
+    logs.configure("info", "json", stream=out)
+    if bound:  # context variables bound: the processors' way, which must give the same
+        structlog.contextvars.bind_contextvars(request_id="r-1")
+    try:
+        for i, r in enumerate(results):
+            logs.log_probe(f"mod {SECRET}", r, f"id-{i}")
+        ours = out.getvalue().splitlines()
+        stock_out = io.StringIO()
+        structlog.configure(
+            processors=[structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
+                        structlog.processors.TimeStamper(fmt="iso", utc=True), structlog.processors.format_exc_info,
+                        _stock_redact, structlog.processors.JSONRenderer()],
+            wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+            logger_factory=structlog.PrintLoggerFactory(stock_out), cache_logger_on_first_use=False)
+        for i, r in enumerate(results):
+            log = structlog.get_logger("a2a_probe.probe")
+            (log.info if r.success else log.warning)("probe_finished",
+                                                     **logs.probe_fields(f"mod {SECRET}", r, f"id-{i}"))
+    finally:
+        structlog.contextvars.clear_contextvars()
+    stock = stock_out.getvalue().splitlines()
+    assert len(ours) == len(stock) == len(results)
+    assert [_STAMP.sub("T", line) for line in ours] == [_STAMP.sub("T", line) for line in stock]
+    assert all(SECRET not in line for line in ours)
+    assert ("request_id" in ours[0]) is bound
+    assert len(direct) == (0 if bound else len(results))  # written directly unless context variables are bound
