@@ -25,6 +25,7 @@ import asyncio
 import atexit
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -433,6 +434,32 @@ def _probe_line(values: tuple[Any, ...], level: str, timestamp: str) -> str:
             f'"timestamp": {_JSON_STR(_text(timestamp))}}}')
 
 
+class _ProbeIds:
+    """`str(uuid.uuid4())` (16 bytes of os.urandom, the version and variant bits set as uuid.UUID sets them), with the
+    random bytes read 4 KiB at a time instead of a call and a UUID object per probe; a forked child reads its own."""
+
+    __slots__ = ("pool", "pos")
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self.pool, self.pos = b"", 0
+
+    def __call__(self) -> str:
+        pos = self.pos
+        if pos + 16 > len(self.pool):
+            self.pool, pos = os.urandom(4096), 0
+        self.pos = pos + 16
+        n = int.from_bytes(self.pool[pos:pos + 16], "big")
+        n = (n & ~(0xC000 << 48)) | (0x8000 << 48)  # the variant: RFC 4122
+        n = (n & ~(0xF000 << 64)) | (4 << 76)  # the version: 4 (random)
+        h = f"{n:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+new_probe_id = _ProbeIds()
 _OWN_ERRORS = (Reason.PROBE_ERROR, Reason.PROBE_CONFIG_ERROR)
 
 

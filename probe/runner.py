@@ -17,7 +17,6 @@ import heapq
 import math
 import resource
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -172,7 +171,7 @@ class Runner:
         t0 = time.thread_time()  # synchronous: this thread's CPU is exactly the bookkeeping's
         self.metrics.observe(module_name, result)
         self.history.add(module_name, result)
-        logs.log_probe(module_name, result, str(uuid.uuid4()))
+        logs.log_probe(module_name, result, logs.new_probe_id())
         # with the batched writes of earlier lines (made by the log's timer): the log line's whole cost
         self._bookkeeping.inc(time.thread_time() - t0 + logs.take_timer_cpu())
 

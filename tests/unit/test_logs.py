@@ -427,3 +427,16 @@ def test_the_directly_written_probe_line_is_the_stock_pipelines_on_unusual_value
     assert all(SECRET not in line for line in ours)
     assert ("request_id" in ours[0]) is bound
     assert len(direct) == (0 if bound else len(results))  # written directly unless context variables are bound
+
+
+def test_probe_ids_are_random_uuid4_texts() -> None:
+    import uuid
+
+    ids = [logs.new_probe_id() for _ in range(1000)]  # past one 4 KiB read of random bytes
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        u = uuid.UUID(text)
+        assert str(u) == text and u.version == 4 and u.variant == uuid.RFC_4122
+    bits = {i: {int(t.replace("-", ""), 16) >> i & 1 for t in ids} for i in range(128)}
+    fixed = {i for i, seen in bits.items() if len(seen) == 1}
+    assert fixed == {62, 63, 76, 77, 78, 79}  # only the variant and version bits never change
