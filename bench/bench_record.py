@@ -12,7 +12,8 @@ string (check JSON, scrubbed texts) always hits. `--distinct` measures what the 
 result once right after its probe, as `Runner.scheduled` does, and reports the second pass (fresh result objects
 of agents whose series exist) from the daemon's own `bookkeeping_cpu_seconds` counter; the log goes to a pipe
 read by another process, as the daemon's stderr is, in batches when the tree batches it. `--breakdown` also
-times metrics, history and the log line apart (a few µs of timer calls added).
+times metrics, history and the log line apart (a few µs of timer calls added); `--cached-card` runs them as the
+scheduler does, with the RFC 9111 card cache (the second pass's cards come from it, as in the daemon).
 
 `--against REF` measures a git revision's tree side by side (its `probe/` extracted to a temporary directory):
 each round runs one child process per tree, in alternating order (`--parallel`: both at once, so a machine
@@ -134,12 +135,16 @@ async def _fleet_records(args: argparse.Namespace) -> dict[str, float]:
         logs.batch()  # as the daemon writes its log while it runs
     async with HttpClient(limit=2 * args.concurrency, limit_per_host=2 * args.concurrency) as client:
         runner = Runner(client, metrics, history, max_concurrency=args.concurrency)
+        cached = args.cached_card and hasattr(runner, "cards")
+        if cached:  # as the daemon's scheduled runs: the card from the RFC 9111 cache after an agent's first run
+            runner.cards.default_max_age = 300.0
 
         gate = asyncio.Semaphore(args.concurrency)  # never more than the runner's slots: no run waits for one
 
         async def one(agent: Agent) -> bool:
             async with gate:
-                result = await runner.run(agent, spec, timeout=spec.timeout)
+                start_by = asyncio.get_running_loop().time() + spec.interval if cached else None
+                result = await runner.run(agent, spec, timeout=spec.timeout, start_by=start_by)
             runner.record(args.module, result)
             return result.success
 
@@ -200,6 +205,7 @@ def _run_child(tree: Path, args: argparse.Namespace) -> dict[str, float]:
     if args.distinct:
         cmd += ["--distinct", "--origin", args.origin, "--concurrency", str(args.concurrency)]
         cmd += ["--breakdown"] if args.breakdown else []
+        cmd += ["--cached-card"] if args.cached_card else []
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, cwd=tree).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
@@ -216,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="fresh results of distinct agents, each recorded once after its probe (as the daemon does)")
     p.add_argument("--concurrency", type=int, default=64, help="--distinct: probes at once")
     p.add_argument("--breakdown", action="store_true", help="--distinct: time metrics, history and log apart")
+    p.add_argument("--cached-card", action="store_true",
+                   help="--distinct: scheduled runs with the card cache (the daemon's path: a ping's second pass is "
+                        "the call alone, its discovery step from the cache)")
     p.add_argument("--parallel", action="store_true",
                    help="run both trees' children at the same time each round (a shared, loaded machine)")
     p.add_argument("--json", action="store_true")
