@@ -202,7 +202,9 @@ class _TimedConnector(aiohttp.TCPConnector):
                 return factory()
 
             args = (timed_factory, *args[1:])
-        if len(addr_infos) != 1 or timeout.sock_connect or self._local_addr_infos or self._socket_factory is not None:
+        # looked up with getattr: older aiohttp releases of the supported range (>= 3.10) lack some of them
+        if (len(addr_infos) != 1 or timeout.sock_connect or getattr(self, "_local_addr_infos", None)
+                or getattr(self, "_socket_factory", None) is not None):
             transport, protocol = await super()._wrap_create_connection(
                 *args, addr_infos=addr_infos, req=req, timeout=timeout, client_error=client_error, **kwargs)
         else:
@@ -215,8 +217,8 @@ class _TimedConnector(aiohttp.TCPConnector):
                 except BaseException:
                     sock.close()
                     raise
-                if context and self._ssl_shutdown_timeout:
-                    kwargs["ssl_shutdown_timeout"] = self._ssl_shutdown_timeout
+                if context and (shutdown := getattr(self, "_ssl_shutdown_timeout", None)):
+                    kwargs["ssl_shutdown_timeout"] = shutdown
                 transport, protocol = await self._loop.create_connection(*args, **kwargs, sock=sock)
             except _CERT_ERRORS as exc:
                 raise aiohttp.ClientConnectorCertificateError(req.connection_key, exc) from exc
