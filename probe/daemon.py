@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import signal
 from pathlib import Path
@@ -96,6 +97,7 @@ class Daemon:
         self.metrics.config_loaded(True, len(self.mine))
         self.scheduler.start()
         tune_gc()
+        fixed_mmap_threshold()
         # once every job has run (one interval and a timeout), its lasting state exists (history rings, series):
         # freeze it too, so full collections stop walking the whole fleet (50,000 agents: a 180 ms pause each)
         modules = self.share(self.config).all_modules()
@@ -221,6 +223,25 @@ class Daemon:
                 await self.stop()
             finally:
                 logs.unbatch()  # whatever stopped the daemon (an error too), no kept line is lost
+
+
+_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
+MMAP_THRESHOLD = 128 * 1024  # glibc's own default, kept fixed
+
+
+def fixed_mmap_threshold() -> bool:
+    """Keep glibc's mmap threshold at its default instead of letting it rise, so large freed blocks leave RSS.
+
+    glibc raises the threshold to the size of each mmapped block freed (up to 32 MiB); from then on blocks of up to
+    that size come from the heap, and once freed stay in the process's RSS. A scrape's buffers are such blocks (the
+    render's pieces, gzip's output: megabytes at 10,000 agents, tens at 50,000): 10,000 agents held +35 MiB after
+    three scrapes, +1 MiB after five with the threshold fixed (bench/memory.py, docs/performance.md). mallopt fixes
+    the trim threshold too. False where the C library has no mallopt (musl's does nothing)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
 def _addresses(site: web.TCPSite) -> list[tuple[str, int]]:

@@ -234,7 +234,8 @@ class _Job:
         if digest != self.checks_hash or not self.latest_checks:  # the same JSON: the latest part kept again
             self.latest_checks, self.checks_hash = _CHECKS.compress(checks), digest
         self.latest_rest = _REST.compress(_rest_json(r))
-        self.interface_url = r.interface_url
+        if r.interface_url != self.interface_url:  # equal: the kept string stays (the URL caches hold it too)
+            self.interface_url = r.interface_url
         if r.success:
             self.last_success = ts
         else:

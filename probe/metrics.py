@@ -267,9 +267,9 @@ class Metrics:
     def add_job(self, agent: str, module: str, interval: float, timeout: float, detailed: bool = False) -> None:
         """Create the series a job will have. Detailed jobs get every reason and cause at 0 as well;
         lean ones only what fits the per-agent series budget (docs/metrics.md)."""
-        self.agent_gauge("interval_seconds").set((agent, module), interval)
-        self.agent_gauge("timeout_seconds").set((agent, module), timeout)
-        key = (agent, module)
+        key = (agent, module)  # one tuple for the job's series keys (50,000 jobs)
+        self.agent_gauge("interval_seconds").set(key, interval)
+        self.agent_gauge("timeout_seconds").set(key, timeout)
         if not detailed:
             if key in self._detailed:
                 self._drop(agent, module, DETAIL | {"failures", "scheduler_missed_runs", "step_success"},
@@ -362,7 +362,7 @@ class Metrics:
         if names != before:
             for gone in set(before) - set(names):  # an interface left the card: no stale series
                 self._drop_binding(a, module, gone)
-            self._bindings[job] = names
+            self._bindings[job] = _shared(names)
         detailed = job in self._detailed
         for o in outs:
             if detailed and o.binding not in before:
@@ -386,7 +386,7 @@ class Metrics:
             self._last_success.set_text(key, now)
         else:
             self.agent_counter("failures").inc((a, module, b, (o.reason or Reason.PROBE_ERROR)._value_))
-        self._set_reason(a, module, b, o.reason._value_ if o.reason else NO_REASON)
+        self._set_reason(key, o.reason._value_ if o.reason else NO_REASON)
         if not detailed:
             step_ok = self._step_success
             skip, passed = Status.SKIP, Status.PASS
@@ -472,13 +472,13 @@ class Metrics:
             values = (binding, tls_version_label(info.version), tls_cipher_label(info.cipher))
             self._replace_info("tls_info", self._tls, f"{a}\0{binding}", values, agent=a)
 
-    def _set_reason(self, agent: str, module: str, binding: str, reason: str) -> None:
+    def _set_reason(self, key: tuple[str, str, str], reason: str) -> None:
+        """`key` is (agent, module, binding): the job's series key, kept as this table's key too."""
         g = self._reason_info
-        key = (agent, module, binding)
         prev = self._reason.get(key)
         if prev is not None and prev != reason:
-            g.remove(agent, module, binding, prev)
-        g.flag((agent, module, binding, reason), True)
+            g.remove(*key, prev)
+        g.flag((*key, reason), True)
         self._reason[key] = reason
 
     def _replace_info(self, name: str, seen: dict[str, tuple[str, ...]], key: str, values: tuple[str, ...],
@@ -491,7 +491,23 @@ class Metrics:
         if prev is not None and prev != values:
             g.remove(agent, *prev)
         g.flag((agent, *values), True)
-        seen[key] = values
+        if prev != values:
+            seen[key] = _shared(values)
+
+
+# Label-value tuples most of a fleet's agents have alike (their bindings, their card's versions), kept as one
+# tuple each; bounded, past the bound a tuple is its agent's own.
+_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+_MAX_SHARED = 4096
+
+
+def _shared(values: tuple[str, ...]) -> tuple[str, ...]:
+    kept = _SHARED.get(values)
+    if kept is not None:
+        return kept
+    if len(_SHARED) < _MAX_SHARED:
+        _SHARED[values] = values
+    return values
 
 
 TLS_METRICS = ("tls_earliest_cert_expiry_timestamp_seconds", "tls_info", "tls_verification_disabled")
