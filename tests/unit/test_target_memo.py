@@ -57,14 +57,14 @@ def test_memo_equals_the_general_path(extra: dict[str, Any], monkeypatch: pytest
 
 def test_a_rotated_env_secret_builds_a_new_target(monkeypatch: pytest.MonkeyPatch) -> None:
     agent = Agent(name="x", url=URL, auth={"bearer_token": {"env": "MEMO_ROTATE"}})
-    monkeypatch.setenv("MEMO_ROTATE", "first-token-aaaa")
+    monkeypatch.setenv("MEMO_ROTATE", "mr1-7Qx-aaaa")
     one = agent.target(5.0)
     assert agent.target(5.0) is one
-    monkeypatch.setenv("MEMO_ROTATE", "second-token-bbbb")
+    monkeypatch.setenv("MEMO_ROTATE", "mr2-9Zk-bbbb")
     two = agent.target(5.0)
     assert two is not one
-    assert two.auth.bearer is not None and two.auth.bearer.get_secret_value() == "second-token-bbbb"
-    assert "second-token-bbbb" in redact.registered()  # registered on every run, memo or not
+    assert two.auth.bearer is not None and two.auth.bearer.get_secret_value() == "mr2-9Zk-bbbb"
+    assert "mr2-9Zk-bbbb" in redact.registered()  # registered on every run, memo or not
     monkeypatch.delenv("MEMO_ROTATE")
     with pytest.raises(config.ConfigError):
         agent.target(5.0)  # read live: a secret that is gone is an error every run, never the remembered one
