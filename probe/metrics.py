@@ -35,6 +35,7 @@ from probe import __version__, exposition
 from probe.checks.push import DeliveryProblem
 from probe.exposition import CounterFamily, Family, FamilyCollector, GaugeFamily, HistogramFamily
 from probe.inbox import Refused
+from probe.interning import Interned
 from probe.reasons import Reason
 from probe.results import BindingName, HttpPhases, ProbeResult, PushDelivery, Status, StepName, StepResult
 from probe.wire.cardcache import RESULTS as CARD_CACHE_RESULTS
@@ -497,17 +498,7 @@ class Metrics:
 
 # Label-value tuples most of a fleet's agents have alike (their bindings, their card's versions), kept as one
 # tuple each; bounded, past the bound a tuple is its agent's own.
-_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
-_MAX_SHARED = 4096
-
-
-def _shared(values: tuple[str, ...]) -> tuple[str, ...]:
-    kept = _SHARED.get(values)
-    if kept is not None:
-        return kept
-    if len(_SHARED) < _MAX_SHARED:
-        _SHARED[values] = values
-    return values
+_shared: Interned[tuple[str, ...]] = Interned(4096)
 
 
 TLS_METRICS = ("tls_earliest_cert_expiry_timestamp_seconds", "tls_info", "tls_verification_disabled")

@@ -33,6 +33,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from pydantic import BaseModel
 
 from probe import redact
+from probe.interning import Interned
 from probe.results import Exchange, HttpPhases
 from probe.wire.card import Card, build
 from probe.wire.http import Response
@@ -437,20 +438,12 @@ def _packed(e: Exchange, name: str, url: str) -> object:
 
 # An entry is kept per agent (50,000 at scale): values equal across a fleet's entries are kept as one object (the
 # header values most agents send alike, their card URL where the request and the exchange repeat it). Bounded.
-_COMMON: dict[str, str] = {}
-_MAX_COMMON = 4096
+_interned: Interned[str] = Interned(4096)
 _COMMON_LENGTH = 64  # longer values (an ETag, a date: each agent's own) are not looked up
 
 
 def _common(value: str) -> str:
-    if len(value) > _COMMON_LENGTH:
-        return value
-    kept = _COMMON.get(value)
-    if kept is not None:
-        return kept
-    if len(_COMMON) < _MAX_COMMON:
-        _COMMON[value] = value
-    return value
+    return value if len(value) > _COMMON_LENGTH else _interned(value)
 
 
 def _same(value: str, kept: str) -> str:
