@@ -88,9 +88,12 @@ def _card_03(origin: str) -> dict[str, object]:
 _LONG = b"9" * 100_000  # past Python's 4300-digit int conversion limit: a bare ValueError out of json
 
 
-def _long_number_task(rid: str) -> bytes:
-    return (b'{"jsonrpc": "2.0", "id": "%s", "result": {"task": {"id": "t1", "contextId": "c1", "status": '
-            b'{"state": "TASK_STATE_COMPLETED"}, "metadata": {"n": %s}}}}' % (rid.encode(), _LONG))
+def _task_with_metadata(value: bytes) -> Callable[[str], bytes]:
+    """A completed task's JSON-RPC answer whose metadata holds `value` (raw JSON) under "n"."""
+    def body(rid: str) -> bytes:
+        return (b'{"jsonrpc": "2.0", "id": "%s", "result": {"task": {"id": "t1", "contextId": "c1", "status": '
+                b'{"state": "TASK_STATE_COMPLETED"}, "metadata": {"n": %s}}}}' % (rid.encode(), value))
+    return body
 
 
 async def _long_number_event(w: Writer, req: Request) -> None:
@@ -103,11 +106,6 @@ async def _long_number_event(w: Writer, req: Request) -> None:
 # 60,000 JSON values (of 3 bytes each) in the free-form metadata: more than the 50,000 the probe judges in one
 # message (protobuf's pure-Python ParseDict took ~20 s for a 4 MiB answer of such values, the loop held throughout)
 _MANY = b"[" + b",".join([b"[]"] * 60_000) + b"]"
-
-
-def _many_values_task(rid: str) -> bytes:
-    return (b'{"jsonrpc": "2.0", "id": "%s", "result": {"task": {"id": "t1", "contextId": "c1", "status": '
-            b'{"state": "TASK_STATE_COMPLETED"}, "metadata": {"a": %s}}}}' % (rid.encode(), _MANY))
 
 
 async def _many_values_event(w: Writer, req: Request) -> None:
@@ -245,7 +243,7 @@ CASES = [
          Reason.INVOKE_NOT_A2A, "not UTF-8"),
     Case("card with a 100,000-digit number", lambda: Hostile(card=_card(b'{"name": "a", "n": ' + _LONG + b"}")),
          Reason.CARD_INVALID, "a number of 100000 digits"),
-    Case("rpc answer with a 100,000-digit number", lambda: Hostile(rpc=_rpc(_long_number_task)),
+    Case("rpc answer with a 100,000-digit number", lambda: Hostile(rpc=_rpc(_task_with_metadata(_LONG))),
          Reason.INVOKE_NOT_A2A, "a number of 100000 digits"),
     Case("stream event with a 100,000-digit number", lambda: Hostile(rpc=_long_number_event),
          Reason.STREAM_PROTOCOL_VIOLATION, "a number of 100000 digits", STREAMING),
@@ -253,10 +251,10 @@ CASES = [
                                                                     rpc=_rpc(lambda _: b'{"n": ' + _LONG + b"}")),
          Reason.INVOKE_NOT_A2A, "a number of 100000 digits", binding="HTTP+JSON"),
     Case("0.3 answer with a 100,000-digit number", lambda: Hostile(card=_card_of(_card_03),
-                                                                   rpc=_rpc(_long_number_task)),
+                                                                   rpc=_rpc(_task_with_metadata(_LONG))),
          Reason.INVOKE_NOT_A2A, "a number of 100000 digits"),
-    Case("answer of 60,000 JSON values", lambda: Hostile(rpc=_rpc(_many_values_task)), Reason.WORK_LIMIT_EXCEEDED,
-         "holds more than 50000 JSON values"),
+    Case("answer of 60,000 JSON values", lambda: Hostile(rpc=_rpc(_task_with_metadata(_MANY))),
+         Reason.WORK_LIMIT_EXCEEDED, "holds more than 50000 JSON values"),
     Case("REST answer of 60,000 JSON values", lambda: Hostile(card=_card_of(_rest_card), rpc=_rpc(
         lambda _: b'{"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}, '
                   b'"metadata": {"a": %s}}}' % _MANY)),
