@@ -11,10 +11,12 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import re
 import socket
 import ssl
 import time
 import weakref
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -576,6 +578,9 @@ class HttpClient:
             else:
                 async with _guard(deadline, exchange, "body", method, url):
                     data = await read_bounded(resp, max_bytes, exchange)
+            coding = resp.headers.get("Content-Encoding")
+            if coding is not None and "," in coding:  # one coding aiohttp decodes itself; a list it leaves to us
+                data = _decode_stacked(data, coding, max_bytes, exchange, f"{method} {redact.url(url)}")
         finally:
             done = _finish(exchange, timer, t0)
             resp.release()  # back to the pool when fully read; closed when not
@@ -796,6 +801,11 @@ def _wire_error(exc: aiohttp.ClientError, what: str, exchange: HttpExchange) -> 
             return ConnectionReset(f"{what}: the server closed the connection before the body was complete "
                                    f"({_seen(exc.__cause__ or exc)})", exchange)
         return ProtocolError(f"{what}: invalid HTTP body framing: {_seen(exc.__cause__ or exc)}", exchange)
+    if (isinstance(exc, aiohttp.ClientResponseError) and exc.__cause__ is not None
+            and (named := _CODING_NAMED.search(str(exc.__cause__))) is not None):
+        # aiohttp's own words ("Please install `Brotli`") read as the probe's fault; it offered only _OFFERED
+        return ProtocolError(f"{what}: the body is in Content-Encoding {named[1]}, which the probe did not offer "
+                             f"(Accept-Encoding: {_OFFERED})", exchange)
     if isinstance(exc, aiohttp.ClientResponseError) and exc.__cause__ is not None:
         # aiohttp's parser error (bad status line, too many or too long headers, bad chunk size) is the cause;
         # the ClientResponseError's own "400" is aiohttp's, the server never sent it
@@ -876,6 +886,38 @@ def _read_buffered(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpE
         raise err from None
     if len(data) > max_bytes:
         raise BodyTooLarge(f"body exceeds the {max_bytes}-byte limit", exchange)
+    return data
+
+
+# RFC 9110 §8.4: the codings in the order they were applied, decoded in reverse (as httpx, the a2a-sdk's client,
+# and undici do); aiohttp decodes a single coding only. The ones the probe offers (aiohttp's Accept-Encoding).
+_ZLIB_WBITS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
+_OFFERED = "gzip, deflate"
+_CODING_NAMED = re.compile(r"Can not decode content-encoding: \S+ \(([\w-]+)\)")  # aiohttp's (C or Python parser)
+
+
+def _decode_stacked(data: bytes, coding: str, max_bytes: int, exchange: HttpExchange, what: str) -> bytes:
+    """`data` with every listed coding undone, never more than `max_bytes` out of any layer."""
+    codings = [c for c in (part.strip().lower() for part in coding.split(",")) if c and c != "identity"]
+    unknown = [c for c in codings if c not in _ZLIB_WBITS]
+    if unknown:
+        raise ProtocolError(f"{what}: body in Content-Encoding {coding!r}: {', '.join(unknown)} is not a coding the "
+                            f"probe offered (Accept-Encoding: {_OFFERED})", exchange)
+    for c in reversed(codings):
+        wbits = _ZLIB_WBITS[c]
+        if c == "deflate" and data[:1] and data[0] & 0x0F != 8:
+            wbits = -15  # raw deflate without the zlib header, as aiohttp (and browsers) accept
+        d = zlib.decompressobj(wbits)
+        try:
+            out = d.decompress(data, max_bytes + 1)
+        except zlib.error as exc:
+            raise ProtocolError(f"{what}: body in Content-Encoding {coding!r}: invalid {c} data ({exc})",
+                                exchange) from None
+        if len(out) > max_bytes:
+            raise BodyTooLarge(f"body exceeds the {max_bytes}-byte limit (decompressed)", exchange)
+        if not d.eof:
+            raise ProtocolError(f"{what}: body in Content-Encoding {coding!r}: the {c} data ends early", exchange)
+        data = out
     return data
 
 

@@ -9,6 +9,7 @@ import json
 import ssl
 import time
 import tracemalloc
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from tests.hostile.servers import (
     chunked_head,
     deep_json,
     flood,
+    gzip,
     gzip_bomb,
     hostile_agent,
     raw,
@@ -140,6 +142,21 @@ async def _endless_line(w: Writer, _req: Request) -> None:
         await asyncio.sleep(0.01)
 
 
+def _ok_task(rid: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "result": task_result("COMPLETED", artifacts=[
+        {"artifactId": "a", "parts": [{"text": "ok"}]}])}).encode()
+
+
+def _deflate(data: bytes) -> bytes:
+    c = zlib.compressobj(9, zlib.DEFLATED, 15)
+    return c.compress(data) + c.flush()
+
+
+def _stacked_bomb() -> bytes:
+    """gzip of a gzip bomb: 200 MB of zeros inside two layers (the outer one about 200 KB)."""
+    return gzip.compress(_bomb())
+
+
 async def _hundred_mb_chunked(w: Writer, _req: Request) -> None:
     w.write(chunked_head("application/json"))
     piece = chunk(b"[" + b" " * 65534 + b"]")
@@ -208,7 +225,7 @@ async def _artifacts(w: Writer, req: Request) -> None:
 class Case:
     name: str
     behaviour: Callable[[], Hostile]
-    reason: Reason
+    reason: Reason | None  # None: the probe passes
     fragment: str
     steps: tuple[StepName, ...] = (StepName.INVOKE,)
     timeout: float = TIMEOUT  # the bound on work must be hit before the deadline (tracemalloc slows parsing)
@@ -268,6 +285,19 @@ CASES = [
          "before the deadline: 0 event(s)", STREAMING, 1.0),
     Case("stream of one endless line", lambda: Hostile(rpc=_endless_line), Reason.STREAM_NO_TERMINAL,
          "before the deadline: 0 event(s)", STREAMING, 1.0),
+    # RFC 9110 §8.4: codings are listed in the order applied; httpx (the a2a-sdk's client) and undici decode them all
+    Case("answer gzip-encoded twice", lambda: Hostile(rpc=_rpc(lambda rid: gzip.compress(gzip.compress(_ok_task(rid))),
+                                                             encoding="gzip, gzip")), None, ""),
+    Case("answer deflate then gzip", lambda: Hostile(rpc=_rpc(lambda rid: gzip.compress(_deflate(_ok_task(rid))),
+                                                            encoding="deflate, gzip")), None, ""),
+    Case("answer of an unknown coding in a list", lambda: Hostile(rpc=_rpc(lambda rid: gzip.compress(_ok_task(rid)),
+                                                                         encoding="x-rot13, gzip")),
+         Reason.INVOKE_PROTOCOL_ERROR, "Content-Encoding 'x-rot13, gzip'"),
+    Case("gzip bomb inside gzip", lambda: Hostile(rpc=_rpc(lambda _: _stacked_bomb(), encoding="gzip, gzip")),
+         Reason.WORK_LIMIT_EXCEEDED, "exceeds the 4194304-byte limit"),
+    Case("answer in brotli, never offered", lambda: Hostile(rpc=_rpc(lambda _: b"\x0b\x02\x80{}\x03",
+                                                                   encoding="br")),
+         Reason.INVOKE_PROTOCOL_ERROR, "Content-Encoding br, which the probe did not offer"),
     Case("redirect loop", lambda: Hostile(card=_redirect_loop), Reason.CARD_UNREACHABLE, "more than 5 redirects"),
     Case("id not echoed", lambda: Hostile(rpc=_rpc(lambda _: json.dumps(
         {"jsonrpc": "2.0", "id": "someone-else", "result": task_result("COMPLETED")}).encode())),
