@@ -203,12 +203,18 @@ ROOT_CAUSES = frozenset({
 
 def root_cause(result: ProbeResult) -> str | None:
     """"depends on <check>, which failed: <what it saw>" when the run's failure stops everything after it."""
-    if result.reason not in ROOT_CAUSES:
+    # the run's reason is its first failure: a card fault named first must not hide an interface that cannot be
+    # called (the suite would otherwise fail every check that sends a message for that one cause)
+    cause = result.reason if result.reason in ROOT_CAUSES else next(
+        (s.reason for s in result.steps if s.reason in ROOT_CAUSES and s.name is not StepName.STREAM), None)
+    if cause is None:
         return None
-    step = next((s for s in result.steps if s.reason is result.reason), None)
+    step = next((s for s in result.steps if s.reason is cause), None)
     if step is not None and step.name is StepName.STREAM:
         return None  # the send worked: the interface is reachable and speaks A2A, only streaming broke
-    carrier = next((c for c in result.failed_checks() if c.reason is result.reason), None)
+    failed = result.failed_checks()
+    carrier = next((c for c in failed if c.reason is cause), None) or next(
+        (c for c in failed if step is not None and c.step is step.name), None)  # the step's own failed check
     if carrier is None:
         return None
     return f"depends on {carrier.id}, which failed: {carrier.message[:200]}"

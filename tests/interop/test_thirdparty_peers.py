@@ -85,20 +85,17 @@ async def test_a2a_server_basic_probe(client: HttpClient, a2a_server_peer: VenvP
 
 async def test_a2a_server_suite(client: HttpClient, a2a_server_peer: VenvPeer) -> None:
     result = await _suite(client, a2a_server_peer)
-    assert result.reason is Reason.CARD_INVALID
+    assert result.reason is Reason.CARD_INVALID  # the first failure names the verdict ...
     # one entry for its one interface (a 0.2 card's interface was probed twice, as "0.2" and as "0.3")
     assert [(i.binding, i.protocol_version) for i in result.interfaces] == [("jsonrpc", "0.2")]
-    assert _failed(result) == {
-        ("card.protocol_version", S), ("card.required_fields", M), ("invoke.framing", M),
-        ("lifecycle.unknown_task_message", S), ("streaming.subscribe_unknown", S), ("errors.parse_error", M),
-        ("errors.invalid_request", M), ("errors.invalid_params", M), ("errors.task_not_found", S),
-        ("errors.cancel_unknown", S), ("errors.push_not_supported", S)}
-    assert len(result.failed_checks()) == 11  # each once
-    messages = {c.id: c.message for c in result.failed_checks()}
-    assert messages["streaming.subscribe_unknown"].endswith(  # {"result": null, "error": null}, said as it is
-        "got HTTP 200, both result and error are present; error is not an object with an integer code")
-    assert "answered HTTP 422" in messages["errors.parse_error"] and "answered HTTP 422" in messages[
-        "errors.invalid_request"]
-    assert "InternalError -32603" in messages["errors.task_not_found"]
-    assert "MethodNotFoundError -32601: message/send not found" in messages["errors.invalid_params"]
+    # ... and the interface that cannot be called (message/send MethodNotFound, framed with "result": null) is the
+    # suite's one root cause: its checks depend on it, as they would with a valid card, not eight more failures
+    assert _failed(result) == {("card.protocol_version", S), ("card.required_fields", M), ("invoke.framing", M)}
+    were_failures = {"lifecycle.unknown_task_message", "streaming.subscribe_unknown", "errors.parse_error",
+                     "errors.invalid_request", "errors.invalid_params", "errors.task_not_found",
+                     "errors.cancel_unknown", "errors.push_not_supported"}  # before the root cause was seen here
+    for check_id in were_failures:
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.SKIP, check_id
+        assert c.message.startswith("depends on invoke.framing, which failed: both result and error are present")
     assert level(result) is Level.NON_CONFORMANT
