@@ -235,6 +235,7 @@ def _url_arg(what: str, url: str | None) -> None:
             check_url(url)
         except InvalidUrl as exc:
             raise UsageError(str(exc) if what == "URL" else f"{what}: {exc}") from None
+        redact.register_url(url)  # a token in its query string is never printed
 
 
 def _tls_from_args(args: argparse.Namespace) -> TlsSpec:

@@ -539,6 +539,9 @@ class ProbeConfig(_Strict):
             raise ValueError(f"agent names must be unique: {sorted(dup)}")
         known = self.all_modules()
         for a in self.agents:
+            for u in (a.url, a.card_url):  # a token in a configured URL's query is a credential like any other
+                if u is not None and "?" in u:
+                    redact.register_url(u)
             unknown = [m for m in a.modules if m not in known]
             if unknown:
                 raise ValueError(f"agent {a.name!r} uses unknown module(s) {unknown}; known: {sorted(known)}")

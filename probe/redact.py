@@ -20,7 +20,7 @@ from datetime import datetime
 from enum import Enum
 from functools import cache, lru_cache
 from typing import Any, TypeVar, get_args
-from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from pydantic import BaseModel
 
@@ -69,6 +69,23 @@ def register(value: str) -> None:
     # prefix matching only on the credentials themselves: "Bearer " alone is not a secret
     _cores = tuple(sorted({c for v in _secrets for c in _core_values(v) if not _has_scheme(c)}, key=len,
                           reverse=True))
+
+
+# query parameters whose value is a credential by its name (`?api_key=`, `?access_token=`, `?sig=`, `?code=`)
+_CREDENTIAL_PARAM = re.compile(r"(?i)token|secret|key|sig|pass|pwd|auth|credential|code|session")
+
+
+def register_url(url: str) -> None:
+    """The credentials a configured URL carries in its query string (a gateway's `?api_key=...`), registered like
+    any resolved credential, so no output prints them. Only for URLs from the operator (config, command line):
+    an agent's or a caller's could otherwise evict real credentials from the bounded table."""
+    try:
+        query = urlsplit(url).query
+    except ValueError:
+        return
+    for name, value in parse_qsl(query, keep_blank_values=False):
+        if _CREDENTIAL_PARAM.search(name):
+            register(value)
 
 
 def _has_scheme(value: str) -> bool:
