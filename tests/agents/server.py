@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import grpc
 from aiohttp import web
 
 
@@ -22,3 +23,23 @@ async def serve(app: web.Application, *, host: str = "127.0.0.1",
         yield f"{'https' if ssl_context else 'http'}://{bound_host}:{port}"
     finally:
         await runner.cleanup()
+
+
+@asynccontextmanager
+async def serve_grpc(server: grpc.aio.Server, card: Callable[[web.Request, int], Awaitable[web.StreamResponse]],
+                     *, grace: float = 0.0) -> AsyncIterator[str]:
+    """Start a gRPC `server` on a free loopback port and serve its Agent Card (`card(request, grpc_port)`) over
+    HTTP; yields the card's origin. Both stop on exit."""
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+
+    async def card_route(request: web.Request) -> web.StreamResponse:
+        return await card(request, port)
+
+    app = web.Application()
+    app.router.add_get("/.well-known/agent-card.json", card_route)
+    try:
+        async with serve(app) as origin:
+            yield origin
+    finally:
+        await server.stop(grace=grace)

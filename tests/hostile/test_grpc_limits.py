@@ -24,7 +24,7 @@ from probe.results import StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
 from tests.agents.cards import valid_card
-from tests.agents.server import serve
+from tests.agents.server import serve_grpc
 
 TIMEOUT = 3.0
 
@@ -69,19 +69,12 @@ class _Hostile(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
 async def _agent(mode: str) -> AsyncIterator[str]:
     server = grpc.aio.server()
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(_Hostile(mode), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
 
-    async def card(_request: web.Request) -> web.Response:
+    async def card(_request: web.Request, port: int) -> web.Response:
         return web.json_response(valid_card((f"http://127.0.0.1:{port}", "GRPC", "1.0"), name="grpc-hostile"))
 
-    app = web.Application()
-    app.router.add_get("/.well-known/agent-card.json", card)
-    try:
-        async with serve(app) as origin:
-            yield origin
-    finally:
-        await server.stop(grace=0)
+    async with serve_grpc(server, card) as origin:
+        yield origin
 
 
 @pytest.mark.parametrize(("mode", "steps", "reason", "fragment"), [

@@ -25,7 +25,7 @@ from probe.report import to_dict
 from probe.results import StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
-from tests.agents.server import serve
+from tests.agents.server import serve, serve_grpc
 from tests.peers import venv_peers
 from tests.peers.harness import Peer
 from tests.peers.venv_peers import VenvPeer
@@ -242,22 +242,15 @@ async def _grpc_03_agent(*, serve_03: bool, not_found_code: str = "NOT_FOUND") -
         a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(V03(), server)
     else:
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(a2a_pb2_grpc.A2AServiceServicer(), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
 
-    async def card(request: web.Request) -> web.Response:
+    async def card(request: web.Request, port: int) -> web.Response:
         doc = _card_03(f"http://{request.host}") | {
             "url": f"http://{request.host}/rpc", "preferredTransport": "JSONRPC",
             "additionalInterfaces": [{"url": f"http://127.0.0.1:{port}", "transport": "GRPC"}]}
         return web.json_response(doc)
 
-    app = web.Application()
-    app.router.add_get("/.well-known/agent-card.json", card)
-    try:
-        async with serve(app) as origin:
-            yield origin
-    finally:
-        await server.stop(grace=0.2)
+    async with serve_grpc(server, card, grace=0.2) as origin:
+        yield origin
 
 
 async def test_a_0_3_grpc_interface_serving_only_the_1_0_service_is_a_missing_route(client: HttpClient) -> None:
