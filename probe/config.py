@@ -731,6 +731,14 @@ class Settings(BaseSettings):
                                                                "on every endpoint but /healthz and /readyz")
     web_tls_cert_file: Path | None = Field(None, description="serve the web endpoints over TLS: certificate (PEM)")
     web_tls_key_file: Path | None = Field(None, description="serve the web endpoints over TLS: private key (PEM)")
+    web_max_connections: int | None = Field(
+        None, ge=1, le=100000, description="open connections to the web server at most; one more is answered 503 and "
+                                           "closed at once. Unset: 256, or a quarter of the open-file limit if lower "
+                                           "(the rest stays for the probe's own connections to agents)")
+    web_header_timeout: float = Field(10.0, gt=0, le=300, description="seconds a new connection to the web server "
+                                                                      "has to send its request headers (slowloris)")
+    web_keepalive_timeout: float = Field(15.0, gt=0, le=3600, description="seconds an idle keep-alive connection "
+                                                                          "to the web server stays open")
     shard: str = Field("0/1", description="i/n: probe only the agents of shard i of n (rendezvous hash of the "
                                           "name); ordinal/n: i is the StatefulSet pod ordinal")
 

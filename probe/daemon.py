@@ -21,7 +21,7 @@ from probe.runner import Runner, auto_concurrency
 from probe.scheduler import ProbeScheduler, split_job_id
 from probe.selfmon import SelfMonitor, tune_gc
 from probe.web import make_app
-from probe.webguard import WebAuth, tls_context
+from probe.webguard import GuardedRunner, WebAuth, connection_limit, tls_context
 from probe.wire.egress import Egress
 from probe.wire.http import HttpClient
 
@@ -59,7 +59,7 @@ class Daemon:
         self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed, settings.first_pass_rate)
         self.selfmon = SelfMonitor(self.metrics)
         self.runner.stall_clock = self.selfmon.stalled_seconds  # a run stalled by the probe is not the agent's
-        self._web: web.AppRunner | None = None
+        self._web: GuardedRunner | None = None
         self._stop = asyncio.Event()
         self._reload_lock = asyncio.Lock()
         self.bound: list[str] = []
@@ -75,8 +75,14 @@ class Daemon:
 
     async def start(self) -> None:
         """Bind the listen address first: a busy port must fail before any probe is scheduled."""
-        self._web = web.AppRunner(make_app(self), access_log=None, handle_signals=False)
+        # bounded connections: a flood of idle callers must not take the descriptors the probe's own sockets need
+        self._web = GuardedRunner(make_app(self), max_connections=connection_limit(self.settings.web_max_connections),
+                                  header_timeout=self.settings.web_header_timeout, refused=self.metrics.web_refused,
+                                  keepalive_timeout=self.settings.web_keepalive_timeout, access_log=None,
+                                  handle_signals=False)
         await self._web.setup()
+        runner = self._web
+        self.metrics.gauge("web_connections").set_function(lambda: runner.open_connections)
         host, port = self.settings.host_port
         site = web.TCPSite(self._web, host, port, ssl_context=self.tls)
         try:

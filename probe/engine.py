@@ -70,6 +70,7 @@ from probe.wire.http import (
     Deadline,
     DeadlineExceeded,
     HttpClient,
+    ProbeOutOfFiles,
     ProtocolError,
     RedirectRefused,
     TargetRefused,
@@ -965,7 +966,9 @@ def select_interface(card: Card, target: Target,
 
 _TLS_REASONS: dict[type[Exception], Reason] = {TlsFailed: Reason.TLS_CERTIFICATE_INVALID,
                                                ClientCertRefused: Reason.TLS_CLIENT_CERT_REFUSED,
-                                               AuthTokenFailed: Reason.AUTH_TOKEN_FAILED}
+                                               AuthTokenFailed: Reason.AUTH_TOKEN_FAILED,
+                                               # out of descriptors: the probe's overload, never the agent's
+                                               ProbeOutOfFiles: Reason.PROBE_OVERLOADED}
 
 
 def _declares_extended(card: Card) -> bool:

@@ -140,6 +140,11 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("push_receiver_refused", "counter", ("cause",),
          "Requests the push receiver refused: unknown_token, unauthenticated, too_large, malformed, overflow"),
     Spec("push_receiver_registrations", "gauge", (), "Webhook registrations the push receiver holds now"),
+    Spec("web_connections", "gauge", (), "Connections open to the daemon's web server now (web_max_connections "
+         "at most)"),
+    Spec("web_connections_refused", "counter", ("cause",),
+         "Connections the web server closed unserved: cause=limit (over web_max_connections, answered 503) or "
+         "header_timeout (no complete request headers within web_header_timeout); every cause starts at 0"),
     Spec("probe_slots", "gauge", (), "Concurrency slots (max_concurrency, or sized from the fleet when unset)"),
     Spec("slot_wait_seconds", "histogram", (), "Time runs waited for a concurrency slot (not charged to agents)",
          buckets=_SELF_BUCKETS),
@@ -160,6 +165,7 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("card_cache_entries", "gauge", (), "Agent Cards the card cache holds now (one per agent at most)"),
 )
 MISSED_CAUSES = ("overlap", "misfire", "overloaded")
+WEB_REFUSED_CAUSES = ("limit", "header_timeout")  # the web server's connection guard (probe/webguard.py)
 _LABEL_DOMAINS: dict[str, tuple[str, ...]] = {  # every value the labels after (agent, module, binding) can take
     "step": tuple(s.value for s in StepName), "phase": tuple(HttpPhases.model_fields),
     "reason": (*(r.value for r in Reason), NO_REASON)}
@@ -213,6 +219,8 @@ class Metrics:
             self.counter("push_receiver_refused").labels(cause.value)
         for outcome in CARD_CACHE_RESULTS:  # every result starts at 0
             self.counter("card_cache").labels(outcome)
+        for web_cause in WEB_REFUSED_CAUSES:
+            self.counter("web_connections_refused").labels(web_cause)
         # the families every probe writes, looked up once
         self._last_run = self.agent_gauge("last_run_timestamp_seconds")
         self._success = self.agent_gauge("success")
@@ -288,6 +296,9 @@ class Metrics:
         self.agent_counter("push_deliveries").labels(agent, module)
         for problem in DeliveryProblem:
             self.agent_counter("push_delivery_problems").labels(agent, module, problem.value)
+
+    def web_refused(self, cause: str) -> None:
+        self.counter("web_connections_refused").labels(cause).inc()
 
     def push_refused(self, cause: Refused) -> None:
         self.counter("push_receiver_refused").labels(cause.value).inc()

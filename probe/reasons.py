@@ -62,7 +62,8 @@ class Reason(StrEnum):
     PROBE_CONFIG_ERROR = "probe_config_error"
     PROBE_ERROR = "probe_error"
     TARGET_NOT_ALLOWED = "target_not_allowed"
-    # the probe had no free slot before the run's start deadline: a skipped run, never the agent's failure
+    # the probe had no free slot before the run's start deadline (or no file descriptor for a socket): a skipped
+    # run, never the agent's failure
     PROBE_OVERLOADED = "probe_overloaded"
 
 
@@ -274,7 +275,8 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
     ),
     Reason.PROBE_OVERLOADED: (
         "The probe had no free concurrency slot in time, so the agent was not called, or the run ran into its "
-        "deadline while the probe's own event loop stood still for a quarter of its budget or more; the run is "
+        "deadline while the probe's own event loop stood still for a quarter of its budget or more, or the probe "
+        "could not open a socket because it is out of file descriptors (EMFILE/ENFILE); the run is "
         "counted as skipped (a2a_probe_scheduler_missed_runs_total{cause=\"overloaded\"}), never as the agent's "
         "failure.",
         "The probe itself is overloaded: raise max_concurrency, lengthen intervals, or shard the fleet "

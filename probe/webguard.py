@@ -6,6 +6,10 @@
 - `ProbeThrottle`: /probe runs one agent (or target) at most once per interval; callers in between,
   and concurrent callers, share that run, so scrapes cannot be turned into a flood against an agent.
 - `tls_context`: optional TLS for the listener.
+- `GuardedRunner`: at most `max_connections` open connections to the web server (a connection over it is
+  answered 503 and closed at once, never queued), and a deadline for a new connection's request headers
+  (slowloris); idle keep-alive connections close after `keepalive_timeout`. A flood of idle callers would
+  otherwise hold the file descriptors the probe needs for its own connections to agents.
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import hmac
+import resource
 import ssl
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from aiohttp import web, web_protocol
 
 from probe import redact
 from probe.config import ConfigError
@@ -122,3 +129,86 @@ def tls_context(cert_file: Path | None, key_file: Path | None) -> ssl.SSLContext
     except (OSError, ssl.SSLError) as exc:
         raise WebAuthError(f"cannot load the listener's TLS certificate/key: {exc}") from None
     return ctx
+
+
+CONNECTIONS_DEFAULT = 256
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n"
+         b"Content-Type: text/plain\r\nContent-Length: 37\r\n\r\ntoo many connections to the a2a-probe\n")
+
+
+def connection_limit(configured: int | None) -> int:
+    """The setting, or 256 capped at a quarter of the open-file limit: the rest is the probe's own sockets."""
+    if configured is not None:
+        return configured
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return CONNECTIONS_DEFAULT if soft == resource.RLIM_INFINITY else max(8, min(CONNECTIONS_DEFAULT, soft // 4))
+
+
+class _GuardedServer(web.Server):
+    """aiohttp's low-level server, with the connection cap and the header deadline (see the module doc)."""
+
+    def __init__(self, *args: Any, max_connections: int, header_timeout: float,
+                 refused: Callable[[str], None], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        self._refused = refused
+        self._open: set[web_protocol.RequestHandler] = set()  # counted from connect to connection_lost
+        self._waiting: dict[web_protocol.RequestHandler, asyncio.TimerHandle] = {}
+        inner = self.request_factory
+
+        def request_factory(message: Any, payload: Any, protocol: web_protocol.RequestHandler, writer: Any,
+                            task: Any) -> web.BaseRequest:
+            # called once the request line and headers are complete: the first request arrived in time
+            if (timer := self._waiting.pop(protocol, None)) is not None:
+                timer.cancel()
+            return inner(message, payload, protocol, writer, task)
+
+        self.request_factory = request_factory
+
+    @property
+    def open_connections(self) -> int:
+        return len(self._open)
+
+    def connection_made(self, handler: web_protocol.RequestHandler, transport: asyncio.Transport) -> None:
+        if len(self._open) >= self.max_connections:
+            self._refused("limit")
+            transport.write(_BUSY)
+            transport.close()  # aiohttp's handler sees connection_lost at once; nothing waits for a slot
+            return
+        self._open.add(handler)
+        self._waiting[handler] = self._loop.call_later(self.header_timeout, self._too_slow, handler)
+        super().connection_made(handler, transport)
+
+    def connection_lost(self, handler: web_protocol.RequestHandler, exc: BaseException | None = None) -> None:
+        self._open.discard(handler)
+        if (timer := self._waiting.pop(handler, None)) is not None:
+            timer.cancel()
+        super().connection_lost(handler, exc)
+
+    def _too_slow(self, handler: web_protocol.RequestHandler) -> None:
+        if self._waiting.pop(handler, None) is not None and handler in self._open:
+            self._refused("header_timeout")
+            handler.force_close()  # closes the transport; a caller trickling its headers is cut here
+
+
+class GuardedRunner(web.AppRunner):
+    """An AppRunner whose server is `_GuardedServer`."""
+
+    def __init__(self, app: web.Application, *, max_connections: int, header_timeout: float,
+                 refused: Callable[[str], None], **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._limit, self._header_timeout, self._on_refused = max_connections, header_timeout, refused
+
+    @property
+    def open_connections(self) -> int:
+        server = self.server
+        return server.open_connections if isinstance(server, _GuardedServer) else 0
+
+    async def _make_server(self) -> web.Server:
+        plain = await super()._make_server()
+        # the same arguments aiohttp's AppRunner gave its own Server (handler, request factory, kwargs)
+        return _GuardedServer(plain.request_handler, request_factory=plain.request_factory,
+                              handler_cancellation=plain.handler_cancellation, loop=plain._loop,
+                              max_connections=self._limit, header_timeout=self._header_timeout,
+                              refused=self._on_refused, **plain._kwargs)

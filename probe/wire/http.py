@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import errno
 import functools
 import re
 import socket
@@ -87,6 +88,13 @@ class ClientCertRefused(ConnectFailed):
     """The server rejected (or required and did not get) a TLS client certificate."""
 
     kind = "client_cert"
+
+
+class ProbeOutOfFiles(ConnectFailed):
+    """The probe could not open a socket: its process (EMFILE) or the host (ENFILE) is out of file descriptors.
+    The probe's own overload: nothing reached the agent, so nothing is said about it."""
+
+    kind = "probe_files"
 
 
 class AuthTokenFailed(WireError):
@@ -793,6 +801,9 @@ def _wire_error(exc: aiohttp.ClientError, what: str, exchange: HttpExchange) -> 
     """Name what the wire did: a refused address, broken HTTP framing, a reset mid-body, or no connection."""
     if (refused := egress.describe(exc)) is not None:
         return TargetRefused(f"{what}: refused by the probe's target policy: {refused}", exchange)
+    if _out_of_files(exc):
+        return ProbeOutOfFiles(f"{what}: the probe is out of file descriptors ({_describe(exc)}); the agent was "
+                               "not reached", exchange)
     if isinstance(exc, aiohttp.ClientPayloadError):
         if _was_reset(exc):
             return ConnectionReset(f"{what}: the connection was reset (TCP RST) before the body was complete",
@@ -933,6 +944,23 @@ def _fill(exchange: HttpExchange, **values: Any) -> None:
     value and the fields-set), in one step instead of one Python-level call per field."""
     exchange.__dict__.update(values)
     exchange.__pydantic_fields_set__.update(values)
+
+
+_OWN_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})
+
+
+def _out_of_files(exc: BaseException) -> bool:
+    """EMFILE/ENFILE anywhere in the error's chain (aiohttp wraps the socket's OSError once or twice)."""
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in _OWN_ERRNOS:
+            return True
+        if isinstance(seen, aiohttp.ClientConnectorError) and seen.os_error.errno in _OWN_ERRNOS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _describe(exc: BaseException) -> str:

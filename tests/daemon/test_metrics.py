@@ -15,6 +15,7 @@ from probe.metrics import (
     PHASES,
     PREFIX,
     STANDARD_PREFIXES,
+    WEB_REFUSED_CAUSES,
     Metrics,
     exported_names,
     probe_registry,
@@ -150,6 +151,7 @@ def test_labels_never_carry_urls_or_free_text() -> None:
     allowed_label_values |= set(PHASES) | {CIPHER}
     allowed_label_values |= {c.value for c in Refused}  # the push receiver's fixed refusal causes
     allowed_label_values |= set(CARD_CACHE_RESULTS)  # the card cache's fixed results
+    allowed_label_values |= set(WEB_REFUSED_CAUSES)  # the web server's connection guard
     for name, labels, _ in _samples(m):
         if name.startswith(STANDARD_PREFIXES):
             continue  # prometheus_client's own fixed labels (python_info{implementation, version})

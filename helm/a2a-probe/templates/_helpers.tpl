@@ -233,6 +233,14 @@ template:
     - name: A2A_PROBE_MAX_CONNECTIONS_PER_ORIGIN
       value: {{ . | toString | quote }}
     {{- end }}
+    {{- with .Values.settings.webMaxConnections }}
+    - name: A2A_PROBE_WEB_MAX_CONNECTIONS
+      value: {{ . | toString | quote }}
+    {{- end }}
+    - name: A2A_PROBE_WEB_HEADER_TIMEOUT
+      value: {{ .Values.settings.webHeaderTimeout | toString | quote }}
+    - name: A2A_PROBE_WEB_KEEPALIVE_TIMEOUT
+      value: {{ .Values.settings.webKeepaliveTimeout | toString | quote }}
     {{- with .Values.extraEnv }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
