@@ -17,7 +17,7 @@ from probe.checks.catalogue import from_problems, make_check
 from probe.checks.urls import LOOPBACK, host_class
 from probe.results import CheckResult, Status, StepName, copy_check
 from probe.target import InvalidUrl, check_url
-from probe.wire.card import Card
+from probe.wire.card import MAX_INTERFACES, Card, judged
 
 _MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
 _KNOWN_BINDINGS = {"JSONRPC", "GRPC", "HTTP+JSON"}
@@ -66,7 +66,7 @@ def interfaces(card: Card) -> CheckResult:
         entries = card.doc.get("supportedInterfaces")
         if isinstance(entries, list) and not entries:
             problems.append("supportedInterfaces is empty")
-        for i, e in enumerate(entries if isinstance(entries, list) else []):
+        for i, e in enumerate(judged(entries)):
             where = f"supportedInterfaces[{i}]"
             if not isinstance(e, dict):
                 problems.append(f"{where} is not an object")
@@ -76,10 +76,23 @@ def interfaces(card: Card) -> CheckResult:
         pt = card.doc.get("preferredTransport")
         if pt is not None and pt not in _KNOWN_BINDINGS:
             problems.append(f"preferredTransport {pt!r} is not JSONRPC, GRPC or HTTP+JSON")
-        for i, e in enumerate(card.doc.get("additionalInterfaces") or []):
+        for i, e in enumerate(judged(card.doc.get("additionalInterfaces"))):
             if not isinstance(e, dict) or not isinstance(e.get("url"), str) or not isinstance(e.get("transport"), str):
                 problems.append(f"additionalInterfaces[{i}] needs url and transport strings")
-    return _result("card.interfaces", problems, f"{len(card.interfaces)} interface(s) advertised")
+    bound = _bound_note(card.doc)
+    result = _result("card.interfaces", problems, f"{len(card.interfaces)} interface(s) advertised{bound}")
+    if bound and problems:
+        result.message += bound
+    return result
+
+
+def _bound_note(doc: dict[str, Any]) -> str:
+    """What the card.interfaces message adds when a list is longer than the probe judges (none: '')."""
+    notes = [f"{name} has {len(doc[name])} entries: the probe judged the first {MAX_INTERFACES} "
+             f"(its bound on the interfaces judged per card); the rest were not checked nor probed"
+             for name in ("supportedInterfaces", "additionalInterfaces")
+             if isinstance(doc.get(name), list) and len(doc[name]) > MAX_INTERFACES]
+    return "".join(f"; {n}" for n in notes)
 
 
 def _scheme(url: str) -> str:

@@ -12,6 +12,11 @@ from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, 
 WELL_KNOWN = "/.well-known/agent-card.json"
 LEGACY_WELL_KNOWN = "/.well-known/agent.json"
 MAX_CARD_BYTES = 1 << 20
+# The most interfaces the probe judges per card (each list: supportedInterfaces, additionalInterfaces). Real cards
+# advertise a handful, one per binding and version; a hostile 1 MiB card of ~9,000 held the event loop (every
+# other agent's probe) for ~1.6 s of URL parsing per fetch. Past the bound the card is judged on its first entries,
+# in the card's order of preference, and card.interfaces says so: advertising many is no MUST broken.
+MAX_INTERFACES = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,10 +244,15 @@ def _parsable(url: Any) -> bool:
     return known
 
 
+def judged(entries: Any) -> list[Any]:
+    """The first MAX_INTERFACES entries of an interface list (nothing when it is not a list)."""
+    return entries[:MAX_INTERFACES] if isinstance(entries, list) else []
+
+
 def interfaces(doc: dict[str, Any]) -> list[Interface]:
     """Every interface the card advertises, in the card's order of preference (1.0 entries first)."""
     out: list[Interface] = []
-    for e in doc.get("supportedInterfaces") or []:
+    for e in judged(doc.get("supportedInterfaces")):
         if isinstance(e, dict) and _parsable(e.get("url")):
             tenant = e.get("tenant") if isinstance(e.get("tenant"), str) and e.get("tenant") else None
             out.append(Interface(e["url"], str(e.get("protocolBinding", "")), str(e.get("protocolVersion", "")),
@@ -251,7 +261,7 @@ def interfaces(doc: dict[str, Any]) -> list[Interface]:
         pv = doc.get("protocolVersion")
         version = pv if isinstance(pv, str) else ("0.1" if "authentication" in doc else "0.2")
         out.append(Interface(doc["url"], str(doc.get("preferredTransport") or "JSONRPC"), version, source="url"))
-        for e in doc.get("additionalInterfaces") or []:
+        for e in judged(doc.get("additionalInterfaces")):
             if isinstance(e, dict) and _parsable(e.get("url")):
                 out.append(Interface(e["url"], str(e.get("transport", "")), version, source="additionalInterfaces"))
     return out

@@ -402,3 +402,68 @@ async def test_a_flood_that_outlasts_the_deadline_ends_at_the_deadline() -> None
                             steps=STREAMING)
     assert r.reason is Reason.STREAM_NO_TERMINAL and "deadline" in r.steps[-1].detail
     assert time.monotonic() - t0 < 1.0
+
+
+# ---- a card of thousands of interfaces: judged on its first MAX_INTERFACES, the real one probed
+
+_MANY_INTERFACES = 9_000  # about 1 MiB of card, under its size bound
+
+
+def _crowded_card(version: str) -> Callable[[str], dict[str, object]]:
+    """A correct card whose one real interface comes first, followed by thousands of distinct others (distinct
+    hosts: no memo helps)."""
+    def card(origin: str) -> dict[str, object]:
+        doc = valid_card(f"{origin}/rpc", name="crowded", version=version)
+        if version == "1.0":
+            doc["supportedInterfaces"] += [  # type: ignore[operator]
+                {"url": f"https://h{i}.example:8443/a2a/{i}", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+                for i in range(_MANY_INTERFACES)]
+        else:
+            doc["additionalInterfaces"] = [{"url": f"https://h{i}.example:8443/a2a/{i}", "transport": "JSONRPC"}
+                                           for i in range(_MANY_INTERFACES)]
+        return doc
+    return card
+
+
+def _ok_answer(w: Writer, req: Request) -> Awaitable[None]:
+    """A completed task in the shape of the version the probe spoke (0.3: message/send, kind and lower-case state)."""
+    rid = req.rpc.get("id")
+    result = ({"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "completed"}}
+              if req.rpc.get("method") == "message/send" else task_result("COMPLETED"))
+    return _rpc(lambda _: json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode())(w, req)
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+async def test_a_card_of_thousands_of_interfaces_is_judged_on_its_first(
+        version: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hostile 1 MiB card of 9,000 interfaces held the event loop ~1.6 s per fetch in URL parsing. The probe
+    parses at most MAX_INTERFACES of them, says so, and still probes (and passes) the card's real interface."""
+    from probe.checks import card as card_checks
+    from probe.wire import card as card_wire
+
+    calls = {"check_url": 0, "parsable": 0}
+
+    def counted(name: str, fn: Callable[..., object]) -> Callable[..., object]:
+        def wrapper(*a: object, **k: object) -> object:
+            calls[name] += 1
+            return fn(*a, **k)
+        return wrapper
+
+    monkeypatch.setattr(card_checks, "check_url", counted("check_url", card_checks.check_url))
+    monkeypatch.setattr(card_wire, "_parsable", counted("parsable", card_wire._parsable))
+    async with hostile_agent(Hostile(card=_card_of(_crowded_card(version)), rpc=_ok_answer)) as agent, \
+            HttpClient() as client:
+        cpu = time.process_time()
+        r = await run_probe(Target(name="crowded", url=agent.origin, timeout=TIMEOUT), client,
+                            steps=(StepName.INVOKE,))
+        cpu = time.process_time() - cpu
+    assert r.success, to_dict(r)
+    check = next(c for c in r.checks if c.id == "card.interfaces")
+    listed = "supportedInterfaces" if version == "1.0" else "additionalInterfaces"
+    assert check.status == "pass", check.message
+    assert (f"{listed} has {_MANY_INTERFACES + (version == '1.0')} entries: the probe judged the first "
+            f"{card_wire.MAX_INTERFACES}") in check.message, check.message
+    # the work is bounded by the probe's bound, not the card's length (each URL parsed a few times at most)
+    assert calls["check_url"] <= card_wire.MAX_INTERFACES + 1
+    assert calls["parsable"] <= 2 * (card_wire.MAX_INTERFACES + 1), calls
+    assert cpu < 0.5, f"{cpu:.2f}s of CPU for one probe"  # generous: ~0.05 s here (0.3 s unbounded)
