@@ -55,9 +55,14 @@ def parse_duration(value: Any) -> float:
         if not m:
             raise ValueError(f"{value!r} is not a duration like 30s, 5m or 250ms")
         seconds = float(m.group(1)) * _UNITS[m.group(2)]
-    if seconds <= 0:
+    if not seconds > 0:  # also NaN (YAML's .nan)
         raise ValueError("a duration must be positive")
+    if seconds > MAX_DURATION:  # also YAML's .inf: the scheduler's timedelta overflows far below a float's range
+        raise ValueError(f"a duration must be at most {MAX_DURATION / 86400:.0f} days")
     return seconds
+
+
+MAX_DURATION = 365 * 86400.0
 
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
@@ -614,22 +619,81 @@ def load(path: str | Path) -> tuple[ProbeConfig, str]:
     """Load and validate a config file; return it with the sha256 of its bytes (for reload)."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with p.open("rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)  # never more: the path may be a huge file, a FIFO or /dev/zero
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{p}: larger than {MAX_CONFIG_BYTES // 2**20} MiB, the most a config file may hold "
+                          "(50,000 agents take about 5 MiB)")
     return parse(raw, str(p)), hashlib.sha256(raw).hexdigest()
 
 
-_C_LOADER = getattr(yaml, "CSafeLoader", None)  # libyaml: 10x faster on a fleet's file (10,000 agents: 7 s -> 0.7 s)
+# A config file is read and validated on the event loop (start, SIGHUP, /-/reload): bounded, so no file can hold
+# it for long (32 MiB: ~2.5 s of parsing) or grow it without bound (aliases, nesting: see `_bounded`).
+MAX_CONFIG_BYTES = 32 * 2**20
+MAX_CONFIG_DEPTH = 64  # a config nests ~6 levels (agents, auth, headers); an inline JWK Set a few more
+MAX_CONFIG_VALUES = 5_000_000  # values with every YAML alias expanded: ~5x a 50,000-agent fleet's file
+
+
+def _unique_keys(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode) -> None:
+    """A key given twice in one mapping is an error: YAML's loaders keep the last silently, so a second `url:` or
+    `agents:` would replace the first unseen. A merge (`<<: *defaults`) may be overridden: that is its purpose."""
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node)
+        try:
+            duplicate = key in seen
+        except TypeError:  # an unhashable key: the safe constructor says so
+            continue
+        if duplicate:
+            raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                    f"found duplicate key {str(key)[:60]!r}", key_node.start_mark)
+        seen.add(key)
+
+
+def _int(loader: Any, node: yaml.Node) -> int:  # Any: add_constructor wants the very loader class
+    """An integer past Python's 4,300-digit limit is a YAML error, not a ValueError out of the loader."""
+    try:
+        return int(loader.construct_yaml_int(node))
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of {len(str(node.value))} characters (more than Python reads)",
+            node.start_mark) from None
+
+
+class _PyLoader(yaml.SafeLoader):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        _unique_keys(self, node)
+        return super().construct_mapping(node, deep)
+
+
+class _CLoader(yaml.CSafeLoader):  # libyaml: 10x faster on a fleet's file (10,000 agents: 7 s -> 0.7 s)
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        _unique_keys(self, node)
+        return super().construct_mapping(node, deep)
+
+
+_PyLoader.add_constructor("tag:yaml.org,2002:int", _int)
+_CLoader.add_constructor("tag:yaml.org,2002:int", _int)
+_C_LOADER = _CLoader if yaml.__with_libyaml__ else None
 
 
 def _yaml(raw: bytes) -> Any:
     if _C_LOADER is not None:
         try:
             return yaml.load(raw, Loader=_C_LOADER)  # the safe loader, in C
-        except yaml.YAMLError:
-            pass  # the pure loader below says what is wrong, in the words (and line numbers) it always has
-    return yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            if "maximum nesting depth" in str(exc):
+                raise  # libyaml's own bound (1000 levels); the pure loader would recurse past Python's
+            # otherwise the pure loader below says what is wrong, in the words (and line numbers) it always has
+    try:
+        return yaml.load(raw, Loader=_PyLoader)
+    except RecursionError:
+        raise yaml.YAMLError(f"nested deeper than Python's recursion limit ({MAX_CONFIG_DEPTH} levels are "
+                             "allowed)") from None
 
 
 def parse(raw: bytes, source: str) -> ProbeConfig:
@@ -638,13 +702,60 @@ def parse(raw: bytes, source: str) -> ProbeConfig:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{source}:{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        raise ConfigError(f"{source}:{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"{source}: expected a mapping with 'agents' (and optionally 'modules', 'metrics')")
+    if (too_much := _bounded(doc)) is not None:
+        raise ConfigError(f"{source}: {too_much}")
     try:
         return _share_defaults(ProbeConfig.model_validate(doc))
     except ValidationError as exc:
         raise ConfigError(format_errors(source, exc)) from None
+
+
+class _Unbounded(Exception):
+    pass
+
+
+def _bounded(doc: Any) -> str | None:
+    """Why the document is too much to validate (None: it is not): nested deeper than MAX_CONFIG_DEPTH, an alias
+    inside its own anchor (a cycle), or more than MAX_CONFIG_VALUES values once YAML aliases are expanded (a
+    billion-laughs file of a few hundred bytes, each alias a reference the validation would walk again)."""
+    memo: dict[int, tuple[int, int]] = {}  # id -> (values with aliases expanded, height): each node walked once
+    active: set[int] = set()
+
+    def walk(node: Any, depth: int) -> tuple[int, int]:
+        if not isinstance(node, dict | list):
+            return 1, 0
+        key = id(node)
+        if (known := memo.get(key)) is None:
+            if key in active:
+                raise _Unbounded("a YAML alias refers to a node that contains it (a cycle)")
+            if depth >= MAX_CONFIG_DEPTH:
+                raise _Unbounded(f"nested deeper than {MAX_CONFIG_DEPTH} levels")
+            active.add(key)
+            values, height = 1, 0
+            for child in (node.values() if isinstance(node, dict) else node):
+                if not isinstance(child, dict | list):  # most values: no call
+                    values += 1
+                    continue
+                n, h = walk(child, depth + 1)
+                values += n
+                height = max(height, h + 1)
+                if values > MAX_CONFIG_VALUES:
+                    raise _Unbounded(f"more than {MAX_CONFIG_VALUES:,} values with its YAML aliases expanded "
+                                     "(an alias bomb?)")
+            active.discard(key)
+            known = memo[key] = (values, height)
+        if depth + known[1] > MAX_CONFIG_DEPTH:  # a shared node reached deeper than where it was first met
+            raise _Unbounded(f"nested deeper than {MAX_CONFIG_DEPTH} levels")
+        return known
+
+    try:
+        walk(doc, 0)
+    except _Unbounded as exc:
+        return str(exc)
+    return None
 
 
 def _share_defaults(config: ProbeConfig) -> ProbeConfig:
