@@ -3,7 +3,8 @@
 Every configured credential is registered here when it is resolved (`register`), together with
 the forms an agent may echo it back in: the bare token of an `Authorization` value, the
 `user:pass` inside a Basic credential and its password, base64 (standard and URL-safe, with and
-without padding), URL encoding, JSON and HTML escaping. `text` masks all of them, a prefix of one
+without padding), URL encoding (either case of hex), JSON (also with `\\/`) and HTML escaping, hex,
+and a value of 8+ characters reversed, upper- or lower-cased. `text` masks all of them, a prefix of one
 left by a truncation, any `Bearer`/`Basic` credential and any userinfo in a URL. Reports, the
 status page, /probe?debug=true, the CLI and the log processor all call it (see `result`, `deep`).
 """
@@ -124,9 +125,14 @@ def _forms_of(value: str) -> tuple[str, ...]:
                 json.dumps(v)[1:-1], json.dumps(v, ensure_ascii=False)[1:-1], html.escape(v)}
         out |= {raw.hex(), raw.hex().upper()}
         out |= {f for f in _embedded_b64(raw) if len(f) >= _MIN_EMBEDDED}
+        # JSON with `/` escaped (PHP's json_encode), percent-encoding in lower-case hex
+        out |= {json.dumps(v)[1:-1].replace("/", "\\/"), _LOWER_HEX.sub(lambda m: m[0].lower(), quote(v, safe=""))}
+        if len(v) >= _PARTIAL_WORD:  # long enough that no ordinary word is one of these
+            out |= {v[::-1], v.upper(), v.lower()}  # what a careless or hostile agent echoes reversed or re-cased
     return tuple(f for f in out if len(f) >= _MIN_LEN)
 
 
+_LOWER_HEX = re.compile(r"%[0-9A-F]{2}")
 _MIN_EMBEDDED = 8  # an embedded base64 form of fewer characters could match ordinary base64 by chance
 
 

@@ -13,6 +13,7 @@ import html
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from urllib.parse import quote, quote_plus
@@ -22,7 +23,7 @@ from tests.daemon.helpers import get, running_daemon, wait_for, write_config
 from tests.hostile.echo import echo_agent
 
 TOKEN = "tok-7Hq2Zp9XwLm4Rv8s"
-API_KEY = "key-Qm3Vt6Yb2Nc8Lp5w"
+API_KEY = "key-Qm3Vt6/Yb2Nc8Lp5w"  # a `/`: JSON may escape it
 PAIR = "probe-bot:Pw-9xK2mZq7rT4vY"
 BASIC = "Basic " + base64.b64encode(PAIR.encode()).decode()
 
@@ -37,6 +38,9 @@ def _forbidden() -> list[str]:
         # the tail of a split secret, hex, JSON \u escapes, base64 inside a longer blob at the other alignments
         out |= {v[-8:], raw.hex(), "".join(f"\\u{ord(c):04x}" for c in v)[:48]}
         out |= {base64.b64encode(pad + raw + b'"}').decode()[4:12] for pad in (b"x", b"xy")}
+        # reversed, re-cased, JSON with `\/`, percent-encoding in lower-case hex
+        out |= {v[::-1], v.upper(), v.lower(), json.dumps(v)[1:-1].replace("/", "\\/"),
+                re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), quote(v, safe=""))}
     return sorted(out)
 
 
@@ -59,9 +63,10 @@ async def test_no_output_carries_a_secret_while_agents_echo_them(tmp_path: Path,
             {"name": "echo", "url": origin, "modules": ["ping", "invoke", "stream", "full"], "auth": auth},
             {"name": "echo-expect", "url": origin, "modules": ["invoke"], "auth": auth, "expect_text": "absent"},
             {"name": "echo-500", "url": f"{origin}/b", "modules": ["ping", "invoke"], "auth": auth},
+            {"name": "echo-t", "url": f"{origin}/t", "modules": ["ping", "invoke", "stream"], "auth": auth},
         ], modules={"full": {"prober": "full", "interval": "1h", "timeout": "20s", "safe_only": True}})
         async with running_daemon(cfg) as (d, base):
-            await wait_for(lambda: len(d.history.keys()) == 7, timeout=30)
+            await wait_for(lambda: len(d.history.keys()) == 10, timeout=30)
             texts: dict[str, str] = {}
             paths = ["/metrics", "/config", "/", "/report", "/report?format=markdown"]
             for agent in d.config.agents:

@@ -29,6 +29,9 @@ def _registered() -> None:
     base64.b64encode(TOKEN.encode()).decode(), base64.urlsafe_b64encode(TOKEN.encode()).decode().rstrip("="),
     json.dumps(TOKEN)[1:-1], html.escape(TOKEN),
     PAIR, "pa55-w0rd#x", base64.b64encode(PAIR.encode()).decode(), quote(PAIR, safe=""),
+    # cheap transforms an agent may echo: reversed, re-cased, PHP's JSON (a slash escaped), lower-case hex escapes
+    TOKEN[::-1], TOKEN.upper(), TOKEN.lower(), PAIR[::-1], PAIR.upper(), json.dumps(TOKEN)[1:-1].replace("/", "\\/"),
+    quote(TOKEN, safe="").replace("%2B", "%2b").replace("%2F", "%2f").replace("%3D", "%3d"),
 ])
 def test_every_form_of_a_registered_secret_is_masked(form: str) -> None:
     out = redact.text(f"the agent said: {form} (echoed)")
@@ -152,3 +155,10 @@ def test_the_tail_of_a_secret_split_in_two_is_masked() -> None:
     out = redact.text(f"got: {TOKEN[:9]} | {TOKEN[9:]}")
     assert TOKEN[9:] not in out and TOKEN[:9] not in out
     assert redact.text("the text ends with cret!& here") == "the text ends with cret!& here"  # 7: left alone
+
+
+@pytest.mark.usefixtures("_fresh")
+def test_a_short_secret_is_not_masked_re_cased_or_reversed() -> None:
+    # under 8 characters a reversed or re-cased form may be an ordinary word: only the value itself is masked
+    redact.register("Stop")
+    assert redact.text("Stop: stop, STOP, pots") == "<redacted>: stop, STOP, pots"
