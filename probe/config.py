@@ -419,6 +419,12 @@ class Agent(_Strict):
         """Credentials that cannot be resolved in this environment, by name only."""
         return [f"{where}: {problem}" for where, ref in self.secret_refs().items() if (problem := ref.problem())]
 
+    def reads_live_inputs(self) -> bool:
+        """Whether `target` reads anything at each run (a secret from env or file, a JWKS file): without, the Target
+        it returns for a timeout and fresh-connection setting never changes (the runner keeps it per job)."""
+        signatures = self.card_signatures
+        return bool(self.secret_refs()) or (signatures.effective_policy != "off" and signatures.trusted_jwks is None)
+
     def target(self, timeout: float, *, fresh_connection: bool = False) -> Target:
         """Resolve credentials now (they may rotate) into a Target for one probe run.
 

@@ -13,7 +13,9 @@ import itertools
 import platform
 import re
 import time
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections import deque
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -30,6 +32,7 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.metrics_core import Metric
 
 from probe import __version__, exposition
 from probe.checks.push import DeliveryProblem
@@ -68,6 +71,7 @@ class Spec:
     help: str
     detail: bool = False  # per-agent detail: exported only for agents/modules with detailed metrics on
     buckets: tuple[float, ...] | None = None  # histograms of the daemon itself; per-agent ones use the config's
+    batched: bool = False  # label-less, observed on every run: folded in batches (BatchedHistogram)
 
 
 # the daemon's own latency histograms: one series set per daemon, never per agent
@@ -147,10 +151,10 @@ CATALOGUE: tuple[Spec, ...] = (
          "header_timeout (no complete request headers within web_header_timeout); every cause starts at 0"),
     Spec("probe_slots", "gauge", (), "Concurrency slots (max_concurrency, or sized from the fleet when unset)"),
     Spec("slot_wait_seconds", "histogram", (), "Time runs waited for a concurrency slot (not charged to agents)",
-         buckets=_SELF_BUCKETS),
+         buckets=_SELF_BUCKETS, batched=True),
     Spec("scheduler_lateness_seconds", "histogram", (),
          "Actual start minus planned start of scheduled runs (the phase slot plus its jitter)",
-         buckets=_SELF_BUCKETS),
+         buckets=_SELF_BUCKETS, batched=True),
     Spec("event_loop_lag_seconds", "histogram", (),
          "Event-loop lag samples: how late a 50 ms timer fires (the probe's own overload)", buckets=_SELF_BUCKETS),
     Spec("event_loop_lag_p99_seconds", "gauge", (),
@@ -183,6 +187,53 @@ def exported_names(spec: Spec) -> list[str]:
     return [base]
 
 
+class BatchedHistogram(Histogram):
+    """A label-less histogram of the daemon's own, observed on every run (scheduler lateness, slot wait): an
+    observation is one append to a deque; the pending ones are folded into the buckets when collected (a scrape,
+    `get_sample_value`) or when `FOLD_AT` are pending, one increment per bucket and one for the sum. A collection
+    shows what `Histogram.observe` would have counted (the same bucket for every value: the first bound at or
+    above it; the sum up to the rounding of adding a batch's total at once). Thread-safe as the plain one: a
+    deque's appends and pops are atomic, so a scrape's fold on the render thread never loses or doubles a value."""
+
+    FOLD_AT = 1024  # a bound on what waits for a scrape (a daemon nobody scrapes stays flat)
+
+    def _metric_init(self) -> None:
+        super()._metric_init()
+        self._pending: deque[float] = deque()
+
+    def observe(self, amount: float, exemplar: dict[str, str] | None = None) -> None:
+        if exemplar:
+            super().observe(amount, exemplar)
+            return
+        pending = self._pending
+        pending.append(amount)
+        if len(pending) >= self.FOLD_AT:
+            self.fold()
+
+    def fold(self) -> None:
+        """Count the pending observations into the buckets and the sum."""
+        pending, bounds = self._pending, self._upper_bounds
+        counts = [0] * len(bounds)
+        total = 0.0
+        for _ in range(len(pending)):
+            try:
+                value = pending.popleft()
+            except IndexError:  # another thread's fold took the rest
+                break
+            total += value
+            if value == value:  # NaN falls in no bucket, as in Histogram.observe
+                counts[bisect_left(bounds, value)] += 1
+        if total:
+            self._sum.inc(total)
+        for i, n in enumerate(counts):
+            if n:
+                self._buckets[i].inc(n)
+
+    def collect(self) -> Iterable[Metric]:
+        self.fold()
+        return super().collect()
+
+
 class Metrics:
     """The daemon's registry. `observe()` is the only writer of per-probe series."""
 
@@ -207,8 +258,8 @@ class Metrics:
             elif spec.kind == "counter":
                 self._m[spec.name] = Counter(name, spec.help, labels, registry=self._own)
             else:
-                self._m[spec.name] = Histogram(name, spec.help, labels, registry=self._own,
-                                               buckets=spec.buckets or buckets)
+                kind = BatchedHistogram if spec.batched and not labels else Histogram
+                self._m[spec.name] = kind(name, spec.help, labels, registry=self._own, buckets=spec.buckets or buckets)
         self.gauge("build_info").labels(__version__, platform.python_version(), shard).set(1)
         # the standard process_* and python_* metrics: start time, memory, CPU, open fds, GC
         standard = [collector(registry=self._own) for collector in (ProcessCollector, PlatformCollector, GCCollector)]

@@ -35,6 +35,7 @@ from probe.results import BindingName, ProbeResult, StepName
 from probe.scheduler import misfire_grace
 from probe.suite import SuiteOptions, run_suite
 from probe.suite.push import run_push
+from probe.target import Target
 from probe.wire.cardcache import RESULTS, CardCache
 from probe.wire.http import HttpClient
 
@@ -143,6 +144,7 @@ class Runner:
         self.cards = CardCache(on_result=lambda r: counters[r].inc())
         metrics.gauge("card_cache_entries").set_function(lambda: len(self.cards))
         self._deadlines = _Deadlines()
+        self._plans: dict[tuple[int, int], _JobPlan] = {}
 
     def resize(self, max_concurrency: int) -> None:
         self.slots.resize(max_concurrency)
@@ -153,7 +155,7 @@ class Runner:
         now = time.time()
         planned = now if planned is None else planned
         self._lateness.observe(max(0.0, now - planned))
-        start_by = asyncio.get_running_loop().time() + (planned + misfire_grace(module) - now)
+        start_by = asyncio.get_running_loop().time() + (planned + self._plan(agent, module).grace - now)
         try:
             result = await self.run(agent, module, timeout=module.timeout, start_by=start_by)
         except asyncio.CancelledError:
@@ -161,6 +163,27 @@ class Runner:
             log.warning("probe_cancelled", agent=agent.name, module=module_name)
             return
         self.record(module_name, result)
+
+    def _plan(self, agent: Agent, module: Module) -> _JobPlan:
+        """What every scheduled run of this agent x module shares (the config's objects: a reload makes new ones)."""
+        key = (id(agent), id(module))
+        plan = self._plans.get(key)
+        if plan is None or plan.agent is not agent or plan.module is not module:
+            if plan is None and len(self._plans) >= MAX_PLANS:
+                del self._plans[next(iter(self._plans))]  # the oldest: most often a job of a config reloaded since
+            plan = self._plans[key] = _JobPlan(agent, module)
+        return plan
+
+    def _scheduled_target(self, agent: Agent, module: Module, remaining: float) -> tuple[Target, Bindings]:
+        """A scheduled run's Target, memoised per job: `Agent.target` is called every run whose agent reads live
+        inputs (secrets, a JWKS file), and the job's narrowing of it (limits, the binding) is done again only when
+        it returns another Target; an agent without live inputs gets the job's Target without the call."""
+        plan = self._plan(agent, module)
+        if plan.target is None or plan.live or plan.remaining != remaining:
+            base = agent.target(remaining, fresh_connection=module.fresh)
+            if base is not plan.base or plan.target is None or plan.remaining != remaining:
+                plan.target, plan.base, plan.remaining = _narrow(base, module, plan.only), base, remaining
+        return plan.target, plan.only
 
     def record(self, module_name: str, result: ProbeResult) -> None:
         if result.reason is Reason.PROBE_OVERLOADED:
@@ -205,7 +228,7 @@ class Runner:
         started = start + waited
         try:
             result = await self._probe(agent, module, remaining, client, task,
-                                       self.cards if start_by is not None else None)
+                                       self.cards if start_by is not None else None, loop, started)
         finally:
             self.slots.release()
         if stall_clock is not None and not result.success:  # a pass is a pass (own_overload): no clocks read
@@ -213,21 +236,19 @@ class Runner:
         return result
 
     async def _probe(self, agent: Agent, module: Module, remaining: float, client: HttpClient | None,
-                     task: asyncio.Task[Any], cards: CardCache | None = None) -> ProbeResult:
-        # the outer bound: asyncio.timeout's work, on the runner's one timer for every run's deadline (_Deadlines)
-        loop = asyncio.get_running_loop()
+                     task: asyncio.Task[Any], cards: CardCache | None, loop: asyncio.AbstractEventLoop,
+                     started: float) -> ProbeResult:
+        # the outer bound: asyncio.timeout's work, on the runner's one timer for every run's deadline (_Deadlines);
+        # `started` is the loop's time now (the slot is held: nothing was awaited since)
         deadline = _Deadline(task)
-        self._deadlines.add(loop, loop.time() + remaining + _GRACE, deadline)
+        self._deadlines.add(loop, started + remaining + _GRACE, deadline)
         try:
-            only = job_bindings(agent, module)
             try:
-                target = agent.target(remaining, fresh_connection=module.fresh)
-                if limits := module.limits():
-                    target = target.model_copy(update=limits)
-                if only and target.binding is None and module.prober not in MULTI_BINDING:
-                    # the suite and push probe one interface: the most preferred of the agent's bindings
-                    preferred = min(only, key=list(BindingName).index)  # the enum is in preference order
-                    target = target.model_copy(update={"binding": preferred.card_name})
+                if cards is not None:  # a scheduled run
+                    target, only = self._scheduled_target(agent, module, remaining)
+                else:
+                    only = job_bindings(agent, module)
+                    target = _narrow(agent.target(remaining, fresh_connection=module.fresh), module, only)
             except ConfigError as exc:
                 return _failed(agent, Reason.PROBE_CONFIG_ERROR, str(exc))
             self.in_flight.add(task)
@@ -255,6 +276,36 @@ class Runner:
         finally:
             deadline.over = True
             deadline.withdraw()  # whatever the ending: a cancellation of its own never outlives the run
+
+
+Bindings = frozenset[BindingName] | None
+MAX_PLANS = 65_536  # jobs remembered (as Agent.target's memo): above any fleet one daemon probes
+
+
+class _JobPlan:
+    """One scheduled job's shared parts: its misfire grace, the bindings it probes and its last Target."""
+
+    __slots__ = ("agent", "base", "grace", "live", "module", "only", "remaining", "target")
+
+    def __init__(self, agent: Agent, module: Module) -> None:
+        self.agent, self.module = agent, module  # kept: the key's ids stay theirs
+        self.grace = misfire_grace(module)
+        self.only = job_bindings(agent, module)
+        self.live = agent.reads_live_inputs()
+        self.base: Target | None = None  # what Agent.target returned
+        self.target: Target | None = None  # that, narrowed to the job (limits, binding)
+        self.remaining = 0.0
+
+
+def _narrow(target: Target, module: Module, only: Bindings) -> Target:
+    """The agent's Target for one job: the module's limits, and one binding for the suite and push."""
+    if limits := module.limits():
+        target = target.model_copy(update=limits)
+    if only and target.binding is None and module.prober not in MULTI_BINDING:
+        # the suite and push probe one interface: the most preferred of the agent's bindings
+        preferred = min(only, key=list(BindingName).index)  # the enum is in preference order
+        target = target.model_copy(update={"binding": preferred.card_name})
+    return target
 
 
 class _Deadline:
