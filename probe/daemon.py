@@ -84,7 +84,7 @@ class Daemon:
         runner = self._web
         self.metrics.gauge("web_connections").set_function(lambda: runner.open_connections)
         host, port = self.settings.host_port
-        site = web.TCPSite(self._web, host, port, ssl_context=self.tls)
+        site = self._web.site(host, port, self.tls)  # TLS connections counted from accept, not handshake
         try:
             await site.start()
         except OSError as exc:

@@ -147,8 +147,9 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("web_connections", "gauge", (), "Connections open to the daemon's web server now (web_max_connections "
          "at most)"),
     Spec("web_connections_refused", "counter", ("cause",),
-         "Connections the web server closed unserved: cause=limit (over web_max_connections, answered 503) or "
-         "header_timeout (no complete request headers within web_header_timeout); every cause starts at 0"),
+         "Connections the web server closed unserved: cause=limit (over web_max_connections, answered 503 on "
+         "plain HTTP), header_timeout (no complete request headers within web_header_timeout), handshake (a TLS "
+         "handshake failed or not done within web_header_timeout); every cause starts at 0"),
     Spec("probe_slots", "gauge", (), "Concurrency slots (max_concurrency, or sized from the fleet when unset)"),
     Spec("slot_wait_seconds", "histogram", (), "Time runs waited for a concurrency slot (not charged to agents)",
          buckets=_SELF_BUCKETS, batched=True),
@@ -169,7 +170,7 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("card_cache_entries", "gauge", (), "Agent Cards the card cache holds now (one per agent at most)"),
 )
 MISSED_CAUSES = ("overlap", "misfire", "overloaded")
-WEB_REFUSED_CAUSES = ("limit", "header_timeout")  # the web server's connection guard (probe/webguard.py)
+WEB_REFUSED_CAUSES = ("limit", "header_timeout", "handshake")  # the web server's connection guard (webguard.py)
 _LABEL_DOMAINS: dict[str, tuple[str, ...]] = {  # every value the labels after (agent, module, binding) can take
     "step": tuple(s.value for s in StepName), "phase": tuple(HttpPhases.model_fields),
     "reason": (*(r.value for r in Reason), NO_REASON)}

@@ -8,8 +8,9 @@
 - `tls_context`: optional TLS for the listener.
 - `GuardedRunner`: at most `max_connections` open connections to the web server (a connection over it is
   answered 503 and closed at once, never queued), and a deadline for a new connection's request headers
-  (slowloris); idle keep-alive connections close after `keepalive_timeout`. A flood of idle callers would
-  otherwise hold the file descriptors the probe needs for its own connections to agents.
+  (slowloris) and, on TLS, for its handshake (counted from accept: `_TlsGate`); idle keep-alive connections close
+  after `keepalive_timeout`. A flood of idle callers would otherwise hold the file descriptors the probe needs for
+  its own connections to agents.
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ class _GuardedServer(web.Server):
         self.header_timeout = header_timeout
         self._refused = refused
         self._open: set[web_protocol.RequestHandler] = set()  # counted from connect to connection_lost
+        self._handshakes: set[_TlsGate] = set()  # TLS connections accepted, their handshake not done
         self._waiting: dict[web_protocol.RequestHandler, asyncio.TimerHandle] = {}
         inner = self.request_factory
 
@@ -168,10 +170,13 @@ class _GuardedServer(web.Server):
 
     @property
     def open_connections(self) -> int:
-        return len(self._open)
+        return len(self._open) + len(self._handshakes)
+
+    def full(self) -> bool:
+        return len(self._open) + len(self._handshakes) >= self.max_connections
 
     def connection_made(self, handler: web_protocol.RequestHandler, transport: asyncio.Transport) -> None:
-        if len(self._open) >= self.max_connections:
+        if self.full():
             self._refused("limit")
             transport.write(_BUSY)
             transport.close()  # aiohttp's handler sees connection_lost at once; nothing waits for a slot
@@ -191,6 +196,88 @@ class _GuardedServer(web.Server):
             self._refused("header_timeout")
             handler.force_close()  # closes the transport; a caller trickling its headers is cut here
 
+    def refused(self, cause: str) -> None:
+        self._refused(cause)
+
+    async def shutdown(self, timeout: float | None = None) -> None:
+        for gate in list(self._handshakes):
+            gate.cancel()
+        await super().shutdown(timeout)
+
+
+class _TlsGate(asyncio.Protocol):
+    """A TCP connection accepted by a TLS listener, counted against the cap from accept. With `ssl=` given to the
+    event loop, aiohttp's server sees a connection only once its handshake is done: callers that connect and never
+    finish a handshake held descriptors uncounted for the loop's 60 s handshake timeout. Here the handshake is ours
+    (`loop.start_tls`): over the cap the connection is closed at once (no handshake, so no 503), and a handshake
+    not done within the header deadline is cut (`cause="handshake"`, as is one that fails)."""
+
+    def __init__(self, server: _GuardedServer, context: ssl.SSLContext) -> None:
+        self._server, self._context = server, context
+        self._early: list[bytes] = []  # what the TLS layer decrypted before the handler was connected
+        self._eof = False
+        self._lost = False
+        self._task: asyncio.Task[None] | None = None
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        server = self._server
+        if server.full():
+            server.refused("limit")
+            transport.abort()
+            return
+        transport.pause_reading()  # nothing is read before the TLS layer takes the connection over
+        server._handshakes.add(self)
+        self._task = asyncio.get_running_loop().create_task(self._handshake(transport))
+
+    async def _handshake(self, transport: asyncio.Transport) -> None:
+        server = self._server
+        try:
+            tls = await asyncio.get_running_loop().start_tls(transport, self, self._context, server_side=True,
+                                                             ssl_handshake_timeout=server.header_timeout)
+        except (OSError, ssl.SSLError, TimeoutError, ConnectionError):
+            server.refused("handshake")
+            transport.abort()
+            return
+        finally:
+            server._handshakes.discard(self)
+        if tls is None or self._lost:
+            return
+        handler = server()  # the protocol aiohttp's server makes for a connection
+        tls.set_protocol(handler)
+        handler.connection_made(tls)  # counted in `_open` from here, with its header deadline
+        for data in self._early:
+            handler.data_received(data)
+        if self._eof:
+            handler.eof_received()
+
+    # between the handshake's end and `_handshake` resuming, the TLS layer may already deliver
+    def data_received(self, data: bytes) -> None:
+        self._early.append(data)
+
+    def eof_received(self) -> bool | None:
+        self._eof = True
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+
+
+class _TlsGatedSite(web.TCPSite):
+    """A TCPSite whose TLS is `_TlsGate`'s: the listener is plain TCP, each connection counted from accept."""
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)  # registers the site with its runner
+        server, context = self._runner.server, self._ssl_context
+        assert isinstance(server, _GuardedServer) and context is not None
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: _TlsGate(server, context), self._host, self._port, backlog=self._backlog,
+            reuse_address=self._reuse_address, reuse_port=self._reuse_port)
+
 
 class GuardedRunner(web.AppRunner):
     """An AppRunner whose server is `_GuardedServer`."""
@@ -204,6 +291,12 @@ class GuardedRunner(web.AppRunner):
     def open_connections(self) -> int:
         server = self.server
         return server.open_connections if isinstance(server, _GuardedServer) else 0
+
+    def site(self, host: str, port: int, tls: ssl.SSLContext | None) -> web.TCPSite:
+        """The listener: plain, or TLS with each connection counted from accept (`_TlsGate`)."""
+        if tls is None:
+            return web.TCPSite(self, host, port)
+        return _TlsGatedSite(self, host, port, ssl_context=tls)
 
     async def _make_server(self) -> web.Server:
         plain = await super()._make_server()

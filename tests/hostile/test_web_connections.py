@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+import ssl
 import time
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from probe.config import Agent, Module, Prober
@@ -22,6 +24,7 @@ from probe.wire import http
 from probe.wire.http import HttpClient
 from tests.agents.catalogue import run_agent
 from tests.daemon.helpers import get, metric_value, running_daemon, wait_for, write_config
+from tests.hostile import certs
 
 
 async def _open(base: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -152,3 +155,37 @@ async def test_out_of_file_descriptors_is_the_probes_overload(monkeypatch: pytes
                                              {"agent": "a", "module": "m", "cause": "overloaded"}) == 1
     assert not [s for fam in metrics.registry.collect() for s in fam.samples if s.labels.get("agent") == "a"
                 and s.name in (PREFIX + "failures_total", PREFIX + "runs_total")]
+
+
+async def test_tls_handshakes_count_against_the_cap_and_have_the_header_deadline(tmp_path: Path) -> None:
+    # callers that connect to a TLS listener and never start (or finish) a handshake: before, aiohttp's server saw
+    # a connection only once its handshake was done, so none of them counted and each held a descriptor for the
+    # event loop's 60 s handshake timeout
+    pem, _, _ = certs.make(tmp_path, "listener")
+    cfg = write_config(tmp_path / "p.yaml", [{"name": "a", "url": "http://127.0.0.1:9", "modules": ["ping"]}])
+    async with running_daemon(cfg, web_max_connections=4, web_header_timeout=1.0,
+                              web_tls_cert_file=pem.cert, web_tls_key_file=pem.key) as (d, base):
+        assert d._web is not None
+        held = [await _open(base) for _ in range(4)]  # TCP only: no ClientHello
+        await wait_for(lambda: d._web is not None and d._web.open_connections == 4)
+        t0 = time.monotonic()
+        over = [await _open(base) for _ in range(10)]
+        answers = await asyncio.gather(*(_closed_within(r, 0.8) for r, _ in over), return_exceptions=True)
+        assert time.monotonic() - t0 < 0.9  # closed at once, not after a handshake timeout
+        assert all(a == b"" or isinstance(a, ConnectionError) for a in answers), answers
+        cut = await asyncio.gather(*(_closed_within(r, 3.0) for r, _ in held), return_exceptions=True)
+        assert all(a == b"" or isinstance(a, ConnectionError) for a in cut), cut  # at the header deadline
+        await wait_for(lambda: d._web is not None and d._web.open_connections == 0)
+        # a real TLS caller is served, twice on one keep-alive connection
+        ctx = ssl.create_default_context(cafile=str(pem.cert))
+        url = base.replace("http://", "https://")
+        async with aiohttp.ClientSession() as s:
+            for _ in range(2):
+                async with s.get(f"{url}/metrics", ssl=ctx) as r:
+                    assert r.status == 200
+                    text = await r.text()
+        assert metric_value(text, PREFIX + "web_connections_refused_total", cause="limit") == 10
+        assert metric_value(text, PREFIX + "web_connections_refused_total", cause="handshake") == 4
+        assert metric_value(text, PREFIX + "web_connections") == 1
+        for _, w in held + over:
+            w.close()
