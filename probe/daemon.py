@@ -44,7 +44,8 @@ class Daemon:
         self.metrics = Metrics(config.metrics.duration_buckets, config.metrics.agent_info_labels, str(self.shard))
         self.history = History(settings.history_limit)
         # the push receiver lives on the daemon's own web server (route /-/push/<token>)
-        self.inbox = PushInbox(settings.push_public_url or "", on_refused=self.metrics.push_refused)
+        self.inbox = PushInbox(settings.push_public_url or "", on_refused=self.metrics.push_refused,
+                               body_timeout=settings.web_header_timeout)
         self.metrics.gauge("push_receiver_registrations").set_function(lambda: len(self.inbox))
         slots = settings.max_concurrency or auto_concurrency(self.share(config))
         sockets = settings.max_connections or max(100, 2 * slots)

@@ -30,6 +30,7 @@ ROUTE = ROUTE_PREFIX + "{token}"
 MAX_BODY_BYTES = 256 * 1024  # a Task with its history; far above any status update
 MAX_DELIVERIES = 64  # per registration: at-least-once delivery may repeat, but not without bound
 MAX_REGISTRATIONS = 512  # concurrent round trips; beyond this a new registration is refused
+BODY_TIMEOUT = 10.0  # seconds a delivery's body has after its headers (the daemon's: web_header_timeout)
 _TOKEN_BYTES = 32
 _ROUTE_TOKEN = re.compile(r"^[A-Za-z0-9_-]{43}$")  # token_urlsafe(32)
 _JSON_TYPES = ("application/json", "application/a2a+json")
@@ -43,6 +44,7 @@ class Refused(StrEnum):
     TOO_LARGE = "too_large"
     MALFORMED = "malformed"
     OVERFLOW = "overflow"  # a registration already holds MAX_DELIVERIES
+    TOO_SLOW = "too_slow"  # the body did not arrive within the body deadline (trickled), answered 408
 
 
 class InboxFull(Exception):
@@ -109,9 +111,10 @@ class PushInbox:
     """Registrations by route token, and the aiohttp handler that receives deliveries for them."""
 
     def __init__(self, public_url: str, *, max_registrations: int = MAX_REGISTRATIONS,
-                 on_refused: Callable[[Refused], None] | None = None) -> None:
+                 on_refused: Callable[[Refused], None] | None = None, body_timeout: float = BODY_TIMEOUT) -> None:
         self.public_url = public_url.rstrip("/")
         self.max_registrations = max_registrations
+        self.body_timeout = body_timeout
         self.refused: Counter[Refused] = Counter()
         self._on_refused = on_refused
         self._regs: dict[str, Registration] = {}
@@ -159,7 +162,19 @@ class PushInbox:
         ctype = request.headers.get("Content-Type", "")
         authorized = _authorized(request.headers.get("Authorization"), reg.credentials)
         token = _token(request.headers.get("X-A2A-Notification-Token"), reg.token)
-        raw = await _read_bounded(request)
+        try:
+            # a body trickled after complete headers is bounded in time, not only in size: it would hold one of
+            # the web server's connections (and with many, all of them) for as long as the caller likes
+            async with asyncio.timeout(self.body_timeout):
+                raw = await _read_bounded(request)
+        except TimeoutError:
+            reg.add(Delivery(at, authorized, token, ctype,
+                             problem=f"the body did not arrive within {self.body_timeout:g} s of its headers"))
+            response = self._refuse(Refused.TOO_SLOW, 408)
+            await response.prepare(request)
+            await response.write_eof()
+            request.protocol.force_close()  # closed now: no lingering over the rest of a trickled body
+            return response
         if raw is None:
             reg.add(Delivery(at, authorized, token, ctype, problem=f"body larger than {MAX_BODY_BYTES} bytes"))
             return self._refuse(Refused.TOO_LARGE, 413)

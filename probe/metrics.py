@@ -142,7 +142,8 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("push_delivery_problems", "counter", (*AM, "problem"),
          "Push round trips with a missing, late or broken delivery, by problem (every problem starts at 0)"),
     Spec("push_receiver_refused", "counter", ("cause",),
-         "Requests the push receiver refused: unknown_token, unauthenticated, too_large, malformed, overflow"),
+         "Requests the push receiver refused: unknown_token, unauthenticated, too_large, malformed, overflow, "
+         "too_slow (a body not complete within web_header_timeout of its headers)"),
     Spec("push_receiver_registrations", "gauge", (), "Webhook registrations the push receiver holds now"),
     Spec("web_connections", "gauge", (), "Connections open to the daemon's web server now (web_max_connections "
          "at most)"),

@@ -189,3 +189,38 @@ async def test_tls_handshakes_count_against_the_cap_and_have_the_header_deadline
         assert metric_value(text, PREFIX + "web_connections") == 1
         for _, w in held + over:
             w.close()
+
+
+async def test_a_trickled_push_body_is_cut_at_the_deadline(tmp_path: Path) -> None:
+    # complete headers, then one byte of the body each 0.1 s: bounded by size only before, it held a web
+    # connection as long as the caller liked (and many of them held all of them)
+    cfg = write_config(tmp_path / "p.yaml", [{"name": "a", "url": "http://127.0.0.1:9", "modules": ["ping"]}])
+    async with running_daemon(cfg, web_header_timeout=0.5, push_public_url="http://127.0.0.1:1") as (d, base):
+        reg = d.inbox.register(30)
+        reader, writer = await _open(base)
+        writer.write(f"POST /-/push/{reg.route} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: 200\r\n\r\n{{".encode())
+        t0 = time.monotonic()
+        got = b""
+        with pytest.raises((ConnectionError, OSError)):  # noqa: PT012  (the write fails once the server closed)
+            for _ in range(60):
+                writer.write(b" ")
+                await writer.drain()
+                try:
+                    chunk = await asyncio.wait_for(reader.read(4096), 0.1)
+                except TimeoutError:
+                    continue
+                got += chunk
+                if chunk == b"":
+                    raise ConnectionResetError("closed by the server")
+        cut_after = time.monotonic() - t0
+        assert got.startswith(b"HTTP/1.1 408 ") and b"too_slow" in got, got
+        assert 0.4 < cut_after < 2.5, cut_after
+        assert [dl.problem for dl in reg.deliveries] == ["the body did not arrive within 0.5 s of its headers"]
+        writer.close()
+        _, text, _ = await get(f"{base}/metrics")
+        assert metric_value(text, PREFIX + "push_receiver_refused_total", cause="too_slow") == 1
+        # a delivery whose body comes in time is taken
+        async with aiohttp.ClientSession() as s, s.post(f"{base}/-/push/{reg.route}", json={"a": 1}) as r:
+            assert r.status in (204, 401)
+        assert reg.deliveries[-1].body == {"a": 1}
