@@ -185,10 +185,15 @@ def _requirement_names(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return out
 
 
-# required fields per flow and per scheme kind; 1.0 wraps each scheme in a oneof key, 0.3 uses `type`
-_FLOWS = {"authorizationCode": ("authorizationUrl", "tokenUrl"), "clientCredentials": ("tokenUrl",),
-          "deviceCode": ("deviceAuthorizationUrl", "tokenUrl"), "implicit": ("authorizationUrl",),
-          "password": ("tokenUrl",)}
+# required fields per flow and per scheme kind; 1.0 wraps each scheme in a oneof key, 0.3 uses `type`.
+# 0.3 (its JSON schema): every flow requires scopes, implicit an authorizationUrl, password a tokenUrl. 1.0 (the
+# proto's REQUIRED): authorizationCode, clientCredentials and deviceCode only; the deprecated implicit and password
+# flows require nothing. A 1.0 scopes map may be absent: ProtoJSON omits an empty map (a2a-sdk's own cards do), so
+# absent and empty are one value on the wire; when present it must be a map.
+_FLOWS_03 = {"authorizationCode": ("authorizationUrl", "tokenUrl"), "clientCredentials": ("tokenUrl",),
+             "implicit": ("authorizationUrl",), "password": ("tokenUrl",)}
+_FLOWS_10 = {"authorizationCode": ("authorizationUrl", "tokenUrl"), "clientCredentials": ("tokenUrl",),
+             "deviceCode": ("deviceAuthorizationUrl", "tokenUrl"), "implicit": (), "password": ()}
 _SCHEME_FIELDS = {
     "apiKeySecurityScheme": ("name", "location"), "httpAuthSecurityScheme": ("scheme",),
     "openIdConnectSecurityScheme": ("openIdConnectUrl",), "mtlsSecurityScheme": (), "oauth2SecurityScheme": ("flows",),
@@ -212,12 +217,15 @@ def security_schemes(card: Card) -> CheckResult:
         problems += [f"{where}: {kind} needs {f}" for f in _SCHEME_FIELDS[kind] if not body.get(f)]
         flows = body.get("flows")
         if kind in ("oauth2", "oauth2SecurityScheme") and isinstance(flows, dict):
+            v1 = kind == "oauth2SecurityScheme"
+            known = _FLOWS_10 if v1 else _FLOWS_03
             for flow, fields in flows.items():
-                if flow not in _FLOWS or not isinstance(fields, dict):
+                if flow not in known or not isinstance(fields, dict):
                     problems.append(f"{where}.flows.{flow} is not a known OAuth2 flow object")
                     continue
-                problems += [f"{where}.flows.{flow} needs {f}" for f in _FLOWS[flow] if not fields.get(f)]
-                if not isinstance(fields.get("scopes"), dict):
+                problems += [f"{where}.flows.{flow} needs {f}" for f in known[flow] if not fields.get(f)]
+                scopes = fields.get("scopes")
+                if not isinstance(scopes, dict) and not (v1 and scopes is None):
                     problems.append(f"{where}.flows.{flow} needs a scopes map")
         location = body.get("location") or body.get("in")
         if kind in ("apiKey", "apiKeySecurityScheme") and location and location not in ("header", "query", "cookie"):
