@@ -20,7 +20,10 @@ from probe.target import InvalidUrl, check_url
 from probe.wire.card import MAX_INTERFACES, Card, judged
 
 _MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
-_KNOWN_BINDINGS = {"JSONRPC", "GRPC", "HTTP+JSON"}
+# 1.0 §3.6.1: "Patch version numbers SHOULD NOT be used in ... Agent Cards" (a SHOULD, card.protocol_version's);
+# the official clients read "1.0.0" as 1.0 (a2a-sdk compares packaging Versions, @a2a-js/sdk ignores the field)
+_WITH_PATCH = re.compile(r"^\d+\.\d+\.\d+$")
+_HTTP_BINDINGS = frozenset({"JSONRPC", "HTTP+JSON"})  # the core bindings whose URL is an http(s) URL
 
 _REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
     "1.0": {"name": str, "description": str, "version": str, "supportedInterfaces": list, "capabilities": dict,
@@ -73,9 +76,14 @@ def interfaces(card: Card) -> CheckResult:
                 continue
             problems += _interface_problems(where, e.get("url"), e.get("protocolBinding"), e.get("protocolVersion"))
     else:
+        # 0.3 §5.5.5: the transport SHOULD be a core value and "Additional transport values MAY be used": any
+        # string; §5.6.1: "The preferredTransport field is REQUIRED and MUST be present in every AgentCard"
+        # (0.2 has no such field)
         pt = card.doc.get("preferredTransport")
-        if pt is not None and pt not in _KNOWN_BINDINGS:
-            problems.append(f"preferredTransport {pt!r} is not JSONRPC, GRPC or HTTP+JSON")
+        if pt is None and card.family == "0.3":
+            problems.append("preferredTransport is missing (0.3 §5.6.1: REQUIRED, MUST be present in every card)")
+        elif pt is not None and (not isinstance(pt, str) or not pt):
+            problems.append(f"preferredTransport {pt!r} is not a transport name")
         for i, e in enumerate(judged(card.doc.get("additionalInterfaces"))):
             if not isinstance(e, dict) or not isinstance(e.get("url"), str) or not isinstance(e.get("transport"), str):
                 problems.append(f"additionalInterfaces[{i}] needs url and transport strings")
@@ -104,22 +112,23 @@ def _scheme(url: str) -> str:
 
 def _interface_problems(where: str, url: Any, binding: Any, version: Any) -> list[str]:
     out: list[str] = []
+    http = isinstance(binding, str) and binding.upper() in _HTTP_BINDINGS  # gRPC: host:port; custom: its own
     if not isinstance(url, str) or not url:
         out.append(f"{where}.url is missing")
-    elif binding != "GRPC" and not _scheme(url).startswith("http"):
+    elif http and not _scheme(url).startswith("http"):
         out.append(f"{where}.url {url[:80]!r} is not an absolute http(s) URL")
-    elif binding != "GRPC":
+    elif http:
         try:  # the probe's one URL check; userinfo is its own finding (interface.no_credentials)
             check_url(redact.strip_userinfo(url))
         except InvalidUrl as exc:
             out.append(f"{where}.url: {exc}")
+    # an open-form string (the proto: "to be easily extended for other protocol bindings"; 1.0.1 §5.8 custom
+    # bindings SHOULD be URIs, 1.0.0 §12.7 "a clear, descriptive transport name"): only a missing one breaks a MUST
     if not isinstance(binding, str) or not binding:
         out.append(f"{where}.protocolBinding is missing")
-    elif binding not in _KNOWN_BINDINGS and ":" not in binding:
-        out.append(f"{where}.protocolBinding {binding!r} is neither JSONRPC, GRPC, HTTP+JSON nor a URI")
     if not isinstance(version, str) or not version:
         out.append(f"{where}.protocolVersion is missing")
-    elif not _MAJOR_MINOR.match(version):
+    elif not (_MAJOR_MINOR.match(version) or _WITH_PATCH.match(version)):
         out.append(f"{where}.protocolVersion {version!r} is not Major.Minor (e.g. \"1.0\")")
     return out
 
@@ -253,6 +262,10 @@ def https(card: Card) -> CheckResult:
 
 def protocol_version(card: Card) -> CheckResult:
     if card.family in ("1.0", "0.3"):
+        patched = _patch_versions(card) if card.family == "1.0" else []
+        if patched:
+            return make_check("card.protocol_version", Status.FAIL, "; ".join(patched[:5]) + (
+                " (1.0 §3.6.1: patch version numbers SHOULD NOT be used in Agent Cards; say \"1.0\")"), step=_V)
         label = "1.0 and 0.3 (hybrid)" if card.hybrid else card.family
         return make_check("card.protocol_version", Status.PASS, f"protocol {label}", step=_V)
     what = {"0.1": "an A2A 0.1 card (authentication.schemes, no protocolVersion)",
@@ -304,6 +317,14 @@ def _intern(c: CheckResult) -> CheckResult:
         return c
     _INTERNED[key] = redact.share(c)
     return c
+
+
+def _patch_versions(card: Card) -> list[str]:
+    """The supportedInterfaces entries whose protocolVersion carries a patch number ("1.0.0")."""
+    return [f"supportedInterfaces[{i}].protocolVersion {e['protocolVersion']!r} has a patch number"
+            for i, e in enumerate(judged(card.doc.get("supportedInterfaces")))
+            if isinstance(e, dict) and isinstance(e.get("protocolVersion"), str)
+            and _WITH_PATCH.match(e["protocolVersion"])]
 
 
 def validate(card: Card) -> list[CheckResult]:

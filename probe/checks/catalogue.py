@@ -66,13 +66,14 @@ CHECKS: tuple[Check, ...] = (
     Check("card.last_modified", _CARD, Severity.MAY, "A Last-Modified on the card, if sent, is a valid HTTP-date",
           "Send Last-Modified as an HTTP-date (e.g. Tue, 01 Dec 2026 10:00:00 GMT), or not at all.", "DISC-02"),
     Check("card.protocol_version", _CARD, _S, "The card declares a current protocol version (1.0 or 0.3)",
-          "Upgrade the agent to A2A 1.0 (or at least 0.3); 0.1/0.2 cards are obsolete."),
+          "Upgrade the agent to A2A 1.0 (or at least 0.3); 0.1/0.2 cards are obsolete. Declare versions as "
+          "Major.Minor (\"1.0\", not \"1.0.0\")."),
     Check("card.required_fields", _CARD, _M, "Required card fields are present, typed and non-empty",
           "Add every required field of the card's protocol version with the right JSON type.", "CARD-01"),
     Check("card.interfaces", _CARD, _M,
           "Every advertised interface has a url, a protocolBinding and a Major.Minor protocolVersion",
-          "Give each supportedInterfaces entry url, protocolBinding (JSONRPC, GRPC, HTTP+JSON) and "
-          "protocolVersion like \"1.0\".", "CARD-02"),
+          "Give each supportedInterfaces entry url, protocolBinding (JSONRPC, GRPC, HTTP+JSON or a custom "
+          "binding's URI) and protocolVersion like \"1.0\" (0.3: url and preferredTransport).", "CARD-02"),
     Check("card.skills", _CARD, _M, "Every skill has id, name, description and tags",
           "Give each skill a unique id, a name, a description and a non-empty tags list.", "CARD-01"),
     Check("card.capabilities", _CARD, _M, "Capability flags are booleans",

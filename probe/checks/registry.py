@@ -101,16 +101,20 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_MAY, "§8.6.1 Caching, Server Requirements", "Agent Card endpoints MAY include Last-Modified")},
         ("CARD-CACHE-003",), "0.3 and 0.2 say nothing about caching the card"),
     "card.protocol_version": Requirement(
-        _all(_S, "§8.3 Protocol Declaration Requirements", "§5.5 AgentCard (protocolVersion)",
-             "§5.5 AgentCard (protocolVersion)", "the card declares the protocol version it speaks"),
-        note="an obsolete version is a finding, not a violation of that version's own text"),
+        {"1.0": _r(_S, "§8.3 Protocol Declaration Requirements, §3.6 Versioning",
+                   "the card declares the version it speaks; patch version numbers SHOULD NOT be used in Agent Cards"),
+         "0.3": _r(_S, "§5.5 AgentCard (protocolVersion)", "the card declares the protocol version it speaks"),
+         "0.2": _r(_S, "§5.5 AgentCard (protocolVersion)", "the card declares the protocol version it speaks")},
+        note="an obsolete version is a finding, not a violation of that version's own text; a 1.0 interface's "
+        "\"1.0.0\" is read as 1.0, as both official clients read it"),
     "card.required_fields": Requirement(
         _all(_M, _CARD_10, _CARD_03, words="required fields present and typed"), ("CARD-STRUCT-001",)),
     "card.interfaces": Requirement(
         {"1.0": _r(_M, "§8.3.1 Supported Interfaces Declaration",
                    "supportedInterfaces: each with url, protocolBinding and protocolVersion"),
-         "0.3": _r(_M, "§5.6 Transport Declaration and URL Relationships",
-                   "url and preferredTransport MUST be present; additionalInterfaces well formed")},
+         "0.3": _r(_M, "§5.6 Transport Declaration and URL Relationships, §5.5.5 AgentInterface",
+                   "url and preferredTransport MUST be present; additionalInterfaces well formed; transports "
+                   "SHOULD be core values, additional values MAY be used")},
         ("CARD-PROTO-001", "CARD-PROTO-002"), "0.2 has a single url and no transport declaration"),
     "card.skills": Requirement(_all(_M, "§4.4.5 AgentSkill", "§5.5.4 AgentSkill Object"), ("CARD-STRUCT-001",)),
     "card.capabilities": Requirement(_all(_M, "§4.4.3 AgentCapabilities", "§5.5.2 AgentCapabilities Object"),

@@ -52,6 +52,61 @@ def _official_0_3_parses(doc: dict[str, Any]) -> bool:
     return True
 
 
+# --- 1.0 §3.6.1: "Patch version numbers SHOULD NOT be used in requests, responses and Agent Cards" (a SHOULD)
+
+def test_a_patch_version_in_an_interface_is_a_should_not_an_invalid_card() -> None:
+    doc = valid_card(("https://agent.example/a2a", "JSONRPC", "1.0.0"))
+    assert _official_1_0_parses(doc)
+    got = _checks(doc)
+    assert got["card.interfaces"].status is Status.PASS, got["card.interfaces"].message  # before: MUST failed
+    pv = got["card.protocol_version"]
+    assert pv.status is Status.FAIL and pv.severity is Severity.SHOULD
+    assert "'1.0.0' has a patch number" in pv.message and "§3.6.1" in pv.message
+    assert not _must_failures(doc)
+    card = wire.build(url=URL, doc=doc)
+    assert card.interfaces[0].version == "1.0.0"
+
+
+def test_a_version_that_is_not_major_minor_still_fails_the_must() -> None:
+    for bad in ("1", "v1.0", "latest", "1.0.0.0"):
+        got = _checks(valid_card(("https://agent.example/a2a", "JSONRPC", bad)))
+        assert got["card.interfaces"].status is Status.FAIL, bad
+        assert "is not Major.Minor" in got["card.interfaces"].message
+
+
+# --- custom bindings: an open-form string (1.0 proto; 1.0.1 §5.8 SHOULD be a URI; 0.3 §5.5.5 "MAY be used")
+
+@pytest.mark.parametrize("binding", ["https://example.com/bindings/websocket/v1", "WEBSOCKET"])
+def test_a_custom_binding_beside_a_core_one_is_valid(binding: str) -> None:
+    doc = valid_card("https://agent.example/a2a", ("wss://agent.example/a2a/ws", binding, "1.0"))
+    assert _official_1_0_parses(doc)
+    got = _checks(doc)
+    assert got["card.interfaces"].status is Status.PASS, got["card.interfaces"].message  # before: MUST failed
+    assert not _must_failures(doc)
+
+
+def test_a_core_http_binding_still_needs_an_http_url() -> None:
+    got = _checks(valid_card(("wss://agent.example/a2a", "JSONRPC", "1.0")))["card.interfaces"]
+    assert got.status is Status.FAIL and "not an absolute http(s) URL" in got.message
+
+
+def test_0_3_custom_transports_are_allowed() -> None:
+    doc = valid_card("https://agent.example/a2a", version="0.3", preferredTransport="WEBSOCKET",
+                     additionalInterfaces=[{"url": "https://agent.example/a2a", "transport": "JSONRPC"}])
+    assert _official_0_3_parses(doc)
+    assert _checks(doc)["card.interfaces"].status is Status.PASS  # before: "is not JSONRPC, GRPC or HTTP+JSON"
+
+
+def test_0_3_preferred_transport_must_be_present() -> None:
+    doc = valid_card("https://agent.example/a2a", version="0.3")
+    del doc["preferredTransport"]
+    got = _checks(doc)["card.interfaces"]
+    assert got.status is Status.FAIL and got.severity is Severity.MUST  # before: passed
+    assert "preferredTransport is missing" in got.message and "§5.6.1" in got.message
+    doc_02 = valid_card("https://agent.example/a2a", version="0.2")  # 0.2 has no preferredTransport
+    assert _checks(doc_02)["card.interfaces"].status is not Status.FAIL
+
+
 # --- OAuth flows: 1.0 requires what its proto marks REQUIRED, 0.3 what its JSON schema requires
 
 def _oauth(flows: dict[str, Any], *, v1: bool = True) -> dict[str, Any]:
