@@ -17,6 +17,7 @@ from probe.checks.catalogue import from_problems, make_check
 from probe.checks.urls import LOOPBACK, host_class
 from probe.results import CheckResult, Status, StepName, copy_check
 from probe.target import InvalidUrl, check_url
+from probe.wire import schema
 from probe.wire.card import MAX_INTERFACES, Card, judged
 
 _MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
@@ -152,7 +153,9 @@ def skills(card: Card) -> CheckResult:
             if s["id"] in seen:
                 problems.append(f"skill id {s['id']!r} is not unique")
             seen.add(s["id"])
-    msg = f"{len(entries)} skill(s)" + (" (an empty skills list is allowed but unhelpful)" if not entries else "")
+    empty = "" if entries else (" (1.0 §5.7: a required array MUST contain at least one element; card.schema says so)"
+                                if card.family == "1.0" else " (an empty skills list is allowed but unhelpful)")
+    msg = f"{len(entries)} skill(s){empty}"
     return _result("card.skills", problems, msg)
 
 
@@ -319,6 +322,87 @@ def _intern(c: CheckResult) -> CheckResult:
     return c
 
 
+def card_schema(card: Card, reported: frozenset[str] = frozenset()) -> CheckResult:
+    """The card as the official clients parse it. 1.0: protobuf's ProtoJSON parser on the 1.0 AgentCard, after the
+    legacy (0.3) forms a2a-sdk's card resolver maps first; 0.3: the models of the 0.3 JSON schema the a2a-sdk 0.3
+    client validated cards with. A card they cannot parse breaks every call through them. Unknown fields are
+    ignored, as both resolvers do; 0.2 and older cards are judged by the field checks alone."""
+    if card.family not in ("1.0", "0.3"):
+        return make_check("card.schema", Status.SKIP, f"no official definitions for an A2A {card.family} card: "
+                          "judged by the field checks", step=_V)
+    doc = _as_resolved(card.doc) if card.family == "1.0" else card.doc
+    verdict = schema.validate(card.family, "JSONRPC", schema.Shape.CARD, doc, root="card")
+    if verdict.limit is not None:  # a big card is not an invalid one: said, never failed
+        return make_check("card.schema", Status.PASS, f"{verdict.limit}: judged by the field checks", step=_V)
+    # a field the field checks already failed is theirs to report (name it once); the rest is the parser's own
+    problems = [p for p in verdict.problems if _plain_path(p.split(": ", 1)[0]) not in reported]
+    return _result("card.schema", problems, f"parses as the {verdict.definitions}")
+
+
+_WRAPPER_STEP = re.compile(r"\.(?:apiKey|httpAuth|oauth2|openIdConnect|mtls)SecurityScheme(?=\.|$)")
+_KEY_STEP = re.compile(r"\['([^']*)'\]")
+_NEEDS = re.compile(r"^(\S+?):? (?:\w+ )?needs (\w+)$")
+
+
+def _plain_path(path: str) -> str:
+    """A schema path as the field checks write it: card.securitySchemes['x'].oauth2SecurityScheme.flows ->
+    securitySchemes.x.flows."""
+    return _WRAPPER_STEP.sub("", _KEY_STEP.sub(r".\1", path.removeprefix("card.")))
+
+
+def _reported(results: list[CheckResult]) -> frozenset[str]:
+    """The field paths the failed field checks named in their problems ("skills[0].tags is …", "x needs y")."""
+    out: set[str] = set()
+    for c in results:
+        if c.status is Status.FAIL:
+            for part in c.message.split("; "):
+                needs = _NEEDS.match(part)
+                out.add(f"{needs[1]}.{needs[2]}" if needs else part.split(" ", 1)[0])
+    return frozenset(out)
+
+
+_SCHEME_WRAPPERS = {"apiKey": "apiKeySecurityScheme", "http": "httpAuthSecurityScheme",
+                    "oauth2": "oauth2SecurityScheme", "openIdConnect": "openIdConnectSecurityScheme",
+                    "mutualTLS": "mtlsSecurityScheme"}
+
+
+def _as_resolved(doc: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a 1.0 card in the form a2a-sdk's resolver hands protobuf: interface lists cut to the probe's bound,
+    0.3 forms mapped (supportsAuthenticatedExtendedCard, `security` lists, `type`-tagged schemes with `in`)."""
+    out = dict(doc)
+    if isinstance(out.get("supportedInterfaces"), list):
+        out["supportedInterfaces"] = judged(out["supportedInterfaces"])
+    for legacy in ("url", "preferredTransport", "protocolVersion", "additionalInterfaces"):
+        out.pop(legacy, None)  # the resolver pops them; a 1.0 card's own supportedInterfaces win
+    if out.pop("supportsAuthenticatedExtendedCard", None) and isinstance(out.get("capabilities"), dict):
+        out["capabilities"] = {"extendedAgentCard": True} | out["capabilities"]
+    out = _legacy_security(out)
+    if isinstance(out.get("skills"), list):
+        out["skills"] = [_legacy_security(dict(s)) if isinstance(s, dict) else s for s in out["skills"]]
+    schemes = out.get("securitySchemes")
+    if isinstance(schemes, dict):
+        out["securitySchemes"] = {name: _legacy_scheme(raw) for name, raw in schemes.items()}
+    return out
+
+
+def _legacy_security(holder: dict[str, Any]) -> dict[str, Any]:
+    legacy = holder.pop("security", None)
+    if "securityRequirements" not in holder and isinstance(legacy, list):
+        holder["securityRequirements"] = [
+            {"schemes": {n: {"list": scopes} for n, scopes in req.items()}} if isinstance(req, dict) else req
+            for req in legacy]
+    return holder
+
+
+def _legacy_scheme(raw: Any) -> Any:
+    if not isinstance(raw, dict) or raw.get("type") not in _SCHEME_WRAPPERS:
+        return raw
+    body = {k: v for k, v in raw.items() if k != "type"}
+    if raw["type"] == "apiKey" and "in" in body:
+        body["location"] = body.pop("in")
+    return {_SCHEME_WRAPPERS[raw["type"]]: body}
+
+
 def _patch_versions(card: Card) -> list[str]:
     """The supportedInterfaces entries whose protocolVersion carries a patch number ("1.0.0")."""
     return [f"supportedInterfaces[{i}].protocolVersion {e['protocolVersion']!r} has a patch number"
@@ -328,5 +412,6 @@ def _patch_versions(card: Card) -> list[str]:
 
 
 def validate(card: Card) -> list[CheckResult]:
-    return [protocol_version(card), required_fields(card), interfaces(card), skills(card), capabilities(card),
-            security(card), security_schemes(card), https(card)]
+    fields = [required_fields(card), interfaces(card), skills(card), capabilities(card), security(card),
+              security_schemes(card)]
+    return [protocol_version(card), fields[0], card_schema(card, _reported(fields)), *fields[1:], https(card)]

@@ -70,6 +70,10 @@ CHECKS: tuple[Check, ...] = (
           "Major.Minor (\"1.0\", not \"1.0.0\")."),
     Check("card.required_fields", _CARD, _M, "Required card fields are present, typed and non-empty",
           "Add every required field of the card's protocol version with the right JSON type.", "CARD-01"),
+    Check("card.schema", _CARD, _M, "The card parses as the official definitions do (1.0 proto, 0.3 JSON schema)",
+          "Emit the card as the version's definitions type it (1.0: ProtoJSON of the AgentCard proto, one member "
+          "per one-of, required fields set and required arrays non-empty; 0.3: the JSON schema's types); the "
+          "official clients refuse it otherwise.", "CARD-01"),
     Check("card.interfaces", _CARD, _M,
           "Every advertised interface has a url, a protocolBinding and a Major.Minor protocolVersion",
           "Give each supportedInterfaces entry url, protocolBinding (JSONRPC, GRPC, HTTP+JSON or a custom "

@@ -103,8 +103,8 @@ def _graded(c: CheckResult, version: str | None) -> CheckResult:
 CARRIERS: dict[Reason, tuple[str, ...]] = {
     Reason.CARD_UNREACHABLE: ("card.discovered", "card.no_cross_origin_redirect"),
     Reason.CARD_HTTP_STATUS: ("card.discovered",),
-    Reason.CARD_INVALID: ("card.size", "card.strict_json", "card.required_fields", "card.interfaces", "card.skills",
-                          "card.capabilities", "card.security", "card.security_schemes"),
+    Reason.CARD_INVALID: ("card.size", "card.strict_json", "card.required_fields", "card.schema", "card.interfaces",
+                          "card.skills", "card.capabilities", "card.security", "card.security_schemes"),
     Reason.NO_USABLE_INTERFACE: ("interface.selected",),
     Reason.CARD_UNSIGNED: ("card.signature",),
     Reason.CARD_SIGNATURE_INVALID: ("card.signature",),

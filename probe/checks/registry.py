@@ -109,6 +109,14 @@ REQUIREMENTS: dict[str, Requirement] = {
         "\"1.0.0\" is read as 1.0, as both official clients read it"),
     "card.required_fields": Requirement(
         _all(_M, _CARD_10, _CARD_03, words="required fields present and typed"), ("CARD-STRUCT-001",)),
+    "card.schema": Requirement(
+        {"1.0": _r(_M, "§1.4 Normative Content, §5.5 JSON Field Naming, §5.7 Field Presence and Optionality",
+                   "the proto is normative; REQUIRED fields MUST be present and set, required arrays MUST contain at "
+                   "least one element"),
+         "0.3": _r(_M, "§5.5 AgentCard Object Structure, §11.1.5 Data Format Compliance",
+                   "the card follows the AgentCard definition of the 0.3 JSON schema")},
+        ("CARD-STRUCT-001",), "0.2 and 0.1 cards are judged by the field checks alone (the probe ships no 0.2 "
+        "models); 1.0 is parsed as a2a-sdk's resolver parses it: protobuf's json_format after its 0.3-form mapping"),
     "card.interfaces": Requirement(
         {"1.0": _r(_M, "§8.3.1 Supported Interfaces Declaration",
                    "supportedInterfaces: each with url, protocolBinding and protocolVersion"),

@@ -160,14 +160,21 @@ class _Walk:
             vfd = fd.message_type.fields_by_name["value"]
             return {k: self.single(vfd, v, f"{where}[{k!r}]") for k, v in item.items()}
         if fd.is_repeated:
-            if not isinstance(item, list):
-                return item
+            if not isinstance(item, list):  # json_format's own words name no path ("must be in [] which is …")
+                self.problem(where, f"{show(item)} is {type(item).__name__}, expected a JSON array")
+                return _DROP
             kept = [self.single(fd, v, f"{where}[{i}]") for i, v in enumerate(item)]
             return [v for v in kept if v is not _DROP]
         return self.single(fd, item, where)
 
     def single(self, fd: FieldDescriptor, item: Any, where: str) -> Any:
         if fd.message_type is not None:
+            sub = fd.message_type.full_name
+            if not isinstance(item, dict) and not (sub in _FREE_FORM or _WRAPPERS.fullmatch(sub)
+                                                   or sub == "google.protobuf.Timestamp"):
+                # a message is a JSON object (upb's json_format reads a string's characters as field names)
+                self.problem(where, f"{show(item)} is {type(item).__name__}, expected a JSON object")
+                return _DROP
             cleaned = self.message(fd.message_type, item, where)
             return _DROP if cleaned is None and item is not None else cleaned
         why = _scalar_problem(fd, item)

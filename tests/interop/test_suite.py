@@ -152,7 +152,8 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
     bad_card = {"securitySchemes": {"oauth": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {}}}}},
                 "securityRequirements": [{"schemes": {"missing": {"list": []}}}],
                 "capabilities": {"streaming": "yes"},
-                "skills": [{"id": "s", "name": "s", "description": "d"}]}
+                "skills": [{"id": "s", "name": "s", "description": "d"}],
+                "iconUrl": 7}  # card.schema: the official parser refuses a number where a string belongs
     async with sloppy_agent(Sloppy(card_extra=bad_card, card_headers={"Content-Type": "text/html"})) as url:
         await probe(url)  # lifecycle.*, errors.*, card.*, security (declared, not enforced)
     async with sloppy_agent(Sloppy()) as url:
