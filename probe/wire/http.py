@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import errno
 import functools
+import os
 import re
 import socket
 import ssl
@@ -946,20 +947,32 @@ def _fill(exchange: HttpExchange, **values: Any) -> None:
     exchange.__pydantic_fields_set__.update(values)
 
 
-_OWN_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})
+OWN_ERRNOS = _OWN_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})  # the probe's own: out of descriptors
 
 
 def _out_of_files(exc: BaseException) -> bool:
-    """EMFILE/ENFILE anywhere in the error's chain (aiohttp wraps the socket's OSError once or twice)."""
+    """EMFILE/ENFILE anywhere in the error's chain (aiohttp wraps the socket's OSError once or twice); for a failed
+    name lookup, whether the process can open a descriptor now (glibc's getaddrinfo says EAI_NONAME, "Name or
+    service not known", when it cannot open /etc/hosts or a resolver socket: the errno is lost)."""
     seen: BaseException | None = exc
     for _ in range(4):
         if seen is None:
-            return False
+            break
         if isinstance(seen, OSError) and seen.errno in _OWN_ERRNOS:
             return True
         if isinstance(seen, aiohttp.ClientConnectorError) and seen.os_error.errno in _OWN_ERRNOS:
             return True
         seen = seen.__cause__ or seen.__context__
+    return isinstance(exc, aiohttp.ClientConnectorDNSError) and out_of_descriptors()
+
+
+def out_of_descriptors() -> bool:
+    """The process (EMFILE) or the host (ENFILE) has no file descriptor free right now. Asked only after a failure
+    whose cause is lost (a name lookup, gRPC's UNAVAILABLE): what an agent answered cannot make it true."""
+    try:
+        os.close(os.open(os.devnull, os.O_RDONLY))
+    except OSError as exc:
+        return exc.errno in _OWN_ERRNOS
     return False
 
 

@@ -47,12 +47,15 @@ from probe.wire.bindings.base import (
 from probe.wire.dialects import Dialect, for_binding
 from probe.wire.http import (
     DEFAULT_CONFIG,
+    OWN_ERRNOS,
     BodyTooLarge,
     ClientConfig,
     ConnectFailed,
     Deadline,
     DeadlineExceeded,
+    ProbeOutOfFiles,
     ProtocolError,
+    out_of_descriptors,
     with_credentials,
 )
 from probe.wire.sse import StreamLimit
@@ -184,9 +187,15 @@ class GrpcBinding:
 
     def _channel(self) -> Any:
         aio = self.grpc.aio
-        if self.tls:
-            return aio.secure_channel(self.target, self.grpc.ssl_channel_credentials(**self.tls_material()))
-        return aio.insecure_channel(self.target)
+        try:
+            if self.tls:
+                return aio.secure_channel(self.target, self.grpc.ssl_channel_credentials(**self.tls_material()))
+            return aio.insecure_channel(self.target)
+        except OSError as exc:  # grpc.aio starts its poller with the first channel (a socketpair): EMFILE here
+            if exc.errno in OWN_ERRNOS:
+                raise ProbeOutOfFiles(f"gRPC channel to {self.target}: the probe is out of file descriptors "
+                                      f"({exc.strerror}); the agent was not reached") from None
+            raise
 
     def tls_material(self) -> dict[str, bytes]:
         """The agent's CA bundle and client certificate (mTLS) as gRPC channel credentials take them; the
@@ -259,6 +268,9 @@ class GrpcBinding:
         if status == "RESOURCE_EXHAUSTED":
             _local_limit(self.method(op), self.target, exc.details() or "", exchange)
         if status == "UNAVAILABLE":
+            if out_of_descriptors():  # gRPC core's "socket: Too many open files" (or a lookup that could not open)
+                raise ProbeOutOfFiles(f"{what}: the probe is out of file descriptors; the agent was not reached",
+                                      exchange)
             raise ConnectFailed(what, exchange)
         if status == "DEADLINE_EXCEEDED":
             raise DeadlineExceeded(what, exchange)
