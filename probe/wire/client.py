@@ -10,11 +10,11 @@ request, unknown method) and refuses every other binding.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from probe.logs import new_probe_id
 from probe.wire import push as push_shapes
 from probe.wire.bindings.base import Answer, AnswerStream, Binding, Headers, Op
 from probe.wire.bindings.jsonrpc import JsonRpcBinding
@@ -58,7 +58,7 @@ class A2AClient:
     # ---- request shapes
 
     def message(self, text: str, *, task_id: str | None = None, context_id: str | None = None) -> dict[str, Any]:
-        return self.dialect.user_message(text, str(uuid.uuid4()), task_id, context_id)
+        return self.dialect.user_message(text, new_probe_id(), task_id, context_id)  # a uuid4, pooled random bytes
 
     def send_params(self, message: dict[str, Any], *, immediate: bool | None = None,
                     push: Webhook | None = None, history_length: int | None = None) -> dict[str, Any]:

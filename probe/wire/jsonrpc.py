@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from probe.logs import new_probe_id
 from probe.wire import strictjson
 
 # A2A and JSON-RPC error codes by name (digest §8); 1.0 names, 0.3 differs only at -32007.
@@ -24,12 +23,12 @@ TASK_NOT_FOUND = -32001
 
 
 def new_id() -> str:
-    return str(uuid.uuid4())
+    """A request id: `str(uuid.uuid4())`, its random bytes read from a pooled os.urandom (probe.logs)."""
+    return new_probe_id()
 
 
 def request(method: str, params: dict[str, Any], request_id: str) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
-                      separators=(",", ":")).encode()
+    return strictjson.compact({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
 
 
 @dataclass(slots=True)

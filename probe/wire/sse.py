@@ -46,6 +46,45 @@ class SSEParser:
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume one network chunk; return the events it completed, in order."""
+        if self._buf or self._pending_cr or b"\r" in chunk or not chunk.isascii():
+            return self._feed_lines(chunk)
+        # the common chunk: ASCII, LF line ends, nothing held from the last one. Decoded once and split at LF,
+        # each line judged as _line judges it (ASCII: a character is a byte, so sizes count alike)
+        lines = chunk.decode("ascii").split("\n")
+        rest = lines.pop()  # after the last LF: an unterminated line ("" when the chunk ends in LF)
+        if lines:
+            self.line_endings.add("LF")
+        events: list[SSEEvent] = []
+        for line in lines:
+            if not line:
+                ev = self._dispatch()
+                if ev is not None:
+                    events.append(ev)
+                continue
+            if line[0] == ":":
+                self.comments += 1
+                continue
+            name, sep, value = line.partition(":")
+            if sep and value[:1] == " ":
+                value = value[1:]
+            if name == "data":
+                self._data.append(value)
+                self._size += len(line)
+                if self._size > self._max:
+                    self._buf[:] = chunk  # as _feed_lines leaves it: nothing of this chunk consumed
+                    raise StreamLimit(f"an SSE event exceeds {self._max} bytes")
+            elif name == "event":
+                self._event = value
+            elif name == "id" and "\0" not in value:
+                self._id = value
+        if rest:
+            self._buf += rest.encode("ascii")
+            if len(self._buf) + self._size > self._max:
+                raise StreamLimit(f"an SSE event (or line) exceeds {self._max} bytes")
+        return events
+
+    def _feed_lines(self, chunk: bytes) -> list[SSEEvent]:
+        """feed's general path: any bytes, any of the three line ends, a line or a CRLF split across chunks."""
         if self._pending_cr:
             self._pending_cr = False
             if chunk.startswith(b"\n"):  # the second half of a CRLF split across chunks

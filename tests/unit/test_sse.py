@@ -184,3 +184,29 @@ def test_the_parser_matches_the_reference_on_random_streams() -> None:
         ref = _run(_Reference(max_event_bytes=limit), stream, cuts)
         ref_events = [(event, data, id_) for data, event, id_ in ref[0]]
         assert (ours[0], *ours[1:]) == (ref_events, *ref[1:]), (stream, cuts, limit)
+
+
+def test_the_ascii_lf_path_matches_the_reference() -> None:
+    """Chunks of ASCII with LF line ends and nothing held from the previous chunk take feed's one-decode path;
+    against the reference on such streams (its limits included), and on streams that switch paths mid-way."""
+    rng = random.Random(7)
+    ascii_pieces = [p for p in _PIECES if p.isascii()]
+    for n in range(3000):
+        ends = [b"\n"] if n % 3 else [b"\n", b"\n", b"\r\n"]  # a third switch between the two paths
+        stream = b"".join(rng.choice(ascii_pieces) + rng.choice(ends) for _ in range(rng.randint(0, 12)))
+        if rng.random() < 0.3:
+            stream += rng.choice(ascii_pieces)
+        cuts = sorted(rng.sample(range(len(stream) + 1), min(len(stream) + 1, rng.randint(0, 6))))
+        limit = rng.choice([1 << 20, 20, 60])
+        ours = _run(SSEParser(max_event_bytes=limit), stream, cuts)
+        ref = _run(_Reference(max_event_bytes=limit), stream, cuts)
+        ref_events = [(event, data, id_) for data, event, id_ in ref[0]]
+        assert (ours[0], *ours[1:]) == (ref_events, *ref[1:]), (stream, cuts, limit)
+
+
+def test_a_whole_stream_in_one_ascii_chunk() -> None:
+    p = SSEParser()
+    events = p.feed(b": hi\nevent: update\nid: 3\ndata: {\"a\":\ndata: 1}\n\ndata: x\n\ndata: tail")
+    assert [(e.event, e.data, e.id) for e in events] == [("update", '{"a":\n1}', "3"), ("message", "x", "3")]
+    assert p.comments == 1 and p.line_endings == {"LF"} and p.has_partial_event
+    assert [e.data for e in p.feed(b"\n\n")] == ["tail"]

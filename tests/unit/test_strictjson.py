@@ -70,3 +70,38 @@ def test_the_first_key_seen_twice_is_named() -> None:
     with pytest.raises(StrictJSONError, match="duplicate key 'b'"):
         loads('{"a": 1, "b": 2, "b": 3, "a": 4}')
     assert loads('{"a": 1, "b": {"a": 2}}') == {"a": 1, "b": {"a": 2}}  # the same key in another object
+
+
+_BODIES = [
+    {"jsonrpc": "2.0", "id": "7f0c", "method": "SendStreamingMessage",
+     "params": {"message": {"role": "ROLE_USER", "messageId": "m",
+                            "parts": [{"text": "héllo ✓ \u2028 \"q\" \\ \x01"}]}}},
+    {"a": [1, -2, 2.5, 1e300, 10 ** 30, None, True, False, "", [], {}], "b": (1, "t"), "nested": {"x": {"y": [{}]}}},
+    {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"), "ints": {1: "int key", 2.5: "float key"}},
+    ["top-level list", "\ud83d\ude00"], "a string", 3, None,
+]
+
+
+@pytest.mark.parametrize("body", _BODIES)
+def test_compact_is_json_dumps_compact(body: object) -> None:
+    import json
+    from json import encoder
+
+    from probe.wire import strictjson
+
+    assert encoder.c_make_encoder is not None  # the C path: the one the probe takes here
+    assert strictjson.compact(body) == json.dumps(body, separators=(",", ":"))
+
+
+def test_compact_without_the_c_accelerator_and_on_what_json_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    from json import encoder
+
+    from probe.wire import strictjson
+
+    with pytest.raises(TypeError, match="Object of type set is not JSON serializable"):
+        strictjson.compact({"a": {1}})
+    monkeypatch.setattr(encoder, "c_make_encoder", None)
+    plain = strictjson._compact_encoder()
+    for body in _BODIES:
+        assert plain(body) == json.dumps(body, separators=(",", ":"))

@@ -11,7 +11,6 @@ documented alternatives and remembers which one the agent took.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -118,7 +117,7 @@ class HttpJsonBinding:
     def _target(self, op: Op, params: dict[str, Any]) -> tuple[str, str, bytes | None]:
         verb, path, body, query = route(self.dialect.version, op, params)
         url = self.url + path + (("?" + urlencode(query)) if query else "")
-        return verb, url, json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+        return verb, url, strictjson.compact(body).encode() if body is not None else None
 
     async def call(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
                    headers: Headers | None = None) -> Answer:
