@@ -84,30 +84,35 @@ class StreamJudge:
 
     async def consume(self, es: AnswerStream, deadline: Deadline) -> None:
         """Read events until the server closes; after a terminal event wait at most `close_grace` for it."""
-        it = es.events().__aiter__()
+        # the events in the groups that arrived together: the ones already here are taken without a pass through
+        # the async iterator each, and without a timer after the terminal event (nothing there can wait)
+        it = es.batches().__aiter__()
         try:
             while True:
-                if self.terminal_at is not None:
+                if self.terminal_at is not None and es.drained():
+                    batch = await it.__anext__()  # the end is here: nothing to wait for, so no timer
+                elif self.terminal_at is not None:
                     wait = min(self.close_grace, deadline.remaining())
                     try:
                         async with asyncio.timeout(wait):  # no helper task per event, unlike wait_for on 3.11
-                            ev = await it.__anext__()
+                            batch = await it.__anext__()
                     except TimeoutError:
                         self._problem("stream.closes_after_terminal",
                                       f"still open {self.close_grace:g}s after the terminal event")
                         return
                 else:
-                    ev = await it.__anext__()
-                self.on_event(ev.name, ev, ev.problem, ev.raw)
-                if self.rpc_error:
-                    return
-                if self._over_limit():
-                    return
-                if self.events % 256 == 0:
-                    await asyncio.sleep(0)  # many tiny events in one chunk: let the loop breathe
-                if deadline.expired():  # data always ready never suspends a read, so no timeout fires there
-                    self.timed_out("the deadline passed while events kept arriving")
-                    return
+                    batch = await it.__anext__()
+                for ev in batch:
+                    self.on_event(ev.name, ev, ev.problem, ev.raw)
+                    if self.rpc_error:
+                        return
+                    if self._over_limit():
+                        return
+                    if self.events % 256 == 0:
+                        await asyncio.sleep(0)  # many tiny events in one chunk: let the loop breathe
+                    if deadline.expired():  # data always ready never suspends a read, so no timeout fires there
+                        self.timed_out("the deadline passed while events kept arriving")
+                        return
         except StopAsyncIteration:
             self.closed = True
         except StreamLimit as exc:

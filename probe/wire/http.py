@@ -737,6 +737,10 @@ class StreamResponse:
                     return
             yield chunk
 
+    def at_eof(self) -> bool:
+        """The body is read to its end: `chunks` has nothing left to give and nothing to wait for."""
+        return self.resp.content.at_eof()
+
     async def read_body(self, max_bytes: int) -> bytes:
         async with _guard(self._deadline, self.exchange, "the body"):
             return await read_bounded(self.resp, max_bytes, self.exchange)

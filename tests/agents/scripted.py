@@ -25,6 +25,8 @@ class Reply:
     content_type: str = "application/json"
     chunks: list[str] = field(default_factory=list)  # written in order; "{id}" becomes the request id
     hold_open: float = 0.0  # seconds to keep the connection open after the last chunk
+    later: list[tuple[float, str]] = field(default_factory=list)  # (pause in s, chunk) written after the chunks
+    whole: bool = False  # the chunks as one body with a Content-Length: the answer and its end in one write
 
 
 def card(origin: str, **extra: Any) -> dict[str, Any]:
@@ -65,9 +67,15 @@ async def scripted_agent(replies: dict[str, Reply], card_extra: dict[str, Any] |
         if reply is None:
             return web.json_response({"jsonrpc": "2.0", "id": body.get("id"),
                                       "error": {"code": -32601, "message": "Method not found"}})
+        if reply.whole:
+            return web.Response(status=reply.status, headers={"Content-Type": reply.content_type},
+                                body="".join(reply.chunks).replace("{id}", str(body.get("id"))).encode())
         resp = web.StreamResponse(status=reply.status, headers={"Content-Type": reply.content_type})
         await resp.prepare(request)
         for chunk in reply.chunks:
+            await resp.write(chunk.replace("{id}", str(body.get("id"))).encode())
+        for pause, chunk in reply.later:
+            await asyncio.sleep(pause)
             await resp.write(chunk.replace("{id}", str(body.get("id"))).encode())
         if reply.hold_open:
             await asyncio.sleep(reply.hold_open)

@@ -74,8 +74,10 @@ async def test_task_without_context_id_is_a_bad_result(client: HttpClient) -> No
     assert r.reason is Reason.INVOKE_BAD_RESULT and "no contextId" in r.step(StepName.INVOKE).detail  # type: ignore[union-attr]
 
 
-def _stream(*chunks: str, hold_open: float = 0.0) -> dict[str, Reply]:
-    return {"SendStreamingMessage": Reply(content_type="text/event-stream", chunks=list(chunks), hold_open=hold_open)}
+def _stream(*chunks: str, hold_open: float = 0.0, later: list[tuple[float, str]] | None = None,
+            whole: bool = False) -> dict[str, Reply]:
+    return {"SendStreamingMessage": Reply(content_type="text/event-stream", chunks=list(chunks), hold_open=hold_open,
+                                          later=later or [], whole=whole)}
 
 
 async def test_a_healthy_scripted_stream_passes(client: HttpClient) -> None:
@@ -125,6 +127,41 @@ async def test_stream_left_open_after_terminal_is_reported_within_the_grace(clie
     assert r.reason is Reason.STREAM_PROTOCOL_VIOLATION
     assert "still open 0.3s after the terminal event" in r.check("stream.closes_after_terminal").message  # type: ignore[union-attr]
     assert r.duration_s < 2.0
+
+
+async def test_keepalives_after_the_terminal_event_do_not_extend_the_grace(client: HttpClient) -> None:
+    """The grace bounds the wait for the stream's end, across every read after the terminal event: comments
+    every 0.1 s keep bytes coming but bring no end."""
+    events = sse(task("SUBMITTED"), status("COMPLETED"))
+    async with scripted_agent(_stream(*events, later=[(0.1, ": ping\n\n")] * 20)) as origin:
+        r = await _probe(client, origin, stream_close_grace=0.35)
+    assert r.reason is Reason.STREAM_PROTOCOL_VIOLATION, to_dict(r)
+    assert "still open 0.35s after the terminal event" in r.check("stream.closes_after_terminal").message  # type: ignore[union-attr]
+    assert r.duration_s < 1.5
+
+
+@pytest.mark.parametrize("grace", [0.0, 1.0])
+async def test_the_end_of_a_stream_that_came_whole_needs_no_grace(client: HttpClient, grace: float) -> None:
+    """A stream whose every byte and end arrived with its last event closes as it should, even with no grace at all;
+    with a grace of 0 an end that is still on its way is a stream left open."""
+    events = sse(task("SUBMITTED"), status("WORKING"), status("COMPLETED"))
+    async with scripted_agent(_stream(*events, whole=True)) as origin:  # one write: the events and the end
+        r = await _probe(client, origin, stream_close_grace=grace)
+    assert r.success, to_dict(r)
+    async with scripted_agent(_stream(*events[:2], later=[(0.2, events[2])], hold_open=0.3)) as origin:
+        late = await _probe(client, origin, stream_close_grace=grace)
+    if grace:
+        assert late.success, to_dict(late)
+    else:
+        assert "still open 0s after the terminal event" in late.check("stream.closes_after_terminal").message  # type: ignore[union-attr]
+
+
+async def test_an_end_shortly_after_the_terminal_event_is_within_the_grace(client: HttpClient) -> None:
+    events = sse(task("SUBMITTED"), status("COMPLETED"))
+    async with scripted_agent(_stream(*events, later=[(0.15, ": bye\n\n")], hold_open=0.1)) as origin:
+        r = await _probe(client, origin, stream_close_grace=1.0)
+    assert r.success, to_dict(r)
+    assert r.check("stream.closes_after_terminal").status is Status.PASS  # type: ignore[union-attr]
 
 
 async def test_stream_that_closes_at_input_required_is_an_interrupted_task(client: HttpClient) -> None:

@@ -9,7 +9,7 @@ at all (connect failure, deadline, oversized body, refused redirect) raises a `W
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -152,6 +152,14 @@ class AnswerStream(Protocol):
     def status(self) -> int | None: ...
 
     def events(self) -> AsyncIterator[StreamEvent]: ...
+
+    def batches(self) -> AsyncIterator[Iterable[StreamEvent]]:
+        """The same events in the groups that arrived together (one read); never an empty group."""
+        ...
+
+    def drained(self) -> bool:
+        """True when the next group is the stream's end, reached without waiting (False when it cannot tell)."""
+        ...
 
     max_bytes: int  # the bound on the bytes read from the stream (the engine sets it per probe)
 

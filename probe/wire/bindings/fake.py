@@ -60,6 +60,17 @@ class FakeStream:
         for ev in self.scripted:
             yield ev
 
+    async def batches(self) -> AsyncIterator[tuple[StreamEvent]]:
+        events = self.events()
+        try:
+            async for ev in events:
+                yield (ev,)
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+
+    def drained(self) -> bool:
+        return False  # it cannot tell: the wait after a terminal event keeps its bound
+
 
 def stream_of(*results: Any) -> FakeStream:
     return FakeStream([StreamEvent(result=r, has_result=True) for r in results])

@@ -382,6 +382,17 @@ class GrpcStream:
                 return
         self.exchange.grpc_status = "OK"
 
+    async def batches(self) -> AsyncIterator[tuple[StreamEvent]]:
+        events = self.events()  # one message at a time: each read is its own group
+        try:
+            async for ev in events:
+                yield (ev,)
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+
+    def drained(self) -> bool:
+        return False  # it cannot tell: the wait after a terminal event keeps its bound
+
 
 # What gRPC core says when the *client* refuses an answer past its receive limits (the defaults, as every
 # official gRPC client has them: a 4 MiB message, 16 KiB of metadata); the status is then RESOURCE_EXHAUSTED made

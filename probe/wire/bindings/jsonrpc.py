@@ -8,7 +8,7 @@ request, unknown method).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -156,6 +156,7 @@ class SseStream:
     plain: Answer | None = None
     max_bytes: int = 32 << 20
     bytes_read: int = 0
+    _breathe: bool = False  # batches' pass of the loop is due after the group it just gave
 
     @property
     def exchange(self) -> Exchange:
@@ -174,24 +175,43 @@ class SseStream:
         return self.raw.content_type.split(";", 1)[0].strip().lower() == "text/event-stream"
 
     async def events(self) -> AsyncIterator[StreamEvent]:
-        """Events as they arrive, within the byte bound. A read that waited for the network let the loop run other
-        work; bytes that were already there did not, so every _YIELD_BYTES of those the stream yields to the loop:
-        a flooding stream (data always ready, so no read ever suspends) cannot starve the daemon's other work, and a
-        small stream that came whole with its headers costs no extra pass of the loop."""
+        """Events as they arrive, one by one (see `batches`)."""
+        batches = self.batches()
+        try:
+            async for batch in batches:
+                for ev in batch:
+                    yield ev
+        finally:
+            await batches.aclose()  # type: ignore[attr-defined]
+
+    async def batches(self) -> AsyncIterator[Iterator[StreamEvent]]:
+        """Events as they arrive, within the byte bound, in the groups that came in one read (never an empty one),
+        each decoded only when it is taken from its group. A read that waited for the network let the loop run
+        other work; bytes that were already there did not, so every _YIELD_BYTES of those the stream yields to
+        the loop: a flooding stream (data always ready, so no read ever suspends) cannot starve the daemon's other
+        work, and a small stream that came whole with its headers costs no extra pass of the loop."""
         raw = self.raw
         waits, unyielded = raw.waits, 0
         async for chunk in raw.chunks():
             self.bytes_read += len(chunk)
             if self.bytes_read > self.max_bytes:
                 raise StreamLimit(f"the stream exceeded {self.max_bytes} bytes")
-            for ev in self.parser.feed(chunk):
-                yield self.decode(ev)
+            found = self.parser.feed(chunk)
             if raw.waits != waits:  # this chunk was waited for
                 waits, unyielded = raw.waits, 0
             unyielded += len(chunk)
-            if unyielded >= _YIELD_BYTES:
-                unyielded = 0
+            self._breathe = unyielded >= _YIELD_BYTES  # known before the group goes out: see `drained`
+            if found:
+                yield map(self.decode, found)
+            if self._breathe:
+                unyielded, self._breathe = 0, False
                 await asyncio.sleep(0)
+
+    def drained(self) -> bool:
+        """Whether the stream's end is already here: the body read to its end, nothing the parser could still
+        give, and no pass of the loop due before the reading ends. The next group is then the end, reached
+        without waiting for anything (so a bound on that wait could never fire)."""
+        return not self._breathe and self.raw.at_eof()
 
     @property
     def comments(self) -> int:
