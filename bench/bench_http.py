@@ -15,6 +15,8 @@ The call's POST alone (the probe's main HTTP cost once the card is cached, RFC 9
 * `bare_post`: aiohttp with its defaults on a `force_close` session: POST, body read;
 * `client_post`: `HttpClient.request` POST with `ClientConfig(fresh=True)`, every phase timed;
 * `wire_post`: `JsonRpcBinding.call(GetTask)` on a fresh connection (envelope built and parsed);
+* `client_pool_post`, `wire_pool_post`: `client_post`, `wire_post` on the kept-alive pool (`ClientConfig()`, a
+  module's `fresh_connection: false`), beside `bare_pool_post`: aiohttp's session POST on its pool;
 * `asyncio_post`: no HTTP library: `loop.create_connection`, the request bytes written, the response read up to
   its Content-Length, the transport closed: the event loop's and the kernel's floor for a fresh connection.
 
@@ -126,8 +128,9 @@ async def make_wire(urls: Sequence[str]) -> Loop:
     return probe, client.close
 
 
-async def make_bare_post(urls: Sequence[str]) -> Loop:
-    post = aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True, use_dns_cache=False))
+async def make_bare_post(urls: Sequence[str], pool: bool = False) -> Loop:
+    post = aiohttp.ClientSession() if pool else aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(force_close=True, use_dns_cache=False))
 
     async def probe(i: int) -> None:
         async with post.post(f"{urls[i % len(urls)]}/rpc", data=_body(), headers=RPC_HEADERS) as r:
@@ -138,23 +141,23 @@ async def make_bare_post(urls: Sequence[str]) -> Loop:
     return probe, post.close
 
 
-async def make_client_post(urls: Sequence[str], module: Any = None) -> Loop:
+async def make_client_post(urls: Sequence[str], module: Any = None, pool: bool = False) -> Loop:
     client = (module or sys.modules[HttpClient.__module__]).HttpClient()
-    fresh = FRESH if module is None else module.ClientConfig(fresh=True)
+    fresh = (FRESH if module is None else module.ClientConfig(fresh=True)) if not pool else ClientConfig()
 
     async def probe(i: int) -> None:
         r = await client.request("POST", f"{urls[i % len(urls)]}/rpc", deadline=Deadline.after(10),
                                  headers=RPC_HEADERS, body=_body(), max_bytes=1 << 20, follow_redirects=False,
                                  config=fresh)
-        if r.status != 200 or not r.body or not r.exchange.phases.connect:
+        if r.status != 200 or not r.body or (not pool and not r.exchange.phases.connect):
             raise RuntimeError(f"client_post: GetTask HTTP {r.status}")
 
     return probe, client.close
 
 
-async def make_wire_post(urls: Sequence[str]) -> Loop:
+async def make_wire_post(urls: Sequence[str], pool: bool = False) -> Loop:
     client = HttpClient()
-    bindings = [JsonRpcBinding(client, f"{u}/rpc", V1, {}, FRESH) for u in urls]
+    bindings = [JsonRpcBinding(client, f"{u}/rpc", V1, {}, ClientConfig() if pool else FRESH) for u in urls]
 
     async def probe(i: int) -> None:
         answer = await bindings[i % len(bindings)].call(Op.GET, {"id": f"ping-{uuid.uuid4()}"},
@@ -216,7 +219,10 @@ async def run(urls: Sequence[str], probes: int, rounds: int, concurrency: int, l
         "baseline": lambda: make_client(urls, baseline),
         "bare_post": lambda: make_bare_post(urls), "client_post": lambda: make_client_post(urls),
         "wire_post": lambda: make_wire_post(urls), "asyncio_post": lambda: make_asyncio_post(urls),
-        "baseline_post": lambda: make_client_post(urls, baseline)}
+        "baseline_post": lambda: make_client_post(urls, baseline),
+        "bare_pool_post": lambda: make_bare_post(urls, pool=True),
+        "client_pool_post": lambda: make_client_post(urls, pool=True),
+        "wire_pool_post": lambda: make_wire_post(urls, pool=True)}
     made = {name: await makers[name]() for name in loops}
     return await interleaved_cpu(made, probes, rounds, concurrency, warmup=concurrency * 20, collect=True)
 

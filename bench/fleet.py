@@ -120,6 +120,12 @@ class FleetProc:
             result: dict[str, Any] = json.loads(r.read())
         return result
 
+    def handled(self) -> dict[str, list[tuple[float, float]]]:
+        """Per agent, when the fleet handled its RPCs since the last reset: (start, end), the shared monotonic clock."""
+        with urllib.request.urlopen(f"{self.origin}/_stats?handled=1", timeout=30) as r:
+            found: dict[str, list[tuple[float, float]]] = json.loads(r.read()).get("handled", {})
+        return found
+
     def reset_extra(self) -> None:
         """Start a new window of the fleet's own handling time beyond the delay (`server_extra_ms` in stats)."""
         req = urllib.request.Request(f"{self.origin}/_control?reset=1", method="POST")
@@ -143,6 +149,25 @@ class Event:
     duration: float
     ok: bool
     reason: str
+    agent: str = ""
+
+
+Call = tuple[str, float, float]  # a timed call: (the fleet's agent name, when it ended on the monotonic clock, seconds)
+
+
+def net_of_fleet(calls: Sequence[Call], handled: Mapping[str, Sequence[Sequence[float]]], slack: float = 0.05,
+                 ) -> list[float]:
+    """Each call's latency less the fleet's own measured handling of it (ms): the span the fleet handled for that
+    agent that ended within the call (`slack` s after its end, for a call stamped late, e.g. by its log line). The
+    fleet's delay, its timer's overshoot, its parsing and encoding are the fleet's; what is left is the client's,
+    the kernel's and the fleet's accept and read before its handler ran. Calls without a span are left out."""
+    out: list[float] = []
+    for agent, ended, seconds in calls:
+        spans = [(a, b) for a, b in handled.get(agent, ()) if ended - seconds - slack <= b <= ended + 0.001]
+        if spans:
+            start, end = max(spans, key=lambda span: span[1])
+            out.append(1e3 * (seconds - (end - start)))
+    return out
 
 
 class DaemonProc:
@@ -190,7 +215,8 @@ class DaemonProc:
                 continue
             if ev.get("event") == "probe_finished":
                 self.events.append(Event(t, ev.get("module", ""), float(ev.get("duration_seconds", 0.0)),
-                                         ev.get("verdict") == "pass", str(ev.get("reason") or "")))
+                                         ev.get("verdict") == "pass", str(ev.get("reason") or ""),
+                                         str(ev.get("agent") or "")))
             elif ev.get("level") in ("error", "critical"):
                 self.other_errors.append(line.rstrip()[:300])
 
@@ -361,6 +387,9 @@ class DaemonRow:
     # the fleet's own handling of the window's RPCs beyond the delay (bench/fleet_agents.py), p50 / p99 ms
     server_extra_p50_ms: float | None = None
     server_extra_p99_ms: float | None = None
+    # the overhead with the fleet's own measured handling of each call subtracted (net_of_fleet), p50 / p99 ms
+    overhead_net_p50_ms: float | None = None
+    overhead_net_p99_ms: float | None = None
 
 
 def slope_per_min(samples: Sequence[tuple[float, float]]) -> float:
@@ -395,6 +424,7 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
         time.sleep(window)
         t1, c1 = time.monotonic(), daemon.cpu()
         server_extra = fleet.stats()["server_extra_ms"]
+        handled = fleet.handled()
         closing = scrape(daemon.base, only_self=True)
         rss = daemon.rss()
         after = [scrape(daemon.base) for _ in range(scrapes)]
@@ -408,6 +438,7 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
     scraped = [e for e in daemon.events if t1 < e.t <= t2]
     done = len(in_window)
     over = [1e3 * (e.duration - delay) for e in in_window if e.ok]
+    net = net_of_fleet([(e.agent, e.t, e.duration) for e in in_window if e.ok], handled, slack=2.0)
     row = DaemonRow(
         agents=agents, module=module, event_loop=event_loop, interval_s=interval, window_s=round(t1 - t0, 2),
         ready_s=round(ready, 2), probes=done, failed=sum(not e.ok for e in in_window),
@@ -419,6 +450,7 @@ def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str,
         rss_growth_mib_per_min=round(slope_per_min([(t, r) for t, _, r in daemon.samples if t0 <= t <= t1]), 2),
         overhead_p50_ms=_r(pct(over, 0.50)), overhead_p99_ms=_r(pct(over, 0.99)),
         server_extra_p50_ms=server_extra.get("p50"), server_extra_p99_ms=server_extra.get("p99"),
+        overhead_net_p50_ms=_r(pct(net, 0.50)), overhead_net_p99_ms=_r(pct(net, 0.99)),
         lateness_p99_s=None, lateness_mean_s=None, errors=daemon.other_errors[:5], profile=profiled,
         fail_reasons=dict(Counter(e.reason for e in in_window if not e.ok)),
         during_scrapes={"probes": len(scraped), "failed": sum(not e.ok for e in scraped),
@@ -556,7 +588,12 @@ class LoopRow:
 Probe = Callable[[int], Awaitable[None]]
 
 
-async def make_bare(urls: Sequence[str], module: str, timed: list[float] | None = None, fresh: bool = False,
+def _name(url: str) -> str:
+    """The fleet's agent name in its URL (FleetProc.url)."""
+    return url.rstrip("/").rsplit("/", 1)[-1]
+
+
+async def make_bare(urls: Sequence[str], module: str, timed: list[Call] | None = None, fresh: bool = False,
                     ) -> tuple[Probe, Callable[[], Awaitable[None]]]:
     """`timed`: each RPC's latency (seconds from the POST to its last byte) is appended there; `fresh`: the POST on a
     new connection every probe (a `force_close` session), as the daemon's ping does by default."""
@@ -581,7 +618,7 @@ async def make_bare(urls: Sequence[str], module: str, timed: list[float] | None 
             async for chunk in r.content.iter_any():  # to EOF, nothing parsed: the floor
                 size += len(chunk)
             if timed is not None:
-                timed.append(time.monotonic() - t0)
+                timed.append((_name(base), end := time.monotonic(), end - t0))
             if r.status != 200 or not size:
                 raise BenchError(f"bare: {RPC[module]} HTTP {r.status}, {size} bytes")
 
@@ -593,7 +630,7 @@ async def make_bare(urls: Sequence[str], module: str, timed: list[float] | None 
     return probe, close
 
 
-async def make_sdk(urls: Sequence[str], module: str, timed: list[float] | None = None,
+async def make_sdk(urls: Sequence[str], module: str, timed: list[Call] | None = None,
                    ) -> tuple[Probe, Callable[[], Awaitable[None]]]:
     import httpx
     from a2a.client import A2ACardResolver, ClientConfig, create_client
@@ -615,7 +652,7 @@ async def make_sdk(urls: Sequence[str], module: str, timed: list[float] | None =
                 await clients[k].get_task(GetTaskRequest(id=f"ping-{uuid.uuid4()}"))
             except A2AError:
                 if timed is not None:
-                    timed.append(time.monotonic() - t0)
+                    timed.append((_name(urls[k]), end := time.monotonic(), end - t0))
                 return  # TaskNotFound: the answer ping expects
             raise BenchError("sdk: GetTask of an unknown task did not fail")
         last = None
@@ -623,7 +660,7 @@ async def make_sdk(urls: Sequence[str], module: str, timed: list[float] | None =
                 message=new_text_message(MESSAGE, role=Role.ROLE_USER))):
             last = event
         if timed is not None:
-            timed.append(time.monotonic() - t0)
+            timed.append((_name(urls[k]), end := time.monotonic(), end - t0))
         state = (last.task.status.state if last is not None and last.HasField("task") else
                  last.status_update.status.state if last is not None and last.HasField("status_update") else -1)
         if state != TaskState.TASK_STATE_COMPLETED:
@@ -637,7 +674,7 @@ async def make_sdk(urls: Sequence[str], module: str, timed: list[float] | None =
     return probe, close
 
 
-async def make_ours(urls: Sequence[str], module: str, timed: list[float] | None = None, fresh: bool = False,
+async def make_ours(urls: Sequence[str], module: str, timed: list[Call] | None = None, fresh: bool = False,
                     ) -> tuple[Probe, Callable[[], Awaitable[None]]]:
     """`timed`: each result's duration (the agent's latency, as the daemon reports it) is appended there; `fresh`:
     a new connection for every call, the daemon's default for ping (`fresh_connection`)."""
@@ -655,7 +692,7 @@ async def make_ours(urls: Sequence[str], module: str, timed: list[float] | None 
         if not result.success:
             raise BenchError(f"ours: {result.reason}")
         if timed is not None:
-            timed.append(result.duration_s)
+            timed.append((_name(targets[i % len(targets)].url), time.monotonic(), result.duration_s))
 
     return probe, client.close
 
@@ -717,7 +754,7 @@ async def run_loops(urls: Sequence[str], module: str, probes: int, rounds: int, 
 
 # ---- the loops' own overhead against the same fleet: the floor under the daemon's figure ---------------------------
 
-TimedMaker = Callable[[Sequence[str], list[float]], Awaitable[tuple[Probe, Callable[[], Awaitable[None]]]]]
+TimedMaker = Callable[[Sequence[str], list[Call]], Awaitable[tuple[Probe, Callable[[], Awaitable[None]]]]]
 OVERHEAD_LOOPS: dict[str, tuple[TimedMaker, str]] = {
     "engine": (lambda urls, timed: make_ours(urls, "ping", timed, fresh=True),
                "probe.engine.run_probe, ping on a new connection (the daemon's default); the result's duration"),
@@ -743,6 +780,8 @@ class OverheadRow:
     server_extra_p50_ms: float | None  # the fleet's own handling beyond the delay over the same window
     server_extra_p99_ms: float | None
     note: str
+    overhead_net_p50_ms: float | None = None  # each call's latency less the fleet's own handling of it (net_of_fleet)
+    overhead_net_p99_ms: float | None = None
 
 
 async def paced(probe: Probe, rate: float, seconds: float, first: int) -> tuple[int, float]:
@@ -769,7 +808,8 @@ async def measure_overhead(fleet: FleetProc, agents: int, rate: float, seconds: 
     """Each loop at the fleet run's probe rate against the same fleet and delay, `seconds` in all, in `rounds`
     interleaved rounds (the order alternating); the overhead is each call's latency minus the delay."""
     urls = [fleet.url(n) for n in agent_names(min(agents, OVERHEAD_AGENTS))]
-    timed: dict[str, list[float]] = {name: [] for name in loops}
+    timed: dict[str, list[Call]] = {name: [] for name in loops}
+    net: dict[str, list[float]] = {name: [] for name in loops}
     made = {name: await OVERHEAD_LOOPS[name][0](urls, timed[name]) for name in loops}
     counts = dict.fromkeys(loops, 0)
     rates: dict[str, list[float]] = {name: [] for name in loops}
@@ -784,7 +824,9 @@ async def measure_overhead(fleet: FleetProc, agents: int, rate: float, seconds: 
         for r in range(rounds):
             for name in (list(reversed(loops)) if r % 2 else list(loops)):
                 fleet.reset_extra()
+                first = len(timed[name])
                 n, achieved = await paced(made[name][0], rate, seconds / rounds, index)
+                net[name] += net_of_fleet(timed[name][first:], fleet.handled())
                 index += n
                 counts[name] += n
                 rates[name].append(achieved)
@@ -795,14 +837,15 @@ async def measure_overhead(fleet: FleetProc, agents: int, rate: float, seconds: 
             await close()
     rows = []
     for name in loops:
-        over = [1e3 * (t - delay) for t in timed[name]]
+        over = [1e3 * (t - delay) for _, _, t in timed[name]]
         p50s = [a for a, _ in extra[name] if a is not None]
         p99s = [b for _, b in extra[name] if b is not None]
         rows.append(OverheadRow(
             agents=agents, loop=name, rate_per_s=round(rate, 2), achieved_per_s=round(statistics.fmean(rates[name]), 2),
             probes=counts[name], overhead_p50_ms=_r(pct(over, 0.50)), overhead_p99_ms=_r(pct(over, 0.99)),
             server_extra_p50_ms=_r(statistics.median(p50s)) if p50s else None,
-            server_extra_p99_ms=_r(max(p99s)) if p99s else None, note=OVERHEAD_LOOPS[name][1]))
+            server_extra_p99_ms=_r(max(p99s)) if p99s else None, note=OVERHEAD_LOOPS[name][1],
+            overhead_net_p50_ms=_r(pct(net[name], 0.50)), overhead_net_p99_ms=_r(pct(net[name], 0.99))))
     return rows
 
 
@@ -952,6 +995,8 @@ FLEET_COLUMNS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
     ("series per agent (total)", lambda r: f"{_cell(r['series_per_agent'], '{:g}')} ({_cell(r['series'], '{:,}')})"),
     ("scrape s (MiB)", lambda r: f"{_cell(r['scrape_s'], '{:.2f}')} ({_cell(r['scrape_mib'], '{:.1f}')})"),
     ("overhead p50 / p99 ms", lambda r: _pair(r["overhead_p50_ms"], r["overhead_p99_ms"], "{:.2f}")),
+    ("overhead net of the fleet's handling p50 / p99 ms",
+     lambda r: _pair(r.get("overhead_net_p50_ms"), r.get("overhead_net_p99_ms"), "{:.2f}")),
     ("lateness p50 / p99 s", lambda r: _pair(r.get("lateness_p50_s"), r.get("lateness_p99_s"), "≤ {:g}")),
     ("slot wait p50 / p99 s (runs waiting > 1 ms)",
      lambda r: f"{_pair(r.get('slot_wait_p50_s'), r.get('slot_wait_p99_s'), '≤ {:g}')} "
@@ -1044,7 +1089,8 @@ def tables(result: dict[str, Any]) -> str:
 
 def overhead_table(result: dict[str, Any]) -> list[str]:
     """The daemon's measurement overhead beside each client loop's own, at each fleet size's probe rate, against the
-    same fleet and delay; the fleet's own handling beyond the delay over each window (p50 / p99 ms)."""
+    same fleet and delay: as reported (latency - delay, with the fleet's own handling beyond the delay over each
+    window in brackets) and net of the fleet (each call less the fleet's measured handling of it), p50 / p99 ms."""
     rows = result.get("overhead") or []
     if not rows:
         return []
@@ -1052,9 +1098,11 @@ def overhead_table(result: dict[str, Any]) -> list[str]:
     first = result["fleet"][0]["event_loop"] if result["fleet"] else None
     daemons = {r["agents"]: r for r in result["fleet"] if r["event_loop"] == first}
     out = ["", "Measurement overhead (the call's reported latency - the fleet's delay), p50 / p99 ms; in brackets the "
-               "fleet's own handling beyond the delay over the same window:", "",
-           "| agents (rate) | daemon | " + " | ".join(f"{name} loop" for name in loops) + " | daemon - bare_fresh |",
-           "|---|---|" + "---|" * (len(loops) + 1)]
+               "fleet's own handling beyond the delay over the same window; *net*: each call's latency less the "
+               "fleet's own measured handling of that call (bench/fleet.py `net_of_fleet`):", "",
+           "| agents (rate) | daemon | daemon net | " + " | ".join(f"{name} loop | {name} net" for name in loops)
+           + " | daemon - bare_fresh | net: daemon - bare_fresh |",
+           "|---|---|---|" + "---|" * (2 * len(loops) + 2)]
 
     def cell(r: dict[str, Any] | None) -> str:
         if r is None:
@@ -1062,19 +1110,25 @@ def overhead_table(result: dict[str, Any]) -> list[str]:
         return (f"{_pair(r['overhead_p50_ms'], r['overhead_p99_ms'], '{:.2f}')} "
                 f"({_pair(r.get('server_extra_p50_ms'), r.get('server_extra_p99_ms'), '{:.2f}')})")
 
+    def net(r: dict[str, Any] | None) -> str:
+        return "—" if r is None else _pair(r.get("overhead_net_p50_ms"), r.get("overhead_net_p99_ms"), "{:.2f}")
+
+    def diff(a: dict[str, Any], b: dict[str, Any] | None, key: str) -> str:
+        if b is None:
+            return "—"
+        p50, p99 = (None if None in (a.get(f"{key}_p{q}_ms"), b.get(f"{key}_p{q}_ms"))
+                    else _r(a[f"{key}_p{q}_ms"] - b[f"{key}_p{q}_ms"], 2) for q in (50, 99))
+        return _pair(p50, p99, "{:+.2f}")
+
     for agents, d in daemons.items():
         mine = {r["loop"]: r for r in rows if r["agents"] == agents}
         if not mine:
             continue
         rate = next(iter(mine.values()))["rate_per_s"]
         floor = mine.get("bare_fresh")
-        diff = "—" if floor is None else _pair(
-            _r(d["overhead_p50_ms"] - floor["overhead_p50_ms"], 2) if None not in (
-                d["overhead_p50_ms"], floor["overhead_p50_ms"]) else None,
-            _r(d["overhead_p99_ms"] - floor["overhead_p99_ms"], 2) if None not in (
-                d["overhead_p99_ms"], floor["overhead_p99_ms"]) else None, "{:+.2f}")
-        out.append(f"| {agents:,} ({rate:g}/s) | {cell(d)} | " + " | ".join(cell(mine.get(n)) for n in loops)
-                   + f" | {diff} |")
+        out.append(f"| {agents:,} ({rate:g}/s) | {cell(d)} | {net(d)} | "
+                   + " | ".join(f"{cell(mine.get(n))} | {net(mine.get(n))}" for n in loops)
+                   + f" | {diff(d, floor, 'overhead')} | {diff(d, floor, 'overhead_net')} |")
     out += ["", "Loops: " + "; ".join(f"`{n}` {OVERHEAD_LOOPS[n][1]}" for n in loops if n in OVERHEAD_LOOPS)
             + f". Each loop is paced at the fleet run's rate (an open loop, {OVERHEAD_AGENTS} agents at most), "
               "in two interleaved rounds."]

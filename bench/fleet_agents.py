@@ -10,7 +10,10 @@ overhead is its reported latency minus that known delay. The server counts what 
 per agent, and reports it on ``GET /_stats``; ``POST /_control?delay=S`` changes the delay at run time. It also
 measures its own part of every RPC's latency: the time from its handler's start to the answer's return, less the
 delay (JSON parsing, the delay timer's overshoot on its loop, the answer's encoding), p50 / p99 since the last
-``POST /_control?reset=1``, so a client's overhead can be told apart from the fleet's own.
+``POST /_control?reset=1``, so a client's overhead can be told apart from the fleet's own. Per agent it keeps when
+its last RPCs were handled (``time.monotonic``, the system-wide clock every process on the machine shares: the
+handler's start and its answer's return), on ``GET /_stats?handled=1``: a client subtracts the fleet's own
+measured handling of each of its calls (delay, timer overshoot, parsing, encoding) from that call's latency.
 
 It is built to cost little per request (aiohttp's low-level server, no router, pre-encoded card parts,
 uvloop when installed) so a 2-core machine can serve the daemon tens of thousands of agents.
@@ -66,6 +69,7 @@ class Fleet:
         self._runner: web.ServerRunner | None = None
         self._now = (0, "")
         self.extra: deque[float] = deque(maxlen=1 << 18)  # seconds each RPC's handling took beyond the delay
+        self.handled: dict[str, deque[tuple[float, float]]] = {}  # agent -> its last RPCs' (start, end), monotonic
 
     async def start(self, port: int = 0) -> str:
         self._server = web.Server(self._handle, access_log=None)
@@ -85,11 +89,13 @@ class Fleet:
     def agent_url(self, name: str) -> str:
         return f"{self.origin}{PREFIX}{name}"
 
-    def stats(self, per_agent: bool = False) -> dict[str, Any]:
+    def stats(self, per_agent: bool = False, handled: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"served": dict(self.served), "agents_hit": len(self.per_agent), "delay": self.delay,
                                "server_extra_ms": _quantiles(self.extra)}
         if per_agent:
             out["per_agent"] = dict(self.per_agent)
+        if handled:
+            out["handled"] = {name: list(spans) for name, spans in self.handled.items()}
         return out
 
     # ---- handlers
@@ -108,20 +114,26 @@ class Fleet:
             if path.endswith(RPC_PATH) and request.method == "POST":
                 return await self._rpc(request, path[len(PREFIX):-len(RPC_PATH)])
         if path == "/_stats":
-            return web.json_response(self.stats(request.query.get("per_agent") == "1"))
+            return web.json_response(self.stats(request.query.get("per_agent") == "1",
+                                                request.query.get("handled") == "1"))
         if path == "/_control" and request.method == "POST":
             with contextlib.suppress(KeyError, ValueError):
                 self.delay = max(0.0, float(request.query["delay"]))
             if request.query.get("reset") == "1":
                 self.extra.clear()
+                self.handled.clear()
             return web.json_response(self.stats())
         self.served["other"] += 1
         return web.Response(status=404, text="not found")
 
     async def _rpc(self, request: web.BaseRequest, name: str) -> web.StreamResponse:
         start = time.perf_counter()
+        began = time.monotonic()
         resp = await self._answer(request, name)
         self.extra.append(time.perf_counter() - start - self.delay)
+        if (spans := self.handled.get(name)) is None:
+            spans = self.handled[name] = deque(maxlen=4)
+        spans.append((began, time.monotonic()))
         return resp
 
     async def _answer(self, request: web.BaseRequest, name: str) -> web.StreamResponse:

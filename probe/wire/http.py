@@ -25,10 +25,16 @@ from datetime import UTC
 from typing import Any, Protocol
 from urllib.parse import urlencode, urljoin, urlsplit
 
+import aiohappyeyeballs
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.client_proto import ResponseHandler
+from aiohttp.client_reqrep import ConnectionKey, RequestInfo
+from aiohttp.http_writer import _serialize_headers
 from aiohttp.resolver import DefaultResolver
-from multidict import CIMultiDictProxy
+from aiohttp.streams import StreamReader
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
 
 from probe import __version__, redact
 from probe.results import HttpExchange, HttpPhases, TlsInfo
@@ -219,15 +225,8 @@ class _TimedConnector(aiohttp.TCPConnector):
             transport, protocol = await super()._wrap_create_connection(
                 *args, addr_infos=addr_infos, req=req, timeout=timeout, client_error=client_error, **kwargs)
         else:
-            family, type_, proto, _, address = addr_infos[0]
             try:
-                sock = socket.socket(family=family, type=type_, proto=proto)
-                try:
-                    sock.setblocking(False)
-                    await self._loop.sock_connect(sock, address)
-                except BaseException:
-                    sock.close()
-                    raise
+                sock = await _connect_one(self._loop, addr_infos[0])
                 if context and (shutdown := getattr(self, "_ssl_shutdown_timeout", None)):
                     kwargs["ssl_shutdown_timeout"] = shutdown
                 transport, protocol = await self._loop.create_connection(*args, **kwargs, sock=sock)
@@ -245,6 +244,19 @@ class _TimedConnector(aiohttp.TCPConnector):
             if timer.tls is not None:
                 _CONNECTION_TLS[protocol] = timer.tls  # a request that reuses this connection reports it too
         return transport, protocol
+
+
+async def _connect_one(loop: asyncio.AbstractEventLoop, addr_info: Any) -> socket.socket:
+    """A non-blocking socket connected to one address, as aiohappyeyeballs makes it for a single address."""
+    family, type_, proto, _, address = addr_info
+    sock = socket.socket(family=family, type=type_, proto=proto)
+    try:
+        sock.setblocking(False)
+        await loop.sock_connect(sock, address)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 # the exceptions aiohttp's connector maps to its certificate and TLS errors (the same tuples it uses)
@@ -464,6 +476,82 @@ class Response:
         return self.headers.get("Content-Type", "")
 
 
+class _FreshResponse:
+    """What the client reads of an aiohttp ClientResponse, for a request on a connection of its own (`_send_fresh`):
+    the status and headers from aiohttp's parser, the body as its StreamReader (decoded by it, bounded by the
+    reader's limit). Releasing or closing it closes the connection: it is never pooled."""
+
+    __slots__ = ("_protocol", "_slots", "content", "headers", "reason", "status", "url")
+
+    def __init__(self, url: str, protocol: ResponseHandler, message: Any, payload: StreamReader,
+                 slots: asyncio.Semaphore | None) -> None:
+        self.url = url
+        self.status: int = message.code
+        self.reason: str = message.reason
+        self.headers: CIMultiDictProxy[str] = message.headers
+        self.content = payload
+        self._protocol = protocol
+        self._slots = slots  # the client's fresh-connection slot this connection holds until it is closed
+
+    @property
+    def content_length(self) -> int | None:
+        value = self.headers.get("Content-Length")
+        return None if value is None else int(value)
+
+    def release(self) -> None:
+        self._protocol.close()
+        if (slots := self._slots) is not None:
+            self._slots = None
+            slots.release()
+
+    close = release
+
+
+Answered = aiohttp.ClientResponse | _FreshResponse
+
+# aiohttp's request defaults, read from it so a request of ours looks like one of its ClientSession's
+_AUTO_HEADERS = tuple(aiohttp.ClientRequest.DEFAULT_HEADERS.items())
+_NO_BODY = frozenset(aiohttp.ClientRequest.GET_METHODS)  # without a body, others send Content-Length: 0
+_TYPED = frozenset(aiohttp.ClientRequest.POST_METHODS)  # given an application/octet-stream type when none is set
+_DNS_ERROR: type[aiohttp.ClientConnectorError] = getattr(aiohttp, "ClientConnectorDNSError",
+                                                        aiohttp.ClientConnectorError)
+_canonical_ipv4: Callable[[str], bool] = getattr(aiohttp.helpers, "is_canonical_ipv4_address", lambda _h: True)
+
+
+@functools.lru_cache(maxsize=4096)  # pure in the host; every fresh request asks
+def _ip_literal(host: str) -> bool | None:
+    """True for an IP literal aiohttp connects to, None for one it refuses (a legacy IPv4 form such as 127.1 that
+    socket would map onto an address), False for a name to resolve."""
+    if not aiohttp.helpers.is_ip_address(host):
+        return False
+    return True if ":" in host or _canonical_ipv4(host) else None
+
+
+def _request_head(method: str, url: URL, headers: Mapping[str, str], body: bytes | None) -> bytes:
+    """The request line and headers aiohttp's ClientSession (our defaults, force_close) writes for this request, in
+    its order, serialised by its writer (which refuses CR and LF in a name or value)."""
+    out: CIMultiDict[str] = CIMultiDict()
+    out["Host"] = url.host_port_subcomponent or ""
+    out["User-Agent"] = USER_AGENT  # the session's default header: a caller's own replaces it
+    for key, value in headers.items():
+        out[key] = value
+    for key, value in _AUTO_HEADERS:
+        if key not in out:
+            out[key] = value
+    if body is not None:
+        if "Content-Length" not in out:
+            out["Content-Length"] = str(len(body))
+        if "Content-Type" not in out:
+            out["Content-Type"] = "application/octet-stream"  # aiohttp's BytesPayload default
+    elif method not in _NO_BODY and "Content-Length" not in out:
+        out["Content-Length"] = "0"
+    if method in _TYPED and "Content-Type" not in out:
+        out["Content-Type"] = "application/octet-stream"
+    if "Connection" not in out:
+        out["Connection"] = "close"
+    return _serialize_headers(f"{method} {url.raw_path_qs} HTTP/1.1", out)
+
+
 # URLs check_url accepted (a pure function of the string): each agent's card and interface URLs come back every
 # probe. Bounded: cleared when full; 2**17 holds two URLs each of 50,000 agents (~15 MiB at the bound).
 _CHECKED: dict[str, None] = {}
@@ -476,10 +564,12 @@ class HttpClient:
     def __init__(self, *, limit: int = 100, limit_per_host: int = 8, egress: Egress | None = None) -> None:
         self.egress = egress  # set for probes of caller-chosen URLs (the SSRF guard)
         self._session: aiohttp.ClientSession | None = None
-        self._fresh: aiohttp.ClientSession | None = None
         self._limit = limit
         self._limit_per_host = limit_per_host
         self._resolvers: list[AbstractResolver] = []  # ours to close: a connector closes only one it made
+        self._fresh_resolver: AbstractResolver | None = None  # the one of connections made for one request
+        # at most `limit` fresh connections open at once, as the pool's connector bounds its own (MAX_CONNECTIONS)
+        self._fresh_slots = asyncio.Semaphore(limit) if limit else None
 
     def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(
@@ -497,20 +587,119 @@ class HttpClient:
                 resolver=self._resolver()))
         return self._session
 
-    @property
-    def fresh(self) -> aiohttp.ClientSession:
-        """A session that opens a new connection for every request and never pools it: the one retry's, and
-        every request of a module with fresh connections (DNS is resolved anew too, so its timing is real)."""
-        if self._fresh is None or self._fresh.closed:
-            self._fresh = self._new_session(_TimedConnector(limit=self._limit, force_close=True,
-                                                            use_dns_cache=False, resolver=self._resolver()))
-        return self._fresh
-
     def _resolver(self) -> AbstractResolver:
         inner: AbstractResolver = DefaultResolver()
         resolver = _TimedResolver(inner if self.egress is None else EgressResolver(self.egress, inner))
         self._resolvers.append(resolver)
         return resolver
+
+    async def _send_fresh(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
+                          tls: ssl.SSLContext, timer: _Timer) -> _FreshResponse:
+        """One request on a connection made for it and closed after it, through aiohttp's own layers (its resolver,
+        ResponseHandler protocol, C response parser and header writer) without a ClientSession: no cookie jar,
+        trace signals, redirect loop, timeout objects, connector bookkeeping or pool, none of which a connection
+        used once needs. The request's bytes, the errors raised and the parser's limits are the session's (force_close,
+        `_new_session`'s settings): `_guard` maps them as it maps the session's. Stamps the timer as
+        _TimedConnector does. The connection holds one of the client's fresh-connection slots until it is closed."""
+        target = URL(url)
+        if (slots := self._fresh_slots) is not None:
+            await slots.acquire()
+        try:
+            protocol = await self._fresh_connection(target, tls, timer)
+            try:
+                protocol.set_response_params(read_until_eof=True, skip_payload=method == "HEAD",
+                                             auto_decompress=True, read_bufsize=2**16, max_line_size=8190,
+                                             max_field_size=8190)
+                transport = protocol.transport
+                assert transport is not None
+                head = _request_head(method, target, headers, body)
+                transport.write(head + body if body else head)
+                timer.sent = time.monotonic()
+                while True:
+                    try:
+                        message, payload = await protocol.read()
+                    except aiohttp.http.HttpProcessingError as exc:  # as ClientResponse.start raises it
+                        info = RequestInfo(target, method, CIMultiDictProxy(CIMultiDict(headers)), target)
+                        raise aiohttp.ClientResponseError(info, (), status=exc.code, message=exc.message,
+                                                          headers=exc.headers) from exc
+                    if not 100 <= message.code <= 199 or message.code == 101:
+                        break
+            except BaseException:
+                protocol.close()
+                raise
+        except BaseException:
+            if slots is not None:
+                slots.release()
+            raise
+        return _FreshResponse(url, protocol, message, payload, slots)
+
+    async def _fresh_connection(self, target: URL, tls: ssl.SSLContext, timer: _Timer) -> ResponseHandler:
+        """Resolve and connect as TCPConnector's `_create_direct_connection` does, stamping conn_start/conn_end."""
+        host, port, secure = target.raw_host or "", target.port, target.scheme == "https"
+        if host.endswith(".."):
+            host = host.rstrip(".") + "."
+        key = ConnectionKey(host, port, secure, tls, None, None, None)
+        timer.conn_start = time.monotonic()
+        if (literal := _ip_literal(host)) is None:
+            raise aiohttp.InvalidUrlClientError(host, "is not a canonical IPv4 address")
+        if literal:
+            found: list[tuple[str, int]] = [(host, port or 0)]
+        else:
+            if self._fresh_resolver is None:
+                self._fresh_resolver = self._resolver()
+            try:
+                found = [(h["host"], h["port"]) for h in await self._fresh_resolver.resolve(
+                    host, port or 0, family=socket.AF_UNSPEC)]
+            except OSError as exc:
+                if exc.errno is None and isinstance(exc, asyncio.TimeoutError):
+                    raise
+                raise _DNS_ERROR(key, exc) from exc
+        if not found:
+            raise _DNS_ERROR(key, OSError(f"{host} has no address"))
+        addr_infos: list[Any] = [
+            (socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (h, p, 0, 0)) if ":" in h
+            else (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (h, p)) for h, p in found]
+        protocol = await self._connect_fresh(asyncio.get_running_loop(), addr_infos, key,
+                                             tls if secure else None, host.rstrip(".") if secure else None, timer)
+        timer.conn_end = time.monotonic()
+        return protocol
+
+    @staticmethod
+    async def _connect_fresh(loop: asyncio.AbstractEventLoop, addr_infos: list[Any], key: ConnectionKey,
+                             context: ssl.SSLContext | None, server_hostname: str | None,
+                             timer: _Timer) -> ResponseHandler:
+        """TCPConnector's `_create_direct_connection` for a connection of our own: the addresses raced as
+        aiohappyeyeballs does (one: a plain connect), TLS on the connected socket; an address that fails is
+        dropped and the next tried; the errors aiohttp's connector raises."""
+        last: Exception | None = None
+        while addr_infos:
+            try:
+                try:
+                    sock = (await _connect_one(loop, addr_infos[0]) if len(addr_infos) == 1
+                            else await aiohappyeyeballs.start_connection(addr_infos, happy_eyeballs_delay=0.25,
+                                                                         loop=loop))
+                    if context is not None:
+                        timer.tcp_end = time.monotonic()
+                    transport, protocol = await loop.create_connection(
+                        functools.partial(ResponseHandler, loop), sock=sock, ssl=context,
+                        server_hostname=server_hostname)
+                except _CERT_ERRORS as exc:
+                    raise aiohttp.ClientConnectorCertificateError(key, exc) from exc
+                except _SSL_ERRORS as exc:
+                    raise aiohttp.ClientConnectorSSLError(key, exc) from exc
+                except OSError as exc:
+                    if exc.errno is None and isinstance(exc, asyncio.TimeoutError):
+                        raise
+                    raise aiohttp.ClientConnectorError(key, exc) from exc
+            except aiohttp.ClientConnectorError as exc:
+                last = exc
+                aiohappyeyeballs.pop_addr_infos_interleave(addr_infos, None)
+                continue
+            if context is not None:
+                timer.tls = tls_info(transport, verified=context.verify_mode != ssl.CERT_NONE)
+            return protocol
+        assert last is not None
+        raise last
 
     def _refused(self, method: str, url: str) -> TargetRefused | None:
         """The egress policy's objection to this URL (pattern, or an IP-literal host), checked before sending."""
@@ -523,10 +712,9 @@ class HttpClient:
                              HttpExchange(method=method, url=redact.url(url)))
 
     async def close(self) -> None:
-        for session in (self._session, self._fresh):
-            if session is not None:
-                await session.close()
-        self._session = self._fresh = None
+        if self._session is not None:
+            await self._session.close()
+        self._session = self._fresh_resolver = None
         resolvers, self._resolvers = self._resolvers, []
         for resolver in resolvers:
             await resolver.close()
@@ -597,7 +785,7 @@ class HttpClient:
 
     async def _open(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
                     deadline: Deadline, config: ClientConfig = DEFAULT_CONFIG,
-                    ) -> tuple[aiohttp.ClientResponse, HttpExchange, _Timer, float]:
+                    ) -> tuple[Answered, HttpExchange, _Timer, float]:
         """Send the request and wait for the response headers, within the deadline."""
         url = redact.strip_userinfo(url)  # userinfo (from a card or a redirect) is never sent as credentials
         t0 = time.monotonic()
@@ -615,15 +803,18 @@ class HttpClient:
         if config.auth is not None:  # without a flow, with_credentials only copies the headers
             url, headers = with_credentials(url, headers, config.auth)
         tls = _watch_handshake(config.ssl) if config.ssl is not None else _default_ssl()
-        session = self.fresh if config.fresh else self.session
         timer = _Timer()
         _TIMER.set(timer)  # the connector and resolver stamp it (see _TimedConnector)
+        resp: Answered | None = None
         try:
             async with _guard(deadline, exchange, "response headers", method, url):
                 try:
                     timer.start = time.monotonic()
-                    resp = await session.request(method, url, headers=headers, data=body, ssl=tls,
-                                                 allow_redirects=False)
+                    if config.fresh:
+                        resp = await self._send_fresh(method, url, headers, body, tls, timer)
+                    else:
+                        resp = await self.session.request(method, url, headers=headers, data=body, ssl=tls,
+                                                          allow_redirects=False)
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
                     if not timer.reused:
                         raise  # a fresh connection failed: that is the agent's (or the network's) doing
@@ -634,11 +825,12 @@ class HttpClient:
                     timer = _Timer()
                     _TIMER.set(timer)
                     timer.start = time.monotonic()
-                    resp = await self.fresh.request(method, url, headers=headers, data=body, ssl=tls,
-                                                    allow_redirects=False)
+                    resp = await self._send_fresh(method, url, headers, body, tls, timer)
                 timer.headers = time.monotonic()  # session.request returns once the response headers are in
         except ConnectFailed as exc:
             _finish(exchange, timer, t0)
+            if resp is not None:  # the deadline passed as the headers came: never left open
+                resp.close()
             if timer.cert_requested and not isinstance(exc, TlsFailed | ClientCertRefused):
                 what = "refused the TLS client certificate" if config.client_cert else (
                     "asked for a TLS client certificate (mTLS) and none is configured")
@@ -647,6 +839,8 @@ class HttpClient:
             raise
         except WireError:
             _finish(exchange, timer, t0)
+            if resp is not None:
+                resp.close()
             raise
         finally:
             _TIMER.set(None)
@@ -696,7 +890,7 @@ class _OpenStream:
 
 
 class StreamResponse:
-    def __init__(self, resp: aiohttp.ClientResponse, exchange: HttpExchange, timer: _Timer, t0: float,
+    def __init__(self, resp: Answered, exchange: HttpExchange, timer: _Timer, t0: float,
                  deadline: Deadline) -> None:
         self.resp = resp
         self.exchange = exchange
@@ -867,7 +1061,7 @@ def _refused_client_cert(exc: aiohttp.ClientOSError) -> bool:
     return "certificate" in str(exc).lower() and "alert" in str(exc).lower()
 
 
-async def read_bounded(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange) -> bytes:
+async def read_bounded(resp: Answered, max_bytes: int, exchange: HttpExchange) -> bytes:
     """Read at most `max_bytes`; abort (never buffer more) when the body is larger."""
     declared = resp.content_length
     if declared is not None and declared > max_bytes:
@@ -886,7 +1080,7 @@ async def read_bounded(resp: aiohttp.ClientResponse, max_bytes: int, exchange: H
         buf += chunk
 
 
-def _read_buffered(resp: aiohttp.ClientResponse, max_bytes: int, exchange: HttpExchange, method: str,
+def _read_buffered(resp: Answered, max_bytes: int, exchange: HttpExchange, method: str,
                    url: str) -> bytes:
     """read_bounded of a body aiohttp already holds in full (its parser is done: `is_eof`), in one read without a
     coroutine or a timer (nothing can wait); the same limit and errors as read_bounded under `_guard` (a framing

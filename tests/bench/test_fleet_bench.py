@@ -167,13 +167,20 @@ def test_the_small_fleet_benchmark_runs_and_reports_every_figure(tmp_path: Path)
         assert r["agents"] == 50 and r["rate_per_s"] == 25 and r["probes"] > 0, r
         assert r["overhead_p50_ms"] is not None and r["overhead_p50_ms"] <= r["overhead_p99_ms"], r
         assert r["server_extra_p50_ms"] is not None, r
+        # each call net of the fleet's own measured handling of it: the fleet's delay is in that handling
+        assert r["overhead_net_p50_ms"] is not None and r["overhead_net_p50_ms"] <= r["overhead_net_p99_ms"], r
+        assert r["overhead_net_p50_ms"] <= r["overhead_p50_ms"] + 0.1, r  # the handling holds the whole delay
     assert fleet["server_extra_p50_ms"] is not None
+    assert fleet["overhead_net_p50_ms"] is not None and fleet["overhead_net_p50_ms"] <= fleet["overhead_net_p99_ms"]
     (over,) = _table(proc.stdout, "agents (rate)")
     assert over["agents (rate)"] == "50 (25/s)"
     cell_form = re.compile(r"^-?[0-9.]+ / -?[0-9.]+ \(-?[0-9.]+ / -?[0-9.]+\)$")
     loops = ("daemon", "engine loop", "bare_fresh loop", "bare loop", "sdk loop")
     assert all(cell_form.match(over[k]) for k in loops), over
     assert re.match(r"^[+-][0-9.]+ / [+-][0-9.]+$", over["daemon - bare_fresh"]), over
+    nets = ("daemon net", "engine net", "bare_fresh net", "bare net", "sdk net")
+    assert all(re.match(r"^-?[0-9.]+ / -?[0-9.]+$", over[k]) for k in nets), over
+    assert re.match(r"^[+-][0-9.]+ / [+-][0-9.]+$", over["net: daemon - bare_fresh"]), over
     # the fleet served what the daemon and the loops asked of it: one RPC per probe
     served = result["served"]
     paced = sum(r["probes"] for r in overhead.values())

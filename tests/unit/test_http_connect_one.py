@@ -1,5 +1,6 @@
-"""The client's own connect for one address (`_TimedConnector._wrap_create_connection`): the same connections,
-phases and errors as aiohttp's path through aiohappyeyeballs, which still serves several addresses."""
+"""The client's own connect for one address (`_TimedConnector._wrap_create_connection` on the pool, `_connect_one`
+for a fresh connection): the same connections, phases and errors as aiohttp's path through aiohappyeyeballs, which
+still serves several addresses."""
 
 from __future__ import annotations
 
@@ -76,9 +77,9 @@ async def test_a_refused_connection_fails_as_aiohttps_own_path_fails(eyeballs_ca
     assert eyeballs_calls == []
 
     monkeypatch.setattr(wire_http._TimedConnector, "_wrap_create_connection", AIOHTTP_OWN)
-    reference = [await _failure(url), await _failure(url, ClientConfig())]
-    assert eyeballs_calls == [1, 1]
-    assert ours == reference
+    reference = await _failure(url, ClientConfig())  # a fresh connection no longer goes through the connector
+    assert eyeballs_calls == [1]
+    assert ours == [reference, reference]
     assert ours[0][0] is ConnectFailed and "cannot connect to 127.0.0.1" in ours[0][1]
 
 
@@ -94,7 +95,7 @@ async def test_an_unverified_certificate_fails_as_aiohttps_own_path_fails(tmp_pa
             assert r.status == 200 and r.exchange.tls is not None and r.exchange.phases.tls > 0
 
         monkeypatch.setattr(wire_http._TimedConnector, "_wrap_create_connection", AIOHTTP_OWN)
-        reference = await _failure(origin + "/")
+        reference = await _failure(origin + "/", ClientConfig())
     assert ours == reference and ours[0] is TlsFailed, ours
 
 
