@@ -309,3 +309,19 @@ async def test_fresh_connections_are_bounded_by_the_clients_limit_and_given_back
             assert r.status == 200
     finally:
         server.close()
+
+
+async def test_a_large_body_is_read_whole_through_the_readers_flow_control() -> None:
+    big = bytes(range(256)) * (3 << 12)  # 3 MiB: the reader pauses and resumes the socket many times
+
+    async def send(w: Writer, _req: Request) -> None:
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(big))
+        for i in range(0, len(big), 1 << 16):
+            w.write(big[i:i + (1 << 16)])
+            await w.drain()
+
+    async with hostile_agent(Hostile(rpc=send)) as agent, HttpClient() as client:
+        for config in (FRESH, POOL):
+            r = await client.request("POST", agent.origin + "/rpc", deadline=Deadline.after(20), body=b"{}",
+                                     max_bytes=4 << 20, config=config)
+            assert r.status == 200 and r.body == big
