@@ -526,7 +526,9 @@ class ProbeRun:
         factory = self.bindings[iface.binding.upper()]
         self.call_config = config
         try:
-            self.binding = factory(Context(self.client, call_url, dialect, public, config))
+            # 1.0.1 §8.3.2: every request carries the selected interface's tenant (0.3 interfaces have none)
+            tenant = iface.tenant if dialect.version == "1.0" else None
+            self.binding = factory(Context(self.client, call_url, dialect, public, config, tenant))
         except BindingUnavailable as exc:
             raise StepFailed(Reason.PROBE_CONFIG_ERROR if exc.probe_side else Reason.NO_USABLE_INTERFACE,
                              str(exc)) from None

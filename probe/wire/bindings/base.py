@@ -214,9 +214,18 @@ class Context:
     # TLS, fresh connections and the auth flow (probe.trust.auth): every binding applies `config.auth`'s
     # credentials for the URL it calls (HTTP: HttpClient does it per request; gRPC: as metadata) and its TLS
     config: ClientConfig = DEFAULT_CONFIG
+    # the interface's 1.0 `tenant`: 1.0.1 §8.3.2 "Set the tenant field in every request message to exactly the
+    # value declared in the selected AgentInterface entry" (1.0.0's proto: "Tenant ID to be used in the request");
+    # None: omitted. Both official clients apply it (TenantTransportDecorator)
+    tenant: str | None = None
 
 
 Factory = Callable[[Context], Binding]
+
+
+def with_tenant(params: dict[str, Any], tenant: str | None) -> dict[str, Any]:
+    """A request's params with the interface's tenant in the request message's `tenant` field."""
+    return {**params, "tenant": tenant} if tenant and "tenant" not in params else params
 
 
 @dataclass(frozen=True, slots=True)

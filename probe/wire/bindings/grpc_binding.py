@@ -43,6 +43,7 @@ from probe.wire.bindings.base import (
     ProblemKind,
     StreamEvent,
     register,
+    with_tenant,
 )
 from probe.wire.dialects import Dialect, for_binding
 from probe.wire.http import (
@@ -159,7 +160,7 @@ class GrpcBinding:
     card_name: ClassVar[str] = "GRPC"
 
     def __init__(self, url: str, dialect: Dialect, headers: Mapping[str, str],
-                 config: ClientConfig = DEFAULT_CONFIG) -> None:
+                 config: ClientConfig = DEFAULT_CONFIG, tenant: str | None = None) -> None:
         service = SERVICES.get(dialect.version)
         if service is None:
             raise BindingUnavailable(f"the probe speaks gRPC for A2A {' and '.join(SERVICES)} ({STUBS_TRACK}); this "
@@ -170,6 +171,7 @@ class GrpcBinding:
         self.dialect = for_binding(dialect, self.name)  # 0.3 gRPC reads as the 0.3 proto's ProtoJSON
         self.target, self.tls, self.schemeless = target_of(url)
         self.config = config  # the auth flow's credentials go in as metadata, for this origin only
+        self.tenant = tenant  # the request message's `tenant` field (Context.tenant)
         self._origin = url if "://" in url else f"http://{url}"
         self._metadata = {k.lower(): v for k, v in headers.items()}
         if dialect.header_version:
@@ -177,7 +179,7 @@ class GrpcBinding:
 
     @classmethod
     def build(cls, ctx: Context) -> GrpcBinding:
-        return cls(ctx.url, ctx.dialect, ctx.headers, ctx.config)
+        return cls(ctx.url, ctx.dialect, ctx.headers, ctx.config, ctx.tenant)
 
     def method(self, op: Op) -> str:
         return self.service.rpcs.get(op, ("", ""))[0]
@@ -223,7 +225,7 @@ class GrpcBinding:
 
     def _request(self, op: Op, params: dict[str, Any]) -> Any:
         msg = getattr(self.pb2, self.service.rpcs[op][1])()
-        body = params_03(op, params) if self.dialect.version == "0.3" else params
+        body = params_03(op, params) if self.dialect.version == "0.3" else with_tenant(params, self.tenant)
         self.json_format.ParseDict(body, msg, ignore_unknown_fields=True)
         return msg
 

@@ -32,6 +32,7 @@ from probe.wire.bindings.base import (
     merge_headers,
     register,
     snippet,
+    with_tenant,
 )
 from probe.wire.bindings.jsonrpc import SseStream
 from probe.wire.card import extensions_header
@@ -93,10 +94,14 @@ class HttpJsonBinding:
     card_name: ClassVar[str] = "HTTP+JSON"
 
     def __init__(self, client: HttpClient, url: str, dialect: Dialect, headers: Mapping[str, str],
-                 config: ClientConfig = DEFAULT_CONFIG) -> None:
+                 config: ClientConfig = DEFAULT_CONFIG, tenant: str | None = None) -> None:
         self.client = client
         self.config = config  # TLS, fresh connections and the auth flow, for every call
         self.url = url.rstrip("/")
+        # Context.tenant: the proto's HTTP paths are /{tenant}/message:send, …; a body carries it too (as
+        # a2a-sdk's REST client sends it), a query does not
+        self.tenant = tenant
+        self._prefix = f"/{_q(tenant)}" if tenant else ""
         self.dialect = for_binding(dialect, self.name)  # 0.3 REST speaks the 0.3 proto's ProtoJSON
         self._headers = {"Content-Type": "application/json", **headers}
         if dialect.header_version:
@@ -105,7 +110,7 @@ class HttpJsonBinding:
 
     @classmethod
     def build(cls, ctx: Context) -> HttpJsonBinding:
-        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers, ctx.config)
+        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers, ctx.config, ctx.tenant)
 
     def method(self, op: Op) -> str:
         verb, path, _, _ = route(self.dialect.version, op, {"id": "{id}", "taskId": "{id}"})
@@ -116,7 +121,9 @@ class HttpJsonBinding:
 
     def _target(self, op: Op, params: dict[str, Any]) -> tuple[str, str, bytes | None]:
         verb, path, body, query = route(self.dialect.version, op, params)
-        url = self.url + path + (("?" + urlencode(query)) if query else "")
+        if self.tenant and body is not None:
+            body = with_tenant(body, self.tenant)
+        url = self.url + self._prefix + path + (("?" + urlencode(query)) if query else "")
         return verb, url, strictjson.compact(body).encode() if body is not None else None
 
     async def call(self, op: Op, params: dict[str, Any], *, deadline: Deadline,

@@ -29,6 +29,7 @@ from probe.wire.bindings.base import (
     merge_headers,
     register,
     snippet,
+    with_tenant,
 )
 from probe.wire.card import extensions_header
 from probe.wire.dialects import Dialect
@@ -62,11 +63,12 @@ class JsonRpcBinding:
     card_name: ClassVar[str] = "JSONRPC"
 
     def __init__(self, client: HttpClient, url: str, dialect: Dialect, headers: Mapping[str, str],
-                 config: ClientConfig = DEFAULT_CONFIG) -> None:
+                 config: ClientConfig = DEFAULT_CONFIG, tenant: str | None = None) -> None:
         self.client = client
         self.config = config  # TLS, fresh connections and the auth flow, for every call
         self.url = url
         self.dialect = dialect
+        self.tenant = tenant  # in every request's params (Context.tenant)
         self._headers = {"Content-Type": "application/json", **headers}
         if dialect.header_version:
             self._headers["A2A-Version"] = dialect.header_version
@@ -77,7 +79,7 @@ class JsonRpcBinding:
 
     @classmethod
     def build(cls, ctx: Context) -> JsonRpcBinding:
-        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers, ctx.config)
+        return cls(ctx.http, ctx.url, ctx.dialect, ctx.headers, ctx.config, ctx.tenant)
 
     def method(self, op: Op) -> str:
         return method_name(self.dialect.version, op)
@@ -89,6 +91,7 @@ class JsonRpcBinding:
                    headers: Headers | None = None) -> Answer:
         method = self.method(op)
         rid = jsonrpc.new_id()
+        params = with_tenant(params, self.tenant)
         return await self.post(jsonrpc.request(method, params, rid), rid, method, deadline=deadline, headers=headers)
 
     async def post(self, body: bytes, rid: str, method: str, *, deadline: Deadline,
@@ -108,8 +111,9 @@ class JsonRpcBinding:
         method = self.method(op)
         rid = jsonrpc.new_id()
         hdrs = merge_headers(self._stream_headers, headers) if headers else self._stream_headers
-        return _OpenSse(self.client.stream("POST", self.url, deadline=deadline, headers=hdrs,
-                                           body=jsonrpc.request(method, params, rid), config=self.config),
+        body = jsonrpc.request(method, with_tenant(params, self.tenant), rid)
+        return _OpenSse(self.client.stream("POST", self.url, deadline=deadline, headers=hdrs, body=body,
+                                           config=self.config),
                         method, rid)
 
 
