@@ -907,12 +907,17 @@ class StreamResponse:
     def content_type(self) -> str:
         return self.resp.headers.get("Content-Type", "")
 
-    async def chunks(self) -> AsyncIterator[bytes]:
-        """Body chunks as they arrive; raises DeadlineExceeded when the deadline passes mid-stream.
+    def chunks(self) -> AsyncIterator[bytes]:
+        """Body chunks as they arrive (decoded); raises DeadlineExceeded when the deadline passes mid-stream."""
+        coding = self.resp.headers.get("Content-Encoding")
+        if coding is not None and "," in coding:  # one coding aiohttp decodes itself; a list it leaves to us
+            return _decoded_stream(self._chunks(), coding, self.exchange)
+        return self._chunks()
 
-        What aiohttp already holds is taken without a timer (nothing can wait: the same bytes `readany` would
-        return, the same errors it would raise); only a read that waits for the network is bounded by the
-        deadline."""
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        """The body's chunks as aiohttp has them. What aiohttp already holds is taken without a timer (nothing can
+        wait: the same bytes `readany` would return, the same errors it would raise); only a read that waits for
+        the network is bounded by the deadline."""
         content = self.resp.content
         while True:
             try:
@@ -1129,6 +1134,50 @@ def _decode_stacked(data: bytes, coding: str, max_bytes: int, exchange: HttpExch
             raise ProtocolError(f"{what}: body in Content-Encoding {coding!r}: the {c} data ends early", exchange)
         data = out
     return data
+
+
+_PIECE = 64 * 1024  # a stream's decoded output, at most this much at a time from each layer
+
+
+async def _decoded_stream(chunks: AsyncIterator[bytes], coding: str, exchange: HttpExchange,
+                          ) -> AsyncIterator[bytes]:
+    """A stream with a list of codings undone as it arrives (`_decode_stacked`'s rules). Each layer gives its output
+    in pieces of at most _PIECE bytes, so a bomb is stopped by the stream's own bounds (its bytes, an event's size),
+    never inflated whole."""
+    codings = [c for c in (part.strip().lower() for part in coding.split(",")) if c and c != "identity"]
+    if unknown := [c for c in codings if c not in _ZLIB_WBITS]:
+        raise ProtocolError(f"the stream: body in Content-Encoding {coding!r}: {', '.join(unknown)} is not a coding "
+                            f"the probe offered (Accept-Encoding: {_OFFERED})", exchange)
+    layers: list[Any] = [None] * len(codings)  # the decompressor of each coding, outermost first, made on its data
+    order = codings[::-1]
+
+    def through(i: int, data: bytes) -> Iterator[bytes]:
+        if i == len(order):
+            yield data
+            return
+        d = layers[i]
+        if d is None:
+            wbits = _ZLIB_WBITS[order[i]]
+            if order[i] == "deflate" and data[0] & 0x0F != 8:
+                wbits = -15  # raw deflate without the zlib header, as aiohttp (and browsers) accept
+            d = layers[i] = zlib.decompressobj(wbits)
+        try:
+            while data:
+                out = d.decompress(data, _PIECE)
+                data = d.unconsumed_tail
+                if out:
+                    yield from through(i + 1, out)
+        except zlib.error as exc:
+            raise ProtocolError(f"the stream: body in Content-Encoding {coding!r}: invalid {order[i]} data ({exc})",
+                                exchange) from None
+
+    async for chunk in chunks:
+        if chunk:
+            for piece in through(0, chunk):
+                yield piece
+    for c, d in zip(order, layers, strict=True):
+        if d is None or not d.eof:
+            raise ProtocolError(f"the stream: body in Content-Encoding {coding!r}: the {c} data ends early", exchange)
 
 
 def _finish(exchange: HttpExchange, timer: _Timer, t0: float) -> float:

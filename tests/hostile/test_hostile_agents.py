@@ -221,6 +221,16 @@ async def _artifacts(w: Writer, req: Request) -> None:
 
 
 
+def _sse_coded(coding: str, encode: Callable[[bytes], bytes]) -> Callable[..., Awaitable[None]]:
+    """A whole stream (submitted, then completed) in the Content-Encoding `coding`, as `encode` made it."""
+    async def h(w: Writer, req: Request) -> None:
+        rid = str(req.rpc.get("id"))
+        body = encode(sse_event(rid, task_result("SUBMITTED")) + sse_event(rid, {"statusUpdate": {
+            "taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}}))
+        w.write(response(body=body, content_type="text/event-stream", extra={"Content-Encoding": coding}))
+    return h
+
+
 @dataclass
 class Case:
     name: str
@@ -295,6 +305,17 @@ CASES = [
          Reason.INVOKE_PROTOCOL_ERROR, "Content-Encoding 'x-rot13, gzip'"),
     Case("gzip bomb inside gzip", lambda: Hostile(rpc=_rpc(lambda _: _stacked_bomb(), encoding="gzip, gzip")),
          Reason.WORK_LIMIT_EXCEEDED, "exceeds the 4194304-byte limit"),
+    # the same on a stream (before: the SSE parser read the still-encoded bytes, "an SSE line is not UTF-8")
+    Case("stream gzip-encoded twice", lambda: Hostile(rpc=_sse_coded("gzip, gzip", lambda b: gzip.compress(
+        gzip.compress(b)))), None, "", STREAMING),
+    Case("stream deflate then gzip", lambda: Hostile(rpc=_sse_coded("deflate, gzip", lambda b: gzip.compress(
+        _deflate(b)))), None, "", STREAMING),
+    Case("stream gzip bomb inside gzip", lambda: Hostile(rpc=_sse_coded("gzip, gzip", lambda _: _stacked_bomb())),
+         Reason.WORK_LIMIT_EXCEEDED, "exceeds 1048576 bytes", STREAMING),
+    Case("stream of an unknown coding in a list", lambda: Hostile(rpc=_sse_coded("x-rot13, gzip", gzip.compress)),
+         Reason.INVOKE_PROTOCOL_ERROR, "x-rot13 is not a coding the probe offered", STREAMING),
+    Case("stream in two codings cut short", lambda: Hostile(rpc=_sse_coded("gzip, gzip", lambda b: gzip.compress(
+        gzip.compress(b))[:-30])), Reason.INVOKE_PROTOCOL_ERROR, "the gzip data ends early", STREAMING),
     Case("answer in brotli, never offered", lambda: Hostile(rpc=_rpc(lambda _: b"\x0b\x02\x80{}\x03",
                                                                    encoding="br")),
          Reason.INVOKE_PROTOCOL_ERROR, "Content-Encoding br, which the probe did not offer"),
