@@ -257,10 +257,13 @@ class DaemonProc:
         self._sampler.join(5)
 
 
-def fleet_config(fleet: FleetProc, names: Sequence[str], module: str, interval: float) -> dict[str, Any]:
+def fleet_config(fleet: FleetProc, names: Sequence[str], module: str, interval: float,
+                 fresh_connection: bool | None = None) -> dict[str, Any]:
     # the module keeps the daemon's default jitter: the benchmark measures the daemon as users run it
     timeout = min(10.0, interval)
-    spec = {"prober": module, "interval": f"{interval:g}s", "timeout": f"{timeout:g}s"}
+    spec: dict[str, Any] = {"prober": module, "interval": f"{interval:g}s", "timeout": f"{timeout:g}s"}
+    if fresh_connection is not None:  # --fresh-connection: the module's choice; unset, the daemon's default
+        spec["fresh_connection"] = fresh_connection
     return {"modules": {f"bench-{module}": spec},
             "agents": [{"name": n, "url": fleet.url(n), "modules": [f"bench-{module}"]} for n in names]}
 
@@ -411,9 +414,11 @@ def pct(values: Sequence[float], q: float) -> float | None:
 
 def measure_daemon(fleet: FleetProc, workdir: Path, *, agents: int, module: str, interval: float, warmup: float,
                    window: float, delay: float, event_loop: str, rss_base: float, max_concurrency: int | None,
-                   scrapes: int, profile: float = 0.0, root: Path | None = None) -> DaemonRow:
+                   scrapes: int, profile: float = 0.0, root: Path | None = None,
+                   fresh_connection: bool | None = None) -> DaemonRow:
     names = agent_names(agents)
-    daemon = DaemonProc(fleet_config(fleet, names, module, interval), workdir, event_loop, max_concurrency, root)
+    daemon = DaemonProc(fleet_config(fleet, names, module, interval, fresh_connection), workdir, event_loop,
+                        max_concurrency, root)
     try:
         ready = daemon.wait_ready(timeout=120.0 + agents / 200)  # parsing and scheduling a fleet takes a while
         time.sleep(warmup)
@@ -758,6 +763,8 @@ TimedMaker = Callable[[Sequence[str], list[Call]], Awaitable[tuple[Probe, Callab
 OVERHEAD_LOOPS: dict[str, tuple[TimedMaker, str]] = {
     "engine": (lambda urls, timed: make_ours(urls, "ping", timed, fresh=True),
                "probe.engine.run_probe, ping on a new connection (the daemon's default); the result's duration"),
+    "engine_pool": (lambda urls, timed: make_ours(urls, "ping", timed),
+                    "probe.engine.run_probe, ping on the kept-alive pool (a module's fresh_connection: false)"),
     "bare_fresh": (lambda urls, timed: make_bare(urls, "ping", timed, fresh=True),
                    "aiohttp POST on a new connection (as ping), from the call to the last byte"),
     "bare": (lambda urls, timed: make_bare(urls, "ping", timed),
@@ -888,7 +895,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     meta["daemon_root"] = str(DaemonProc.root)
     meta.update({k: getattr(args, k) for k in ("interval", "warmup", "window", "delay", "module_agents",
                                                "module_interval", "module_warmup", "module_window", "loop_probes",
-                                               "max_concurrency", "overhead_window")})
+                                               "max_concurrency", "overhead_window", "fresh_connection")})
     fleet_rows: list[DaemonRow] = []
     before_rows: list[DaemonRow] = []
     module_rows: list[DaemonRow] = []
@@ -915,7 +922,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for n in args.agents:
                     fleet_run = {"agents": n, "module": "ping", "interval": args.interval, "warmup": args.warmup,
                                  "window": args.window, "delay": args.delay, "event_loop": event_loop,
-                                 "max_concurrency": args.max_concurrency, "scrapes": args.scrapes}
+                                 "max_concurrency": args.max_concurrency, "scrapes": args.scrapes,
+                                 "fresh_connection": args.fresh_connection}
                     if before_root is not None:  # interleaved, size by size: drift on the machine hits both alike
                         _progress(args, f"fleet: {n} agents, ping, {event_loop}, before ({before_root})")
                         before_rows.append(measure_daemon(fleet, workdir, rss_base=before_base, root=before_root,
@@ -1043,7 +1051,9 @@ def tables(result: dict[str, Any]) -> str:
     out = [f"Run {m['date']}, commit {m['commit']}, {m['cores']} x {m['cpu']} (load {m['loadavg_at_start']} at "
            f"start), Python {m['python']}; server-side delay {m['delay'] * 1e3:g} ms per RPC, loopback only. "
            "Idle daemon (no agents): " + ", ".join(f"{k} {v['cpu_core_pct']:g} % of a core, {v['rss_mib']:.0f} MiB"
-                                                    for k, v in m.get("idle_daemon", {}).items()) + ".", ""]
+                                                    for k, v in m.get("idle_daemon", {}).items()) + "."
+           + ("" if m.get("fresh_connection") is None
+              else f" The fleet runs' ping module sets fresh_connection: {str(m['fresh_connection']).lower()}."), ""]
     out += fleet_table(result["fleet"])
     if "before" in result:
         out += ["", f"**Before** (the same fleet runs against the daemon of commit {m.get('before_commit') or '?'}, "
@@ -1158,8 +1168,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--overhead-max-rate", type=float, default=200.0, metavar="PER_S",
                     help="fleet sizes whose probe rate is above this get no overhead run (the loops, one process, "
                          "the SDK's at ~4 ms CPU a probe, would not keep the rate)")
-    ap.add_argument("--overhead-loops", default=",".join(OVERHEAD_LOOPS),
-                    help="the loops of the overhead run (engine, bare_fresh, bare, sdk)")
+    ap.add_argument("--overhead-loops", default="engine,bare_fresh,bare,sdk",
+                    help=f"the loops of the overhead run (of {', '.join(OVERHEAD_LOOPS)})")
+    ap.add_argument("--fresh-connection", type=lambda v: {"true": True, "false": False}[v.lower()],
+                    metavar="true|false", help="the fleet runs' ping module's fresh_connection (unset: the daemon's "
+                    "default, a new connection for every ping call); false with --overhead-loops engine_pool,... "
+                    "measures ping on the pool")
     ap.add_argument("--scrapes", type=int, default=3, help="/metrics scrapes after each fleet window")
     ap.add_argument("--profile", type=float, default=0.0, metavar="SECONDS",
                     help="after the largest fleet's window, sample the daemon with py-spy this long")

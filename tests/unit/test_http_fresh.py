@@ -80,6 +80,7 @@ CASES: dict[str, tuple[Handler, type[WireError] | None, bytes | None]] = {
     "ok": (_send(response(body=b'{"ok":true}')), None, b'{"ok":true}'),
     "chunked": (_send(_chunked(b'{"c":1}')), None, b'{"c":1}'),
     "interim_100": (_continue_then_answer, None, b'{"ok":1}'),
+    "until_close": (raw(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + b'{"e":1}'), None, b'{"e":1}'),
     "gzip": (_send(response(body=gzip.compress(b'{"g":1}'), extra={"Content-Encoding": "gzip"})), None, b'{"g":1}'),
     "stacked_codings": (_send(response(body=STACKED, extra={"Content-Encoding": "gzip, gzip"})), None,
                         b'{"stacked":true}'),
