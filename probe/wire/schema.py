@@ -269,7 +269,8 @@ def _proto(cls: type[ProtoMessage], payload: Any, definitions: str, root: str) -
     if key is not None:
         seen = _PASSED.get((desc.full_name, key))
         if seen is not None:
-            return Verdict(definitions, [], [root + p for p in seen[0]], [root + p for p in seen[1]])
+            return Verdict(definitions, [], [root + p for p in seen[0]] if seen[0] else [],
+                           [root + p for p in seen[1]] if seen[1] else [])
     elif strictjson.exceeds(payload, MAX_VALUES):
         limit = (f"{root} holds more than {MAX_VALUES} JSON values, more than the probe judges in one message "
                  "(its bound on the work an answer may cost)")
@@ -339,9 +340,14 @@ class _Uncacheable(Exception):
     pass
 
 
-@cache
+_PLANS: dict[Descriptor, _Plan] = {}  # _plan's answers, read with a plain dict lookup on the skeleton's path
+
+
 def _plan(desc: Descriptor) -> _Plan:
     """Per message type, once: for each JSON and proto field name, how its value enters the skeleton."""
+    known = _PLANS.get(desc)
+    if known is not None:
+        return known
     plan: _Plan = {}
     for fd in desc.fields:
         sub = fd.message_type
@@ -357,6 +363,7 @@ def _plan(desc: Descriptor) -> _Plan:
             kind, sub = _K_EXACT, None
         plan.setdefault(fd.name, (kind, sub, fd.is_repeated))
         plan[fd.json_name] = (kind, sub, fd.is_repeated)  # the JSON name wins, as in the walk
+    _PLANS[desc] = plan  # the message types are the definitions' own: a bounded set
     return plan
 
 
@@ -371,34 +378,47 @@ def skeleton(desc: Descriptor, payload: Any) -> Any:
 
 
 def _skel_message(desc: Descriptor, value: Any, budget: list[int]) -> Any:
-    """A message's skeleton; `budget` counts down the units (see _MAX_NODES) on the way."""
+    """A message's skeleton; `budget` counts down the units (see _MAX_NODES) on the way. The common leaves (a
+    plain string, a nested message, a passing Timestamp) are handled in the loop, without a call each."""
     if value.__class__ is not dict:
         return _exact(value, budget)
-    plan = _plan(desc)
+    plan = _PLANS.get(desc) or _plan(desc)
     budget[0] -= len(value)
     if budget[0] < 0:
         raise _Uncacheable
     out: list[Any] = [_OBJ]
+    add = out.append
     for key, item in value.items():
         how = plan.get(key)
         if how is None:  # an unknown field: its name and value kept verbatim
-            out += (_exact(key, budget), _exact(item, budget))
+            add(_exact(key, budget))
+            add(_exact(item, budget))
             continue
         kind, sub, repeated = how
+        add(key)
         if repeated:
             if item.__class__ is list:
                 budget[0] -= len(item)
-                out += (key, (_ARR, *[_skel_single(kind, sub, v, budget) for v in item]))
+                if kind == _K_MESSAGE:
+                    add((_ARR, *[_skel_message(sub, v, budget) for v in item]))
+                else:
+                    add((_ARR, *[_skel_single(kind, sub, v, budget) for v in item]))
             else:
-                out += (key, _exact(item, budget))
-        elif kind == _K_STRING and item.__class__ is str and (item.isascii() or _SURROGATE.search(item) is None):
-            out += (key, _ERASED)  # the common case, without a call
+                add(_exact(item, budget))
+        elif kind == _K_STRING:
+            add(_ERASED if item.__class__ is str and (item.isascii() or _SURROGATE.search(item) is None)
+                else _exact(item, budget))
+        elif kind == _K_MESSAGE:
+            add(_skel_message(sub, item, budget))
+        elif kind == _K_STAMP and item.__class__ is str and _stamp_passes(item):
+            add(_STAMP)
         else:
-            out += (key, _skel_single(kind, sub, item, budget))
+            add(_exact(item, budget))
     return tuple(out)
 
 
 def _skel_single(kind: int, sub: Any, value: Any, budget: list[int]) -> Any:
+    """One leaf of a repeated field (see _skel_message, which handles a single field's leaves itself)."""
     if kind == _K_STRING:
         if value.__class__ is str and (value.isascii() or _SURROGATE.search(value) is None):
             return _ERASED

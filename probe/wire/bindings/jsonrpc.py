@@ -242,7 +242,7 @@ def jsonrpc_event(ev: SSEEvent, request_id: str) -> StreamEvent:
     except jsonrpc.NotJsonRpc as exc:
         return StreamEvent(ev.event, ev.data, problem=str(exc))
     return StreamEvent(ev.event, ev.data, result=env.result, has_result=env.has_result,
-                       error=rpc_error(env.error) if env.error else None, problems=list(env.problems))
+                       error=rpc_error(env.error) if env.error else None, problems=env.problems)  # env is ours alone
 
 
 def read_answer(method: str, rid: str, exchange: Exchange, status: int | None, content_type: str,
