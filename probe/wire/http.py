@@ -937,8 +937,10 @@ class StreamResponse:
             yield chunk
 
     def at_eof(self) -> bool:
-        """The body is read to its end: `chunks` has nothing left to give and nothing to wait for."""
-        return self.resp.content.at_eof()
+        """The body is read to its end: `chunks` has nothing left to give and nothing to wait for. False for a body
+        whose codings the probe undoes (`_decoded_stream`), whose decoder may still hold pieces to give."""
+        coding = self.resp.headers.get("Content-Encoding")
+        return (coding is None or "," not in coding) and self.resp.content.at_eof()
 
     async def read_body(self, max_bytes: int) -> bytes:
         async with _guard(self._deadline, self.exchange, "the body"):
