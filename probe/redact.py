@@ -168,8 +168,22 @@ def _text(s: str) -> str:
     if "\\u" in s:  # a JSON body shown raw (a snippet) may spell a secret in escapes: judged decoded
         decoded = _ESCAPED.sub(_unescape, s)
         if decoded != s and (masked := _scrub(decoded)) != decoded:
-            return masked
+            out = masked
+    if not out.isprintable() and _UNPRINTABLE.search(out):  # isprintable: one C pass, true for most text
+        return _UNPRINTABLE.sub(_visible, out)
     return out
+
+
+# What an agent's text may hold that no output can carry as it is: C0 controls but tab and newline, DEL, C1, and
+# lone surrogates (a JSON "\ud800" decodes to one). Raw, a surrogate cannot be encoded as UTF-8 (every report
+# format failed: `check` said "internal error"), a control character breaks JUnit XML and steers the operator's
+# terminal (ESC ] 0 ; ... BEL sets its title, ESC [ 2 J clears it). Each is shown as an escape: \x1b, \ud800.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _visible(m: re.Match[str]) -> str:
+    code = ord(m[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 # JSON \uXXXX escapes of printable ASCII only (what credentials are made of): never a surrogate or a control
