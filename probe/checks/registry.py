@@ -211,7 +211,9 @@ REQUIREMENTS: dict[str, Requirement] = {
                    "the proto is normative; JSON is its ProtoJSON form; timestamps MUST be ISO 8601 in UTC"),
          "0.3": _r(_M, "§11.1.5 Data Format Compliance", "MUST use the data structures defined in Section 6"),
          "0.2": _r(_M, "§6 Protocol Data Objects", "objects follow the specification's schema")},
-        ("DM-SERIAL-003", "CORE-SEND-001")),
+        ("DM-SERIAL-003", "CORE-SEND-001"),
+        "a timestamp with an RFC 3339 offset is accepted, as both official parsers accept it, although 1.0 §5.6.1 "
+        "says timestamps MUST NOT include offsets other than 'Z' (docs/conformance-audit.md)"),
     "invoke.camel_case": Requirement(
         {"1.0": _r(_M, "§5.5 JSON Field Naming Convention",
                    "all JSON serializations MUST use camelCase naming for field names")},
@@ -455,8 +457,12 @@ REQUIREMENTS: dict[str, Requirement] = {
         ("VER-SERVER-003",), "0.3 and 0.2 have no A2A-Version header; on gRPC the a2a-version metadata key (a 0.3 "
         "reading of lf.a2a.v1, a service 0.3 does not have, is a refusal)"),
     "errors.error_info": Requirement(
-        {"1.0": _r(_S, "§9.5 Error Handling, §3.3.2", "an ErrorInfo with reason and domain a2a-protocol.org")},
-        ("JSONRPC-ERR-003",), "0.3 error data is free-form"),
+        {"1.0": _r(_S, "§9.5 Error Handling, §10.6, §11.6, §3.3.2",
+                   "an ErrorInfo with reason and domain a2a-protocol.org")},
+        ("JSONRPC-ERR-003",), "0.3 error data is free-form. The texts differ by binding and patch: §10.6 (gRPC) "
+        "and §11.6 (HTTP+JSON) say MUST in 1.0.0 and 1.0.1, §9.5 (JSON-RPC) MUST in 1.0.0 and SHOULD in 1.0.1; "
+        "graded SHOULD on every binding (the verdict is the same: a failed error-handling check is partial either "
+        "way; docs/conformance-audit.md)"),
     "errors.no_server_errors": Requirement(
         _all(_M, "§3.3.2 Error Handling", "§8 Error Handling",
              words="bad requests get errors, not crashes (a 5xx or a dropped connection)")),
