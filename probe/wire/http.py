@@ -751,10 +751,14 @@ class HttpClient:
                 resp.sent_at = sent_at
                 return resp
             hops.append(resp.exchange)
-            target = urljoin(current, location)
+            try:  # an agent's Location: a port past 65535 or a broken IPv6 literal raised ValueError, a probe bug
+                target = urljoin(current, location)
+                crossing = origin(target) != origin(current)
+            except ValueError as exc:
+                raise RedirectRefused(f"redirect to an invalid URL ({exc})", resp.exchange) from None
             if len(redirects) >= MAX_REDIRECTS:
                 raise RedirectRefused(f"more than {MAX_REDIRECTS} redirects", resp.exchange)
-            if origin(target) != origin(current):
+            if crossing:
                 if not allow_cross_origin_redirect:
                     raise RedirectRefused(
                         f"cross-origin redirect to {redact.url(target)} refused", resp.exchange)

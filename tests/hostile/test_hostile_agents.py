@@ -187,6 +187,12 @@ async def _redirect_loop(w: Writer, req: Request) -> None:
     w.write(response(302, extra={"Location": req.path}, reason="Found"))
 
 
+def _redirect_to(location: str) -> Callable[..., Awaitable[None]]:
+    async def h(w: Writer, _req: Request) -> None:
+        w.write(response(302, extra={"Location": location}, reason="Found"))
+    return h
+
+
 # ---- interface (POST) handlers
 
 def _rpc(body: Callable[[str], bytes], *, encoding: str | None = None) -> Callable[..., Awaitable[None]]:
@@ -320,6 +326,11 @@ CASES = [
                                                                    encoding="br")),
          Reason.INVOKE_PROTOCOL_ERROR, "Content-Encoding br, which the probe did not offer"),
     Case("redirect loop", lambda: Hostile(card=_redirect_loop), Reason.CARD_UNREACHABLE, "more than 5 redirects"),
+    # before: urlsplit's ValueError out of the redirect's origin, probe_error ("internal error") with a traceback
+    Case("redirect to a port past 65535", lambda: Hostile(card=_redirect_to("http://127.0.0.1:99999/card")),
+         Reason.CARD_UNREACHABLE, "redirect to an invalid URL (Port out of range 0-65535)"),
+    Case("redirect to a broken IPv6 literal", lambda: Hostile(card=_redirect_to("http://[::1/card")),
+         Reason.CARD_UNREACHABLE, "redirect to an invalid URL (Invalid IPv6 URL)"),
     Case("id not echoed", lambda: Hostile(rpc=_rpc(lambda _: json.dumps(
         {"jsonrpc": "2.0", "id": "someone-else", "result": task_result("COMPLETED")}).encode())),
          Reason.INVOKE_NOT_A2A, "does not echo the request id"),
