@@ -172,18 +172,23 @@ def _run(parser: Any, stream: bytes, cuts: list[int]) -> tuple[Any, ...]:
     return events, parser.comments, parser.line_endings, error is not None, pending
 
 
+def _matches_the_reference(rng: random.Random, pieces: list[bytes], ends: list[bytes]) -> None:
+    """One random stream of `pieces` ended by `ends`, cut at random places: ours and the reference agree."""
+    stream = b"".join(rng.choice(pieces) + rng.choice(ends) for _ in range(rng.randint(0, 12)))
+    if rng.random() < 0.3:
+        stream += rng.choice(pieces)  # an unterminated tail
+    cuts = sorted(rng.sample(range(len(stream) + 1), min(len(stream) + 1, rng.randint(0, 6))))
+    limit = rng.choice([1 << 20, 20, 60])
+    ours = _run(SSEParser(max_event_bytes=limit), stream, cuts)
+    ref = _run(_Reference(max_event_bytes=limit), stream, cuts)
+    ref_events = [(event, data, id_) for data, event, id_ in ref[0]]
+    assert (ours[0], *ours[1:]) == (ref_events, *ref[1:]), (stream, cuts, limit)
+
+
 def test_the_parser_matches_the_reference_on_random_streams() -> None:
     rng = random.Random(6)
     for _ in range(3000):
-        stream = b"".join(rng.choice(_PIECES) + rng.choice(_ENDS) for _ in range(rng.randint(0, 12)))
-        if rng.random() < 0.3:
-            stream += rng.choice(_PIECES)  # an unterminated tail
-        cuts = sorted(rng.sample(range(len(stream) + 1), min(len(stream) + 1, rng.randint(0, 6))))
-        limit = rng.choice([1 << 20, 20, 60])
-        ours = _run(SSEParser(max_event_bytes=limit), stream, cuts)
-        ref = _run(_Reference(max_event_bytes=limit), stream, cuts)
-        ref_events = [(event, data, id_) for data, event, id_ in ref[0]]
-        assert (ours[0], *ours[1:]) == (ref_events, *ref[1:]), (stream, cuts, limit)
+        _matches_the_reference(rng, _PIECES, _ENDS)
 
 
 def test_the_ascii_lf_path_matches_the_reference() -> None:
@@ -192,16 +197,7 @@ def test_the_ascii_lf_path_matches_the_reference() -> None:
     rng = random.Random(7)
     ascii_pieces = [p for p in _PIECES if p.isascii()]
     for n in range(3000):
-        ends = [b"\n"] if n % 3 else [b"\n", b"\n", b"\r\n"]  # a third switch between the two paths
-        stream = b"".join(rng.choice(ascii_pieces) + rng.choice(ends) for _ in range(rng.randint(0, 12)))
-        if rng.random() < 0.3:
-            stream += rng.choice(ascii_pieces)
-        cuts = sorted(rng.sample(range(len(stream) + 1), min(len(stream) + 1, rng.randint(0, 6))))
-        limit = rng.choice([1 << 20, 20, 60])
-        ours = _run(SSEParser(max_event_bytes=limit), stream, cuts)
-        ref = _run(_Reference(max_event_bytes=limit), stream, cuts)
-        ref_events = [(event, data, id_) for data, event, id_ in ref[0]]
-        assert (ours[0], *ours[1:]) == (ref_events, *ref[1:]), (stream, cuts, limit)
+        _matches_the_reference(rng, ascii_pieces, [b"\n"] if n % 3 else [b"\n", b"\n", b"\r\n"])  # a third mixed
 
 
 def test_a_whole_stream_in_one_ascii_chunk() -> None:

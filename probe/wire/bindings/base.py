@@ -174,6 +174,28 @@ class AnswerStream(Protocol):
     def partial_event(self) -> bool: ...
 
 
+class EventByEvent:
+    """`batches` and `drained` for a stream read one event at a time (gRPC's messages, a scripted stream): each
+    event is its own group, and whether the end is already here is not known (the wait after a terminal event keeps
+    its close-grace bound)."""
+
+    __slots__ = ()
+
+    def events(self) -> AsyncIterator[StreamEvent]:
+        raise NotImplementedError
+
+    async def batches(self) -> AsyncIterator[tuple[StreamEvent]]:
+        events = self.events()
+        try:
+            async for ev in events:
+                yield (ev,)
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
+
+    def drained(self) -> bool:
+        return False
+
+
 class BindingUnavailable(Exception):
     """A binding cannot be built here: a missing optional dependency (`probe_side`), or a version it lacks."""
 

@@ -13,7 +13,16 @@ from typing import Any, ClassVar
 
 from probe.results import Exchange, Transport
 from probe.wire import a2a_errors
-from probe.wire.bindings.base import A2AError, Answer, Headers, Op, Problem, ProblemKind, StreamEvent
+from probe.wire.bindings.base import (
+    A2AError,
+    Answer,
+    EventByEvent,
+    Headers,
+    Op,
+    Problem,
+    ProblemKind,
+    StreamEvent,
+)
 from probe.wire.dialects import V1, Dialect
 from probe.wire.http import Deadline, WireError
 
@@ -39,7 +48,7 @@ def problem(kind: ProblemKind, detail: str, *, status: int | None = 404, method:
 
 
 @dataclass(slots=True)
-class FakeStream:
+class FakeStream(EventByEvent):
     """A scripted stream: its events in order, or `plain` when the answer is not a stream."""
 
     scripted: list[StreamEvent] = field(default_factory=list)
@@ -59,17 +68,6 @@ class FakeStream:
     async def events(self) -> AsyncIterator[StreamEvent]:
         for ev in self.scripted:
             yield ev
-
-    async def batches(self) -> AsyncIterator[tuple[StreamEvent]]:
-        events = self.events()
-        try:
-            async for ev in events:
-                yield (ev,)
-        finally:
-            await events.aclose()  # type: ignore[attr-defined]
-
-    def drained(self) -> bool:
-        return False  # it cannot tell: the wait after a terminal event keeps its bound
 
 
 def stream_of(*results: Any) -> FakeStream:

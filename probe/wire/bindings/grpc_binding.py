@@ -37,6 +37,7 @@ from probe.wire.bindings.base import (
     Answer,
     BindingUnavailable,
     Context,
+    EventByEvent,
     Headers,
     Op,
     Problem,
@@ -348,7 +349,7 @@ class GrpcBinding:
 
 
 @dataclass(slots=True)
-class GrpcStream:
+class GrpcStream(EventByEvent):  # one message a read: each its own group
     method: str
     exchange: Exchange
     binding: GrpcBinding
@@ -383,17 +384,6 @@ class GrpcStream:
                                   failed.error is None else None)
                 return
         self.exchange.grpc_status = "OK"
-
-    async def batches(self) -> AsyncIterator[tuple[StreamEvent]]:
-        events = self.events()  # one message at a time: each read is its own group
-        try:
-            async for ev in events:
-                yield (ev,)
-        finally:
-            await events.aclose()  # type: ignore[attr-defined]
-
-    def drained(self) -> bool:
-        return False  # it cannot tell: the wait after a terminal event keeps its bound
 
 
 # What gRPC core says when the *client* refuses an answer past its receive limits (the defaults, as every
