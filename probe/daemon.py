@@ -19,7 +19,7 @@ from probe.inbox import PushInbox
 from probe.metrics import Metrics
 from probe.runner import Runner, auto_concurrency
 from probe.scheduler import ProbeScheduler, split_job_id
-from probe.selfmon import SelfMonitor, tune_gc
+from probe.selfmon import SelfMonitor
 from probe.web import make_app
 from probe.webguard import GuardedRunner, WebAuth, connection_limit, tls_context
 from probe.wire.egress import Egress
@@ -103,14 +103,14 @@ class Daemon:
         self._apply(self.config)
         self.metrics.config_loaded(True, len(self.mine))
         self.scheduler.start()
-        tune_gc()
+        self.selfmon.freeze()
         fixed_mmap_threshold()
         # once every job has run (one interval and a timeout), its lasting state exists (history rings, series):
         # freeze it too, so full collections stop walking the whole fleet (50,000 agents: a 180 ms pause each)
         modules = self.share(self.config).all_modules()
         used = {m for a in self.share(self.config).agents for m in a.modules}
         settle = max((modules[m].interval + modules[m].timeout for m in used), default=0.0)
-        self._settled = asyncio.get_running_loop().call_later(settle, tune_gc, False) if settle else None
+        self._settled = asyncio.get_running_loop().call_later(settle, self.selfmon.freeze, False) if settle else None
         logs.batch()  # log lines in batches while the daemon runs (probe/logs.py); `stop` writes what is kept
         log.info("daemon_started", listen=self.bound, agents=len(self.config.agents), shard=str(self.shard),
                  jobs=len(self.scheduler.jobs), config=str(self.config_path or "(embedded)"))
@@ -179,7 +179,9 @@ class Daemon:
                 self.metrics.config_loaded(True)
                 return True, "config unchanged"
             self._apply(new)
-            tune_gc(collect=False)
+            # the dropped agents' state may hold cycles, frozen: the next full collection frees them and freezes
+            # what survives (the new config's objects with it)
+            self.selfmon.thaw()
             self.config_sha = sha
             self.metrics.config_loaded(True, len(self.mine))
             log.info("config_reloaded", agents=len(new.agents), jobs=len(self.scheduler.jobs))

@@ -3,12 +3,23 @@
 A busy loop makes every probe slow and late, so its lag is exported (a histogram, and the p99 since the
 previous scrape) apart from any agent's result. GC pauses are timed by a gc callback that only appends
 to a bounded buffer (never a metric lock inside the collector); the sampler moves them into the histogram.
+
+The fleet's lasting state (history rings, cached cards, Targets, metric children, interned values) is built run by
+run, long after start-up (the first pass alone takes agents / first_pass_rate seconds), and every full collection
+walks what is not frozen. So the same gc callback re-freezes at the end of a full collection when what survived it
+has grown by a share of what is already frozen (`REFREEZE_GROWTH`): the state leaves the collector's view as it
+grows, in a few steps (geometric), and a fleet that stopped growing is not frozen again. A freeze also freezes
+whatever was alive then (runs under way); those are still freed by reference counting, but any cycle among them that
+becomes garbage could only be freed by a collection, which frozen objects never see. `thaw` (every `THAW_PERIOD`,
+and at each reload) gives everything back to the collector: the next full collection frees such cycles (and a
+reload's dropped agents) and its survivors are frozen again, so nothing frozen is held for longer than that.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import time
 from collections import deque
 from typing import Any
@@ -27,6 +38,9 @@ _MAX_SAMPLES = 8192  # lag samples kept between scrapes (about 7 minutes): bound
 #   (20000, 20, 50)    3.60 ms (-16 %),  max 0.31 s, p99 0.31 s
 # Fewer young collections cost less in total; each is longer, so the p99 of the (far fewer) pauses rises.
 GC_THRESHOLD = (5_000, 10, 10)
+REFREEZE_GROWTH = 0.25  # re-freeze when a full collection's survivors are at least this share of the frozen objects
+REFREEZE_FLOOR = 10_000  # ... and at least this many (a small daemon is not frozen again for a handful of objects)
+THAW_PERIOD = 3600.0  # seconds between thaws: the longest a frozen cycle that became garbage is kept
 
 
 class SelfMonitor:
@@ -39,6 +53,10 @@ class SelfMonitor:
         self._armed = 0.0  # loop time the timer was armed at
         self._stalled = 0.0  # total lag seen by the sampler: how long the loop has stood still since start
         self._woke: float | None = None  # loop time of the sampler's last wake-up
+        self._frozen = 0  # objects this monitor knows frozen (gc.get_freeze_count() walks them all: not per use)
+        self._thaw_at = math.inf  # loop time of the next thaw
+        self.refreezes = 0  # re-freezes after full collections, since start
+        self._freezing = False
         metrics.gauge("event_loop_lag_p99_seconds").set_function(self.lag_p99_since_last)
 
     def start(self) -> None:
@@ -47,7 +65,10 @@ class SelfMonitor:
             self._loop = asyncio.get_running_loop()
             self._lag_hist = self.metrics.histogram("event_loop_lag_seconds")
             self._gc_hist = self.metrics.histogram("gc_pause_seconds")
-            self._arm(self._loop.time())
+            now = self._loop.time()
+            self._thaw_at = now + THAW_PERIOD
+            self._frozen = gc.get_freeze_count()
+            self._arm(now)
 
     async def stop(self) -> None:
         if self._timer is not None:
@@ -55,6 +76,7 @@ class SelfMonitor:
             self._timer = None
         if self._on_gc in gc.callbacks:
             gc.callbacks.remove(self._on_gc)
+            self.thaw()  # a stopped daemon's frozen cycles are the collector's again (tests run many in one process)
 
     def _arm(self, now: float) -> None:
         self._armed = now
@@ -71,6 +93,8 @@ class SelfMonitor:
             while self._gc:
                 generation, pause = self._gc.popleft()
                 self._gc_hist.labels(str(generation)).observe(pause)
+            if now >= self._thaw_at:
+                self.thaw()
         finally:
             self._arm(now)  # re-armed whatever happened: the watch never stops by itself
 
@@ -91,11 +115,41 @@ class SelfMonitor:
         samples.sort()
         return samples[min(len(samples) - 1, int(0.99 * len(samples)))]
 
+    def freeze(self, collect: bool = True) -> None:
+        """tune_gc, and what is frozen now is the base later re-freezes grow from."""
+        self._freezing = True  # its own collection is not a re-freeze: everything is frozen right after it
+        try:
+            tune_gc(collect)
+        finally:
+            self._freezing = False
+        self._frozen = gc.get_freeze_count()
+
+    def thaw(self) -> None:
+        """Give every frozen object back to the collector (into the oldest generation): the next full collection
+        frees the frozen cycles that became garbage, and freezes its survivors again (growth over nothing frozen)."""
+        gc.unfreeze()
+        self._frozen = 0
+        if self._timer is not None:
+            self._thaw_at = self._loop.time() + THAW_PERIOD
+
     def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._gc_start = time.perf_counter()
-        else:
-            self._gc.append((int(info.get("generation", 0)), time.perf_counter() - self._gc_start))
+            return
+        generation = int(info.get("generation", 0))
+        if generation == 2 and not self._freezing:
+            self._refreeze()
+        # the re-freeze is part of the pause: the loop stands still for it too
+        self._gc.append((generation, time.perf_counter() - self._gc_start))
+
+    def _refreeze(self) -> None:
+        """At the end of a full collection every survivor is in the oldest generation, the young ones are empty:
+        freeze them when they have grown enough over what is frozen (the lasting state built since)."""
+        survivors = len(gc.get_objects(2))
+        if survivors >= max(REFREEZE_FLOOR, REFREEZE_GROWTH * self._frozen):
+            gc.freeze()
+            self._frozen += survivors
+            self.refreezes += 1
 
 
 def tune_gc(collect: bool = True) -> None:

@@ -168,9 +168,9 @@ if __name__ == "__main__":
 
     n, secs, ivl = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
     if "--no-gc-tuning" in sys.argv:  # the A/B of probe.selfmon.tune_gc
-        import probe.daemon
+        import probe.selfmon
 
-        probe.daemon.tune_gc = lambda collect=True: None  # type: ignore[assignment]
+        probe.selfmon.tune_gc = lambda collect=True: None  # type: ignore[assignment]
     for arg in sys.argv:
         if arg.startswith("--gc="):  # e.g. --gc=20000,20,50: another young-generation threshold
             import probe.selfmon

@@ -1,0 +1,208 @@
+#!/usr/bin/env python
+"""The garbage collector's share of an overloaded daemon, before -> after, interleaved.
+
+A small loopback fleet (bench/fleet_agents.py, its own process) probed on ping at an interval short enough that the
+schedule needs more CPU than the daemon gets, so runs queue for slots as at 50,000 agents on 60 s (docs/performance.md,
+"The fourth targets run"; the hour-long run's starved first attempt). Each round runs the daemon of every tree once,
+in its own process, in the same order, so drift on a shared machine hits all of them alike.
+
+Per daemon it reports, over the window after the warm-up: CPU seconds (process clock) per finished probe, the
+collector's own CPU (thread clock between each collection's gc.callbacks "start" and "stop") as a share of the
+daemon's CPU, per generation (collections, CPU, pause wall time); and at the window's end what the collector still
+walks: the objects tracked per generation, the frozen count, and the types most numerous in the oldest generation.
+At the window's end too: how many frozen objects had become garbage that only a collection can free (a leak a
+freeze would cause): gc.collect(), gc.unfreeze(), then what gc.collect() finds.
+
+    python bench/gc_fleet.py --agents 2000 --interval 4 --warmup 20 --window 40 --before main --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _unpack(rev: str, into: Path) -> Path:
+    """A git revision of this repository as a directory (git archive), or a directory as it is."""
+    if Path(rev).is_dir():
+        return Path(rev).resolve()
+    out = into / f"tree-{rev.replace('/', '_')}"
+    out.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive, check=True)
+    return out
+
+
+def _metric_sum(text: str, name: str) -> float:
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
+
+
+async def _child(args: argparse.Namespace) -> dict[str, Any]:
+    import aiohttp
+    import yaml
+
+    from probe.config import Settings, load
+    from probe.daemon import Daemon
+
+    timeout = min(10.0, args.interval)
+    doc = {"modules": {"bench-ping": {"prober": "ping", "interval": f"{args.interval:g}s", "timeout": f"{timeout:g}s"}},
+           "agents": [{"name": f"agent-{i:05d}", "url": f"{args.origin}/a/agent-{i:05d}", "modules": ["bench-ping"]}
+                      for i in range(args.agents)]}
+    path = Path(args.workdir) / "fleet.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    config, sha = load(path)
+    d = Daemon(Settings(config_file=path, listen_address="127.0.0.1:0", log_level="warning",
+                          max_concurrency=args.max_concurrency), config, sha, path)
+    gens: dict[int, dict[str, float]] = {g: {"n": 0, "cpu": 0.0, "wall": 0.0, "collected": 0} for g in range(3)}
+    on = [False]
+    t0 = [0.0, 0.0]
+
+    def gc_cb(phase: str, info: dict[str, Any]) -> None:
+        if not on[0]:
+            return
+        if phase == "start":
+            t0[0], t0[1] = time.thread_time(), time.perf_counter()
+            return
+        g = gens[int(info["generation"])]
+        g["n"] += 1
+        g["cpu"] += time.thread_time() - t0[0]
+        g["wall"] += time.perf_counter() - t0[1]
+        g["collected"] += int(info.get("collected", 0))
+
+    gc.callbacks.append(gc_cb)
+    await d.start()
+    url = f"http://{d.bound[0]}/metrics"
+    try:
+        async with aiohttp.ClientSession() as s:
+            await asyncio.sleep(args.warmup)
+            async with s.get(url) as r:
+                before = await r.text()
+            on[0] = True
+            cpu0, wall0 = time.process_time(), time.monotonic()
+            stats0 = gc.get_stats()
+            await asyncio.sleep(args.window)
+            cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+            on[0] = False
+            stats1 = gc.get_stats()
+            census = {f"gen{g}": len(gc.get_objects(g)) for g in range(3)}
+            census["frozen"] = gc.get_freeze_count()
+            t_full = time.thread_time()
+            gc.collect()  # what one full collection costs now: the objects not frozen are what it walks
+            full_ms = 1000 * (time.thread_time() - t_full)
+            old = Counter(type(o).__name__ for o in gc.get_objects(2))
+            waiting = d.runner.slots.waiting
+            tasks = len(asyncio.all_tasks())
+            async with s.get(url) as r:
+                after = await r.text()
+            gc.collect()
+            gc.unfreeze()  # what was frozen and has become cyclic garbage: only a collection frees it (a leak)
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            leaked = gc.collect()
+            gc.set_debug(0)
+            leaked_types = Counter(type(o).__name__ for o in gc.garbage).most_common(args.types)
+            gc.garbage.clear()
+    finally:
+        await d.stop()
+        gc.callbacks.remove(gc_cb)
+    runs = _metric_sum(after, "a2a_probe_runs_total") - _metric_sum(before, "a2a_probe_runs_total")
+    missed = (_metric_sum(after, "a2a_probe_scheduler_missed_runs_total")
+              - _metric_sum(before, "a2a_probe_scheduler_missed_runs_total"))
+    causes = {}
+    for line in after.splitlines():
+        if line.startswith("a2a_probe_scheduler_missed_runs_total{"):
+            cause = re.search(r'cause="([a-z]+)"', line)
+            if cause:
+                causes[cause.group(1)] = causes.get(cause.group(1), 0.0) + float(line.rsplit(" ", 1)[1])
+    gc_cpu = sum(g["cpu"] for g in gens.values())
+    return {
+        "probe": sys.modules["probe"].__file__, "agents": args.agents, "interval": args.interval,
+        "window_s": round(wall, 1), "cpu_s": round(cpu, 2), "cpu_pct_core": round(100 * cpu / wall, 1),
+        "probes": runs, "probes_per_s": round(runs / wall, 1), "missed": missed, "missed_by_cause_total": causes,
+        "cpu_ms_per_probe": round(1000 * cpu / max(runs, 1), 3),
+        "gc_pct_cpu": round(100 * gc_cpu / cpu, 1) if cpu else None,
+        "gc": {g: {k: round(v, 3) for k, v in s.items()} for g, s in gens.items()},
+        "gc_stats_delta": [{k: s1[k] - s0[k] for k in s1} for s0, s1 in zip(stats0, stats1, strict=True)],
+        "tracked_at_end": census, "full_collection_ms_at_end": round(full_ms, 1),
+        "waiting_at_end": waiting, "tasks_at_end": tasks,
+        "gen2_types": old.most_common(args.types),
+        "frozen_garbage_at_end": leaked, "frozen_garbage_types": leaked_types,
+    }
+
+
+def _run_child(root: Path, origin: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--origin", origin, "--workdir", str(workdir),
+           "--agents", str(args.agents), "--interval", str(args.interval), "--warmup", str(args.warmup),
+           "--window", str(args.window), "--types", str(args.types)]
+    if args.max_concurrency:
+        cmd += ["--max-concurrency", str(args.max_concurrency)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=root,
+                         env={**_env(), "PYTHONPATH": str(root)}).stdout
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--agents", type=int, default=2000)
+    ap.add_argument("--interval", type=float, default=4.0)
+    ap.add_argument("--warmup", type=float, default=20.0)
+    ap.add_argument("--window", type=float, default=40.0)
+    ap.add_argument("--max-concurrency", type=int, help="the daemon's slots (default: its own, from the fleet)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--before", action="append", default=[], metavar="REV_OR_DIR",
+                    help="another tree to run in every round before this checkout (repeatable)")
+    ap.add_argument("--no-this", action="store_true", help="run only the --before trees")
+    ap.add_argument("--types", type=int, default=12, help="most numerous types of the oldest generation shown")
+    ap.add_argument("--delay", type=float, default=0.005, help="the fleet's server-side delay per RPC, s")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--origin", help=argparse.SUPPRESS)
+    ap.add_argument("--workdir", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(_child(args))))
+        return
+    with tempfile.TemporaryDirectory(prefix="gc-fleet-") as tmp:
+        trees = [(rev, _unpack(rev, Path(tmp))) for rev in args.before] + ([] if args.no_this else [("this", ROOT)])
+        fleet = subprocess.Popen([sys.executable, str(ROOT / "bench" / "fleet_agents.py"), "--delay", str(args.delay)],
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            assert fleet.stdout is not None
+            origin = fleet.stdout.readline().split()[1]
+            rows: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
+            for rnd in range(args.rounds):
+                for name, root in trees:
+                    row = _run_child(root, origin, args, Path(tmp))
+                    rows[name].append(row)
+                    print(json.dumps({"round": rnd + 1, "tree": name, **row}), flush=True)
+            for name, got in rows.items():
+                print(f"{name}: full collection ms " + " / ".join(f"{r['full_collection_ms_at_end']}" for r in got)
+                      + "; CPU ms/probe " + " / ".join(f"{r['cpu_ms_per_probe']:.3f}" for r in got)
+                      + "; GC % of CPU " + " / ".join(f"{r['gc_pct_cpu']}" for r in got)
+                      + "; probes/s " + " / ".join(f"{r['probes_per_s']}" for r in got), flush=True)
+        finally:
+            fleet.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                fleet.wait(10)
+
+
+if __name__ == "__main__":
+    main()
