@@ -13,7 +13,11 @@ walks: the objects tracked per generation, the frozen count, and the types most 
 At the window's end too: how many frozen objects had become garbage that only a collection can free (a leak a
 freeze would cause): gc.collect(), gc.unfreeze(), then what gc.collect() finds.
 
-    python bench/gc_fleet.py --agents 2000 --interval 4 --warmup 20 --window 40 --before main --rounds 3
+    python bench/gc_fleet.py --agents 2000 --interval 5 --max-concurrency 48 --warmup 20 --window 45 --before main
+    python bench/gc_fleet.py --backlog --agents 2000 --interval 2 --max-concurrency 48 --hold 0.3 --before main
+
+`--backlog` measures the waiting runs alone (in-process, no HTTP): a probe that holds its slot, fewer slots than the
+schedule needs, CPU and GC per due run (started, or skipped as overloaded).
 """
 
 from __future__ import annotations
@@ -142,12 +146,95 @@ async def _child(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def _backlog_child(args: argparse.Namespace) -> dict[str, Any]:
+    """The waiting runs alone, in-process: the daemon's scheduler, runner and self-monitor wired as probe/daemon.py
+    wires them, a probe that holds its slot `--hold` seconds (no HTTP), `--max-concurrency` slots and a schedule
+    that needs more: the backlog's own CPU and GC per due run (started or skipped as overloaded)."""
+    import inspect
+
+    import probe.runner as runner_mod
+    from probe.config import Agent, Module, ProbeConfig, Prober
+    from probe.history import History
+    from probe.metrics import Metrics
+    from probe.results import ProbeResult
+    from probe.runner import Runner
+    from probe.scheduler import ProbeScheduler
+    from probe.selfmon import SelfMonitor, tune_gc
+    from probe.wire.http import HttpClient
+
+    counts = {"started": 0, "recorded": 0}
+    passed = ProbeResult(agent="agent", target_url="http://127.0.0.1:9/", success=True)
+
+    async def holding_probe(target: Any, client: Any, **_: Any) -> ProbeResult:
+        counts["started"] += 1
+        await asyncio.sleep(args.hold)
+        return passed
+
+    def count_record(self: Any, module_name: str, result: ProbeResult) -> None:
+        counts["recorded"] += 1  # an overloaded run is counted by metrics.missed either way (record's first branch)
+        if result.reason is not None and result.reason.value == "probe_overloaded":
+            self.metrics.missed(result.agent, module_name, "overloaded")
+
+    runner_mod.run_interfaces = holding_probe  # type: ignore[assignment]
+    Runner.record = count_record  # type: ignore[method-assign]
+    module = Module(prober=Prober.PING, interval=args.interval, timeout=min(10.0, args.interval))
+    agents = [Agent(name=f"agent-{i:05d}", url=f"http://127.0.0.1:9/a/{i}", modules=["m"]) for i in range(args.agents)]
+    config = ProbeConfig(modules={"m": module}, agents=agents)
+    metrics = Metrics([0.1, 1.0, 10.0], [])
+    for a in agents:
+        metrics.add_job(a.name, "m", module.interval, module.timeout)
+    client = HttpClient()
+    runner = Runner(client, metrics, History(10), args.max_concurrency or 48)
+    gated = {"gate": runner} if "gate" in inspect.signature(ProbeScheduler).parameters else {}
+    scheduler = ProbeScheduler(runner.scheduled, metrics.missed, first_pass_rate=0, **gated)
+    selfmon = SelfMonitor(metrics)
+    selfmon.start()
+    gc_cpu = [0.0, 0.0]
+
+    def gc_cb(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            gc_cpu[1] = time.thread_time()
+        else:
+            gc_cpu[0] += time.thread_time() - gc_cpu[1]
+
+    scheduler.sync(config)
+    scheduler.start()
+    tune_gc()
+    await asyncio.sleep(args.warmup)
+
+    def missed() -> float:
+        return sum(s.value for fam in metrics.registry.collect() if fam.name == "a2a_probe_scheduler_missed_runs"
+                   for s in fam.samples if s.name.endswith("_total"))
+
+    gc.callbacks.append(gc_cb)
+    s0, m0, c0, t0 = counts["started"], missed(), time.process_time(), time.monotonic()
+    await asyncio.sleep(args.window)
+    s1, m1, c1, t1 = counts["started"], missed(), time.process_time(), time.monotonic()
+    gc.callbacks.remove(gc_cb)
+    tasks, waiting = len(asyncio.all_tasks()), runner.slots.waiting
+    tracked = len(gc.get_objects())
+    scheduler.pause()
+    scheduler.shutdown()
+    await selfmon.stop()
+    await client.close()
+    due = (s1 - s0) + (m1 - m0)
+    cpu = c1 - c0
+    return {"probe": sys.modules["probe"].__file__, "started_per_s": round((s1 - s0) / (t1 - t0), 1),
+            "skipped_per_s": round((m1 - m0) / (t1 - t0), 1), "cpu_pct_core": round(100 * cpu / (t1 - t0), 1),
+            "cpu_us_per_due_run": round(1e6 * cpu / due, 1) if due else None,
+            "gc_pct_cpu": round(100 * gc_cpu[0] / cpu, 1) if cpu else None,
+            "gc_us_per_due_run": round(1e6 * gc_cpu[0] / due, 1) if due else None,
+            "waiting_at_end": waiting, "tasks_at_end": tasks, "tracked_at_end": tracked}
+
+
 def _run_child(root: Path, origin: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--origin", origin, "--workdir", str(workdir),
            "--agents", str(args.agents), "--interval", str(args.interval), "--warmup", str(args.warmup),
            "--window", str(args.window), "--types", str(args.types)]
     if args.max_concurrency:
         cmd += ["--max-concurrency", str(args.max_concurrency)]
+    if args.backlog:
+        cmd += ["--backlog", "--hold", str(args.hold)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=root,
                          env={**_env(), "PYTHONPATH": str(root)}).stdout
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
@@ -173,12 +260,15 @@ def main() -> None:
     ap.add_argument("--no-this", action="store_true", help="run only the --before trees")
     ap.add_argument("--types", type=int, default=12, help="most numerous types of the oldest generation shown")
     ap.add_argument("--delay", type=float, default=0.005, help="the fleet's server-side delay per RPC, s")
+    ap.add_argument("--backlog", action="store_true",
+                    help="the waiting runs alone, in-process: a probe holding its slot --hold s, no HTTP, no fleet")
+    ap.add_argument("--hold", type=float, default=0.3, help="--backlog: seconds a probe holds its slot")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--origin", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(_child(args))))
+        print(json.dumps(asyncio.run(_backlog_child(args) if args.backlog else _child(args))))
         return
     with tempfile.TemporaryDirectory(prefix="gc-fleet-") as tmp:
         trees = [(rev, _unpack(rev, Path(tmp))) for rev in args.before] + ([] if args.no_this else [("this", ROOT)])
@@ -194,6 +284,12 @@ def main() -> None:
                     rows[name].append(row)
                     print(json.dumps({"round": rnd + 1, "tree": name, **row}), flush=True)
             for name, got in rows.items():
+                if args.backlog:
+                    print(f"{name}: CPU us per due run " + " / ".join(f"{r['cpu_us_per_due_run']}" for r in got)
+                          + "; GC % of CPU " + " / ".join(f"{r['gc_pct_cpu']}" for r in got)
+                          + "; waiting / tasks at end " + " / ".join(f"{r['waiting_at_end']}:{r['tasks_at_end']}"
+                                                                     for r in got), flush=True)
+                    continue
                 print(f"{name}: full collection ms " + " / ".join(f"{r['full_collection_ms_at_end']}" for r in got)
                       + "; CPU ms/probe " + " / ".join(f"{r['cpu_ms_per_probe']:.3f}" for r in got)
                       + "; GC % of CPU " + " / ".join(f"{r['gc_pct_cpu']}" for r in got)

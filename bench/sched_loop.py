@@ -36,6 +36,7 @@ def child(jobs: int, interval: float, warmup: float, window: float, profile: int
     """One measurement in this process (imports come from PYTHONPATH: the checkout under test)."""
     import asyncio
     import cProfile
+    import inspect
     import pstats
     import time
 
@@ -74,7 +75,10 @@ def child(jobs: int, interval: float, warmup: float, window: float, profile: int
         metrics = Metrics([0.1, 1.0, 10.0], [])
         client = HttpClient()
         runner = Runner(client, metrics, History(10), 64)
-        scheduler = ProbeScheduler(runner.scheduled, metrics.missed, first_pass_rate=0)  # every job at its phase
+        # runs wait for slots in the runner's queue, as the daemon wires it (older checkouts: no gate)
+        gated = {"gate": runner} if "gate" in inspect.signature(ProbeScheduler).parameters else {}
+        scheduler = ProbeScheduler(runner.scheduled, metrics.missed, first_pass_rate=0,  # every job at its phase
+                                   **gated)
         selfmon = SelfMonitor(metrics)
         runner.stall_clock = selfmon.stalled_seconds
         selfmon.start()

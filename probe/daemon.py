@@ -57,7 +57,9 @@ class Daemon:
             settings.probe_target_pattern, settings.probe_target_networks))
         self.web_auth = WebAuth(settings.web_auth_bearer_file, settings.web_auth_basic_file)
         self.tls = tls_context(settings.web_tls_cert_file, settings.web_tls_key_file)
-        self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed, settings.first_pass_rate)
+        # runs due while every slot is busy wait in the runner's queue as small entries, not as tasks (probe/runner.py)
+        self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed, settings.first_pass_rate,
+                                        gate=self.runner)
         self.selfmon = SelfMonitor(self.metrics)
         self.runner.stall_clock = self.selfmon.stalled_seconds  # a run stalled by the probe is not the agent's
         self._web: GuardedRunner | None = None

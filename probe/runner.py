@@ -32,7 +32,7 @@ from probe.inbox import PushInbox
 from probe.metrics import Metrics
 from probe.reasons import Reason
 from probe.results import BindingName, ProbeResult, StepName
-from probe.scheduler import misfire_grace
+from probe.scheduler import Admitting, ScheduledJob, misfire_grace
 from probe.suite import SuiteOptions, run_suite
 from probe.suite.push import run_push
 from probe.target import Target
@@ -64,25 +64,58 @@ def auto_concurrency(config: ProbeConfig) -> int:
 
 
 class Slots:
-    """A resizable FIFO concurrency limit whose waiters give up at their own deadline."""
+    """A resizable FIFO concurrency limit whose waiters give up at their own deadline.
+
+    A waiter is a small entry in a queue, not a task: an overloaded daemon holds thousands of runs waiting (50,000
+    agents on one core: every run waits), and a task each (its coroutines, frames, future, timeout and timer handle,
+    ~18 objects the collector tracks) outlives young collections and is walked by every full one. Every waiter's
+    deadline is on one timer of the Slots (as _Deadlines does for runs), armed at the earliest waiter still waiting;
+    a waiter handed a slot or expired is marked done and dropped from the queue and the heap lazily."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._queue: deque[_Waiter] = deque()  # FIFO; done waiters are skipped
+        self._live = 0  # waiters not done
+        self._expiry: list[tuple[float, int, _Waiter]] = []  # (deadline, sequence, waiter): a heap
+        self._seq = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._at = math.inf  # when the timer fires
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def waiting(self) -> int:
-        return sum(1 for f in self._waiters if not f.done())
+        return self._live
 
     def try_acquire(self) -> bool:
         """True with a slot held, without waiting; False when the slots are full or others wait first (FIFO)."""
-        while self._waiters and self._waiters[0].done():
-            self._waiters.popleft()
-        if self.used < self.limit and not self._waiters:
+        queue = self._queue
+        while queue and queue[0].done:
+            queue.popleft()
+        if self.used < self.limit and not queue:
             self.used += 1
             return True
         return False
+
+    def wait(self, waiter: _Waiter, deadline: float) -> None:
+        """Queue `waiter` until loop time `deadline`: it is `admit`ted with a slot held, or `expire`d without one."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new event loop (tests run one each): the old loop's timer never fires here
+            self._expiry, self._timer, self._at, self._loop = [], None, math.inf, loop
+        self._queue.append(waiter)
+        self._live += 1
+        self._seq += 1
+        heapq.heappush(self._expiry, (deadline, self._seq, waiter))
+        if deadline < self._at:
+            self._arm(loop, deadline)
+
+    def drop(self, waiter: _Waiter) -> bool:
+        """Take a waiter out (cancelled); False when it was already admitted or expired."""
+        if waiter.done:
+            return False
+        waiter.done = True
+        self._live -= 1
+        return True
 
     async def acquire(self, timeout: float) -> bool:
         """True with a slot held; False when none came free within `timeout` seconds."""
@@ -90,35 +123,115 @@ class Slots:
             return True
         if timeout <= 0:
             return False
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(fut)
+        loop = asyncio.get_running_loop()
+        waiter = _Awaiting(loop.create_future())
+        self.wait(waiter, loop.time() + timeout)
         try:
-            async with asyncio.timeout(timeout):
-                await fut
-            return True
-        except TimeoutError:
-            return fut.done() and not fut.cancelled()  # handed over just as the timeout fired: ours
+            return await waiter.fut
         except asyncio.CancelledError:
-            if fut.done() and not fut.cancelled():
-                self.release()
+            if not self.drop(waiter) and waiter.fut.done() and not waiter.fut.cancelled() and waiter.fut.result():
+                self.release()  # handed a slot just as it was cancelled: given back
             raise
+
+    def _next(self) -> _Waiter | None:
+        queue = self._queue
+        while queue:
+            waiter = queue.popleft()
+            if self.drop(waiter):
+                return waiter
+        return None
 
     def release(self) -> None:
         if self.used <= self.limit:
-            while self._waiters:
-                fut = self._waiters.popleft()
-                if not fut.done():
-                    fut.set_result(None)  # the slot passes to the next waiter; `used` is unchanged
-                    return
+            while (waiter := self._next()) is not None:
+                if waiter.admit():
+                    return  # the slot passes to the next waiter; `used` is unchanged
         self.used -= 1
 
     def resize(self, limit: int) -> None:
         self.limit = limit
-        while self.used < self.limit and self._waiters:
-            fut = self._waiters.popleft()
-            if not fut.done():
-                self.used += 1
-                fut.set_result(None)
+        while self.used < self.limit and (waiter := self._next()) is not None:
+            self.used += 1
+            if not waiter.admit():
+                self.used -= 1
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._at = when
+        self._timer = loop.call_at(when, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer, self._at = None, math.inf
+        heap, now = self._expiry, loop.time()
+        while heap:
+            when, _seq, waiter = heap[0]
+            if not waiter.done and when > now:
+                self._arm(loop, when)
+                return
+            heapq.heappop(heap)
+            if self.drop(waiter):
+                waiter.expire()  # due without a slot; it stays in the queue, skipped when it reaches the front
+
+
+class _Waiter:
+    """What waits in Slots: told once, either `admit` (a slot is held for it) or `expire` (its deadline passed)."""
+
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def admit(self) -> bool:
+        """Take the slot; False when the waiter can no longer take it (the slot goes to the next one)."""
+        raise NotImplementedError
+
+    def expire(self) -> None:
+        raise NotImplementedError
+
+
+class _Awaiting(_Waiter):
+    """An on-demand run (/probe, /report) awaiting its slot in its own task: the future says True or False."""
+
+    __slots__ = ("fut",)
+
+    def __init__(self, fut: asyncio.Future[bool]) -> None:
+        super().__init__()
+        self.fut = fut
+
+    def admit(self) -> bool:
+        if self.fut.done():  # its task was cancelled and has not run its handler yet: the slot is not its
+            return False
+        self.fut.set_result(True)
+        return True
+
+    def expire(self) -> None:
+        if not self.fut.done():
+            self.fut.set_result(False)
+
+
+class _Queued(_Waiter):
+    """A scheduled run waiting for its slot: no task until it has one (`Runner.wait`)."""
+
+    __slots__ = ("job", "owner", "planned", "runner", "since", "wait_for")
+
+    def __init__(self, runner: Runner, job: ScheduledJob, planned: float, owner: Admitting, since: float,
+                 wait_for: float) -> None:
+        super().__init__()
+        self.runner, self.job, self.planned, self.owner, self.since, self.wait_for = (
+            runner, job, planned, owner, since, wait_for)
+
+    def admit(self) -> bool:
+        self.runner.admitted(self)
+        return True
+
+    def expire(self) -> None:
+        self.runner.expired(self)
+
+    def cancel(self) -> None:
+        """The scheduler's shutdown: a run still waiting ends as a cancelled one does."""
+        if self.runner.slots.drop(self):
+            log.warning("probe_cancelled", agent=self.job.agent.name, module=self.job.module_name)
 
 
 class Runner:
@@ -150,14 +263,45 @@ class Runner:
         self.slots.resize(max_concurrency)
         self.metrics.gauge("probe_slots").set(max_concurrency)
 
-    async def scheduled(self, agent: Agent, module_name: str, module: Module, planned: float | None = None) -> None:
+    def wait(self, job: ScheduledJob, planned: float, owner: Admitting) -> _Queued | None:
+        """The scheduler's gate, at the tick a run is due: None when a slot is free (held now for the run, which
+        `held` runs), else the entry the run waits as, without a task, until `owner.launch` or its start deadline."""
+        now = time.time()
+        self._lateness.observe(max(0.0, now - planned))
+        if self.slots.try_acquire():
+            self._slot_wait.observe(0.0)
+            return None
+        loop = asyncio.get_running_loop()
+        since = loop.time()
+        wait_for = planned + self._plan(job.agent, job.module).grace - now
+        queued = _Queued(self, job, planned, owner, since, wait_for)
+        self.slots.wait(queued, since + wait_for)
+        return queued
+
+    def admitted(self, queued: _Queued) -> None:
+        self._slot_wait.observe(asyncio.get_running_loop().time() - queued.since)
+        queued.owner.launch(queued.job, queued.planned)
+
+    def expired(self, queued: _Queued) -> None:
+        self._slot_wait.observe(asyncio.get_running_loop().time() - queued.since)
+        # what `record` does with a run that got no slot (a probe_overloaded result): a skipped run, not the agent's
+        self.metrics.missed(queued.job.agent.name, queued.job.module_name, "overloaded")
+        queued.owner.gone(queued.job)
+
+    async def held(self, agent: Agent, module_name: str, module: Module, planned: float) -> None:
+        """A scheduled run started by the gate with its slot held (its lateness and slot wait are observed)."""
+        await self.scheduled(agent, module_name, module, planned, held=True)
+
+    async def scheduled(self, agent: Agent, module_name: str, module: Module, planned: float | None = None,
+                        held: bool = False) -> None:
         """The scheduler's job: run, then record in metrics, history and the log."""
         now = time.time()
         planned = now if planned is None else planned
-        self._lateness.observe(max(0.0, now - planned))
+        if not held:
+            self._lateness.observe(max(0.0, now - planned))
         start_by = asyncio.get_running_loop().time() + (planned + self._plan(agent, module).grace - now)
         try:
-            result = await self.run(agent, module, timeout=module.timeout, start_by=start_by)
+            result = await self.run(agent, module, timeout=module.timeout, start_by=start_by, held=held)
         except asyncio.CancelledError:
             # the outermost frame of the job: a drain that ran out of time ends here, quietly
             log.warning("probe_cancelled", agent=agent.name, module=module_name)
@@ -199,19 +343,23 @@ class Runner:
         self._bookkeeping.inc(time.thread_time() - t0 + logs.take_timer_cpu())
 
     async def run(self, agent: Agent, module: Module, *, timeout: float, start_by: float | None = None,
-                  client: HttpClient | None = None) -> ProbeResult:
+                  client: HttpClient | None = None, held: bool = False) -> ProbeResult:
         """One bounded probe.
 
         Scheduled runs pass `start_by` (loop time): they wait for a slot until then and get the full
         `timeout` once started. On-demand runs (/probe, /report) have one budget for both: they wait at
         most half of it, and the probe gets what is left. `client` overrides the shared one (/probe?target=).
+        `held`: the slot is held for this run already (the scheduler's gate, `wait`); it is released at the end.
         """
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
         start = loop.time()
-        if self.slots.try_acquire():
+        if held:
+            waited = 0.0  # its wait was observed when the gate handed it the slot
+        elif self.slots.try_acquire():
             waited = 0.0  # a free slot: no wait, and no coroutine to find that out
+            self._slot_wait.observe(waited)
         else:
             wait_for = (start_by - start) if start_by is not None else timeout / 2
             got = await self.slots.acquire(wait_for)
@@ -221,7 +369,7 @@ class Runner:
                 return _failed(agent, Reason.PROBE_OVERLOADED,
                                f"no free probe slot within {max(0.0, wait_for):.2f}s ({self.slots.used} probes "
                                f"running, limit {self.slots.limit}); the agent was not called")
-        self._slot_wait.observe(waited)
+            self._slot_wait.observe(waited)
         remaining = timeout if start_by is not None else max(0.05, timeout - waited)
         stall_clock = self.stall_clock
         stalled_before = stall_clock() if stall_clock is not None else 0.0

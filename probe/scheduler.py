@@ -27,6 +27,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from apscheduler.executors.base import BaseExecutor
 from apscheduler.job import Job
@@ -37,6 +38,34 @@ from probe.config import Agent, Module, ProbeConfig
 
 JobFunc = Callable[[Agent, str, Module, float], Awaitable[None]]  # ..., planned start (Unix time)
 MissedFunc = Callable[[str, str, str], None]
+
+
+class ScheduledJob(Protocol):
+    """What a gate reads of a due job (`_Job`)."""
+
+    agent: Agent
+    module_name: str
+    module: Module
+
+
+class Admitting(Protocol):
+    """The scheduler as a gate's waiting runs see it."""
+
+    def launch(self, job: ScheduledJob, planned: float) -> None: ...
+    def gone(self, job: ScheduledJob) -> None: ...
+
+
+class Waiting(Protocol):
+    def cancel(self) -> object: ...
+
+
+class Gate(Protocol):
+    """Where due runs wait for a probe slot without a task each (probe/runner.py `Runner`): `wait` answers None
+    when the run may start now (a slot held for it: `held` runs it), or the entry it waits as; the gate then calls
+    `launch` once a slot is held for it, or `gone` when it gave up (the skipped run counted by the gate)."""
+
+    def wait(self, job: ScheduledJob, planned: float, owner: Admitting) -> Waiting | None: ...
+    def held(self, agent: Agent, module_name: str, module: Module, planned: float) -> Awaitable[None]: ...
 SEP = "\x1f"  # job ids are agent SEP module; neither may contain a control character
 _M64 = (1 << 64) - 1
 # Phases and jitter fall on a 50 ms grid, so the scheduler wakes once per tick for every job due in it rather than
@@ -191,8 +220,10 @@ class ProbeScheduler:
     slot is more than the grace (half an interval, whole seconds) behind.
     """
 
-    def __init__(self, job: JobFunc, on_missed: MissedFunc, first_pass_rate: float = 50.0) -> None:
+    def __init__(self, job: JobFunc, on_missed: MissedFunc, first_pass_rate: float = 50.0,
+                 gate: Gate | None = None) -> None:
         self._job = job
+        self.gate = gate  # None: every due run is a task at once, waiting in `job` for whatever it needs
         self._on_missed = on_missed
         self.first_pass_rate = first_pass_rate
         self.scheduler = AsyncIOScheduler(timezone=UTC, executors={"default": InLoopExecutor()})
@@ -201,7 +232,7 @@ class ProbeScheduler:
         self._entries: dict[str, _Job] = {}
         self._heap: list[tuple[float, str, int]] = []
         self._seq = 0
-        self._running: dict[str, asyncio.Task[None]] = {}  # job id -> its run under way
+        self._running: dict[str, asyncio.Task[None] | Waiting] = {}  # job id -> its run under way (or waiting)
         self._fan_out = self.scheduler.add_job(self._tick, _DueTrigger(self), id=FAN_OUT_ID, name=FAN_OUT_ID,
                                                max_instances=1, coalesce=True, misfire_grace_time=None)
 
@@ -279,7 +310,7 @@ class ProbeScheduler:
     def _tick(self) -> None:
         """The fan-out: start every run due by now, in (time, job id) order; each job moves on to its next slot."""
         now = time.time() + _SLACK
-        heap, entries, running = self._heap, self._entries, self._running
+        heap, entries, running, gate = self._heap, self._entries, self._running, self.gate
         loop = asyncio.get_running_loop()
         while heap and heap[0][0] <= now:
             t, jid, seq = heapq.heappop(heap)
@@ -296,12 +327,23 @@ class ProbeScheduler:
                 self._on_missed(entry.agent.name, entry.module_name, "overlap")
             elif now - last > entry.grace:
                 self._on_missed(entry.agent.name, entry.module_name, "misfire")
+            elif gate is None:
+                running[jid] = loop.create_task(self._run(entry, last, self._job))
             else:
-                running[jid] = loop.create_task(self._run(entry, last))
+                running[jid] = gate.wait(entry, last, self) or loop.create_task(self._run(entry, last, gate.held))
 
-    async def _run(self, entry: _Job, planned: float) -> None:
+    def launch(self, job: ScheduledJob, planned: float) -> None:
+        """The gate holds a slot for this waiting run now: it becomes a task."""
+        assert self.gate is not None and isinstance(job, _Job)
+        self._running[job.id] = asyncio.get_running_loop().create_task(self._run(job, planned, self.gate.held))
+
+    def gone(self, job: ScheduledJob) -> None:
+        assert isinstance(job, _Job)
+        self._running.pop(job.id, None)
+
+    async def _run(self, entry: _Job, planned: float, job: JobFunc) -> None:
         try:
-            await self._job(entry.agent, entry.module_name, entry.module, planned)
+            await job(entry.agent, entry.module_name, entry.module, planned)
         except Exception:
             _log.exception("Job %r raised an exception", entry.id)  # a probe bug: logged, the schedule goes on
         finally:

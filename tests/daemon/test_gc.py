@@ -13,7 +13,7 @@ import pytest
 from probe import selfmon
 from probe.metrics import Metrics
 from probe.selfmon import SelfMonitor
-from tests.daemon.helpers import write_config
+from tests.daemon.helpers import wait_for, write_config
 
 
 class _Node:
@@ -122,3 +122,91 @@ async def test_the_fleets_lasting_state_built_after_the_settle_time_is_frozen(tm
         assert gc.get_freeze_count() >= frozen + len(kept)
     finally:
         await d.stop()
+
+
+async def _blackhole() -> tuple[asyncio.Server, str]:
+    """Accepts connections and never answers (a bare protocol: no task per connection in this process)."""
+    server = await asyncio.get_running_loop().create_server(asyncio.Protocol, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, f"http://127.0.0.1:{port}"
+
+
+async def test_an_overloaded_daemons_backlog_holds_no_task_per_waiting_run(tmp_path: Path) -> None:
+    """One slot, held by a run its agent never answers: the other due runs wait as small entries (no task, future,
+    timeout or timer handle each), and the ones that got no slot by their start deadline are skipped runs,
+    counted as `overloaded`, each with its lateness and its slot wait observed, none the agent's run or failure."""
+    from probe.metrics import PREFIX
+    from tests.daemon.helpers import running_daemon
+
+    server, origin = await _blackhole()
+    n = 40
+    agents = [{"name": f"a{i:02d}", "url": origin, "modules": ["m"]} for i in range(n)]
+    # grace: half the 4 s interval, so the waiting runs give up at 2 s; the one running ends at its 3 s timeout
+    cfg = write_config(tmp_path / "c.yaml", agents, modules={"m": {"prober": "ping", "interval": "4s",
+                                                                   "timeout": "3s", "jitter": "0s"}})
+    try:
+        async with running_daemon(cfg, max_concurrency=1, first_pass_rate=2000) as (d, _url):
+            await wait_for(lambda: d.runner.slots.waiting >= n - 1)
+            assert d.runner.slots.waiting == n - 1 and d.runner.slots.used == 1
+            tasks = len(asyncio.all_tasks())
+            assert tasks < 10, f"{tasks} tasks for {n - 1} waiting runs"
+
+            def sample(name: str, **labels: str) -> float:
+                return sum(d.metrics.registry.get_sample_value(PREFIX + name, {"agent": f"a{i:02d}", "module": "m",
+                                                                              **labels}) or 0 for i in range(n))
+
+            await wait_for(lambda: sample("scheduler_missed_runs_total", cause="overloaded") >= n - 1)
+            assert sample("scheduler_missed_runs_total", cause="overloaded") == n - 1
+            registry = d.metrics.registry
+            waits = registry.get_sample_value(PREFIX + "slot_wait_seconds_count") or 0
+            assert waits >= n  # the one that ran (no wait) and every one that gave up
+            # every due run's lateness is observed at once; its slot wait when it got a slot or gave up
+            late = registry.get_sample_value(PREFIX + "scheduler_lateness_seconds_count")
+            assert late == waits + d.runner.slots.waiting
+            for i in range(n):
+                starved = {"agent": f"a{i:02d}", "module": "m"}
+                if registry.get_sample_value(PREFIX + "scheduler_missed_runs_total",
+                                             {**starved, "cause": "overloaded"}):
+                    assert not registry.get_sample_value(PREFIX + "runs_total", {**starved, "binding": "jsonrpc"})
+                    assert not registry.get_sample_value(PREFIX + "failures_total", {**starved, "binding": "jsonrpc"})
+    finally:
+        server.close()
+
+
+async def test_runs_still_waiting_at_shutdown_end_as_cancelled(tmp_path: Path) -> None:
+    import structlog
+
+    from tests.daemon.helpers import running_daemon
+
+    server, origin = await _blackhole()
+    agents = [{"name": f"a{i}", "url": origin, "modules": ["m"]} for i in range(5)]
+    cfg = write_config(tmp_path / "c.yaml", agents, modules={"m": {"prober": "ping", "interval": "60s",
+                                                                   "timeout": "30s"}})
+    try:
+        with structlog.testing.capture_logs() as logs:
+            async with running_daemon(cfg, max_concurrency=1, first_pass_rate=2000, drain_timeout=0.1) as (d, _):
+                await wait_for(lambda: d.runner.slots.waiting >= 4)
+                assert d.runner.slots.waiting == 4
+        assert d.runner.slots.waiting == 0
+        assert sum(1 for e in logs if e["event"] == "probe_cancelled") == 5  # the four waiting and the one running
+    finally:
+        server.close()
+
+
+async def test_a_waiter_cancelled_just_before_its_slot_came_passes_the_slot_on() -> None:
+    """The cancelled task has not run its handler yet when the slot is released: the next waiter gets it."""
+    from probe.runner import Slots
+
+    slots = Slots(1)
+    assert slots.try_acquire()
+    first = asyncio.create_task(slots.acquire(5))
+    second = asyncio.create_task(slots.acquire(5))
+    await asyncio.sleep(0.01)
+    assert slots.waiting == 2
+    first.cancel()  # its future is cancelled now; its except clause runs on a later pass of the loop
+    slots.release()
+    assert await second and slots.used == 1
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    slots.release()
+    assert slots.used == 0 and slots.waiting == 0
