@@ -39,6 +39,8 @@ _AUTH = re.compile(r"\b([Bb]earer|[Bb]asic|BEARER|BASIC)(\s+)(?=\S*[A-Z0-9+/=_.~
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]+@")
 
 _secrets: dict[str, tuple[str, ...]] = {}  # registered value -> the forms it may be echoed in
+_ephemeral: dict[str, tuple[str, ...]] = {}  # the same for values made for one run (`register(ephemeral=True)`)
+_MAX_EPHEMERAL = 3 * 512  # three a push round trip, for as many as the push receiver holds at once
 _forms: tuple[str, ...] = ()  # every form of every secret, longest first
 _cores: tuple[str, ...] = ()  # the plain values, for prefix (truncation) matching
 
@@ -52,23 +54,34 @@ def headers(h: Mapping[str, str], extra: frozenset[str] = frozenset()) -> dict[s
     return {k: (REDACTED if is_secret_header(k, extra) else v) for k, v in h.items()}
 
 
-def register(value: str) -> None:
-    """A value that must never be emitted (a resolved credential), with the forms it may be echoed in."""
+def register(value: str, *, ephemeral: bool = False) -> None:
+    """A value that must never be emitted (a resolved credential), with the forms it may be echoed in.
+
+    `ephemeral`: a value the probe made for one run (a push round trip's webhook token and credentials), kept in
+    a table of its own: three of them a push run would otherwise evict the operator's credentials that are
+    registered once (the web auth token, a configured URL's `?api_key=`) after 334 push runs."""
+    table = _ephemeral if ephemeral else _secrets
+    if value in table:  # already known (every probe re-registers its credentials): refresh its place in the order
+        table[value] = table.pop(value)
+        return
     if len(value) < _MIN_LEN:
         return
-    global _forms, _cores
-    if value in _secrets:  # already known: only refresh its place in the eviction order
-        _secrets[value] = _secrets.pop(value)
-        return
+    bound = _MAX_EPHEMERAL if ephemeral else _MAX_SECRETS
     _text_cached.cache_clear()  # what was scrubbed before may hold this secret
     _unshare()  # and so may every object shared as clean: its cache scrubs a new one on its next use
-    _secrets[value] = _forms_of(value)
-    while len(_secrets) > _MAX_SECRETS:
-        del _secrets[next(iter(_secrets))]
-    forms = {f for fs in _secrets.values() for f in fs}
+    table[value] = _forms_of(value)
+    while len(table) > bound:
+        del table[next(iter(table))]
+    _index()
+
+
+def _index() -> None:
+    global _forms, _cores
+    both = (*_secrets.items(), *_ephemeral.items())
+    forms = {f for _, fs in both for f in fs}
     _forms = tuple(sorted(forms, key=len, reverse=True))
     # prefix matching only on the credentials themselves: "Bearer " alone is not a secret
-    _cores = tuple(sorted({c for v in _secrets for c in _core_values(v) if not _has_scheme(c)}, key=len,
+    _cores = tuple(sorted({c for v, _ in both for c in _core_values(v) if not _has_scheme(c)}, key=len,
                           reverse=True))
 
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from probe import logs
+from probe import redact
 from probe.checks.push import NOT_DECLARED, DeliveryProblem, DeliveryVerdict, judge
 from probe.engine import ProbeRun, StepFailed, execute
 from probe.inbox import InboxFull, PushInbox, Registration
@@ -66,8 +66,8 @@ class RoundTrip:
 
 def register(inbox: PushInbox, deadline: Deadline) -> Registration:
     reg = inbox.register(deadline.remaining() + 5.0)
-    for secret in reg.secrets():
-        logs.register_secret(secret)  # an agent may echo them into anything we log
+    for secret in reg.secrets():  # an agent may echo them into anything we log; made for this run only
+        redact.register(secret, ephemeral=True)
     return reg
 
 

@@ -162,3 +162,21 @@ def test_a_short_secret_is_not_masked_re_cased_or_reversed() -> None:
     # under 8 characters a reversed or re-cased form may be an ordinary word: only the value itself is masked
     redact.register("Zq9wXy")  # (no word of another test's output: the registry is the process's)
     assert redact.text("Zq9wXy: zq9wxy, ZQ9WXY, yXw9qZ") == "<redacted>: zq9wxy, ZQ9WXY, yXw9qZ"
+
+
+@pytest.mark.usefixtures("_fresh")
+def test_push_round_trips_never_evict_the_operators_credentials() -> None:
+    from probe.inbox import PushInbox
+    from probe.suite import push
+    from probe.wire.http import Deadline
+
+    # registered once: a configured URL's query credential, the web auth token
+    redact.register_url("http://gw.example/a?api_key=AKxq7-very-secret-key")
+    redact.register("webauth-token-Zq81x")
+    inbox = PushInbox("http://probe.example")
+    for _ in range(400):  # three secrets a round trip: 1,200, past the 1,000 the operator's table holds
+        reg = push.register(inbox, Deadline.after(5))
+        inbox.release(reg)
+    _route, token, credential = reg.secrets()
+    out = redact.text(f"echo AKxq7-very-secret-key webauth-token-Zq81x {token} {credential}")
+    assert out == "echo <redacted> <redacted> <redacted> <redacted>"  # before: the first two in the clear
