@@ -223,22 +223,26 @@ class _Job:
         return (self.failure_rest, self.failure_checks) if self.failure_rest else None
 
     def add(self, r: ProbeResult) -> None:
+        """The run in the ring, its last success and URL (at once); its kept parts are `keep`'s (see `History`)."""
         limit = len(self.code)
         ts = r.started_at.timestamp()
         self.started[self.pos], self.duration[self.pos] = ts, r.duration_s
         self.code[self.pos] = 0 if r.success else _CODE.get(r.reason or Reason.PROBE_ERROR, 0)
         self.pos = (self.pos + 1) % limit
         self.count = min(limit, self.count + 1)
+        if r.interface_url != self.interface_url:  # equal: the kept string stays (the URL caches hold it too)
+            self.interface_url = r.interface_url
+        if r.success:
+            self.last_success = ts
+
+    def keep(self, r: ProbeResult) -> None:
+        """The run's result as the latest record (and the last failure when it failed): its two compressed parts."""
         checks = _checks_json(r.checks)
         digest = hash(checks)
         if digest != self.checks_hash or not self.latest_checks:  # the same JSON: the latest part kept again
             self.latest_checks, self.checks_hash = _CHECKS.compress(checks), digest
         self.latest_rest = _REST.compress(_rest_json(r))
-        if r.interface_url != self.interface_url:  # equal: the kept string stays (the URL caches hold it too)
-            self.interface_url = r.interface_url
-        if r.success:
-            self.last_success = ts
-        else:
+        if not r.success:
             self.failure_rest, self.failure_checks = self.latest_rest, self.latest_checks
 
     def runs(self) -> list[Run]:
@@ -252,19 +256,41 @@ class _Job:
         return out
 
 
+# A result's kept parts (pydantic's JSON of it, two zstd frames) cost about half as much written one after another
+# as written each between two probes, when the serializer's and the compressors' state (a trained dictionary's
+# tables are some hundred KB) has left the CPU's caches (docs/performance.md): `History.add` puts the run in its
+# ring at once and keeps the result until `BATCH` are waiting, then writes all their parts in one go, in order. Any
+# read of a kept part writes what waits first, so no reader ever sees the difference; at most `BATCH` results are
+# held (about what the probes in flight hold).
+BATCH = 32
+
+
 class History:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._jobs: dict[str, dict[str, _Job]] = {}  # agent -> module -> job
+        self._waiting: list[tuple[_Job, ProbeResult]] = []  # results whose parts are not written yet, in order
 
     def add(self, module: str, result: ProbeResult) -> None:
         job = self._jobs.setdefault(result.agent, {}).get(module)
         if job is None:
             job = self._jobs[result.agent][module] = _Job(self.limit)
         job.add(result)
+        waiting = self._waiting
+        waiting.append((job, result))
+        if len(waiting) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the kept parts of every result waiting (see `BATCH`)."""
+        waiting, self._waiting = self._waiting, []
+        for job, result in waiting:
+            job.keep(result)
 
     def latest(self, agent: str, module: str | None = None) -> tuple[str, ProbeResult] | None:
         """The newest result of an agent (for one module, or across its modules)."""
+        if self._waiting:
+            self.flush()
         best: tuple[str, float, Record] | None = None
         for m, job in self._jobs.get(agent, {}).items():
             if (module is None or m == module) and job.count:
@@ -286,6 +312,8 @@ class History:
         return job.interface_url if job is not None else None
 
     def last_failure(self, agent: str, module: str) -> ProbeResult | None:
+        if self._waiting:
+            self.flush()
         job = self._jobs.get(agent, {}).get(module)
         record = job.last_failure if job is not None else None
         return unpack_record(record) if record is not None else None

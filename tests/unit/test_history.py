@@ -126,10 +126,12 @@ def test_a_jobs_unchanged_checks_are_compressed_once_and_changed_ones_again() ->
     runs = [_rich(1, True), _rich(1, False), _rich(1, True)]  # the same checks (same text), other results
     for r in runs[:2]:
         h.add("ping", r)
+    h.flush()  # the parts are written in batches (history.BATCH): now
     job = h._jobs["a"]["ping"]
     kept = job.latest[1]
     assert job.last_failure is not None and job.last_failure[1] is kept  # the failure shares the checks part
     h.add("ping", runs[2])
+    h.flush()
     assert job.latest[1] is kept and h.latest("a", "ping") == ("ping", runs[2])
     assert h.last_failure("a", "ping") == runs[1]
     # a check whose text changes but keeps its length: another hash, compressed again, read back as it is now
@@ -137,6 +139,7 @@ def test_a_jobs_unchanged_checks_are_compressed_once_and_changed_ones_again() ->
     changed.checks[0] = changed.checks[0].model_copy(update={"message": changed.checks[0].message.upper()})
     assert len(history._checks_json(changed.checks)) == len(history._checks_json(runs[0].checks))
     h.add("ping", changed)
+    h.flush()
     assert job.latest[1] is not kept and h.latest("a", "ping") == ("ping", changed)
     assert h.last_failure("a", "ping") == runs[1]  # the failure keeps the checks part it was recorded with
     fewer = _rich(1, True)
@@ -159,6 +162,7 @@ def test_kept_records_hold_their_own_size_per_job() -> None:
                 r = _rich(0, success)
                 r.agent = f"agent-{i}"
                 h.add("ping", r)
+        h.flush()  # the last batch's parts written, its results let go
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
@@ -216,3 +220,33 @@ def test_a_dictionary_that_cannot_be_trained_leaves_plain_compression(monkeypatc
     blobs = [codec.compress(b'{"n":%d}' % i) for i in range(history._SAMPLES + 3)]
     assert codec.samples is None and codec.compressor is history._COMPRESSOR
     assert [history._decompress(b) for b in blobs] == [b'{"n":%d}' % i for i in range(history._SAMPLES + 3)]
+
+
+def test_parts_written_in_batches_are_what_every_read_sees_at_once() -> None:
+    """The kept parts wait for `BATCH` results (written one after another, cheaper than one at a time); the ring,
+    last success and URL are written at once, and any read of a part writes what waits first."""
+    from probe import history
+
+    h = History(4)
+    runs = {f"agent-{i}": [_rich(k, k != 1) for k in range(3)] for i in range(3)}
+    for name, rs in runs.items():
+        for r in rs:
+            r.agent = name
+            h.add("ping", r)
+    assert len(h._waiting) == 9 < history.BATCH
+    assert h._jobs["agent-0"]["ping"].latest is None  # not written yet ...
+    assert [run.success for run in h.recent("agent-0", "ping")] == [True, False, True]  # ... but the ring is
+    assert h.last_success("agent-0", "ping") == runs["agent-0"][2].started_at
+    assert h.interface_url("agent-0", "ping") == "https://a.example/rpc"
+    assert h.last_failure("agent-1", "ping") == runs["agent-1"][1]  # a read writes every waiting part, in order
+    assert not h._waiting
+    for name, rs in runs.items():
+        assert h.latest(name, "ping") == ("ping", rs[2]) and h.last_failure(name, "ping") == rs[1]
+    # a full batch is written without a read, and never more than BATCH results wait
+    for k in range(history.BATCH):
+        r = _rich(k, True)
+        r.agent = f"b-{k}"
+        h.add("ping", r)
+        assert len(h._waiting) == (k + 1) % history.BATCH
+    assert all(h._jobs[f"b-{k}"]["ping"].latest is not None for k in range(history.BATCH))
+    assert h.latest("b-3", "ping") is not None and h.latest("b-3", "ping")[1].started_at == _rich(3, True).started_at
