@@ -17,6 +17,8 @@ flushes it, except while the daemon runs (`batch`): then the event loop's lines 
 one call when they reach `BATCH_BYTES`, `BATCH_SECONDS` after the first of them, when an `error` line comes, when
 another thread logs, and when the daemon stops (`unbatch`, also at interpreter exit). A flushed write a line was a
 third of recording's CPU in the daemon (docs/performance.md); a crash can lose at most the last `BATCH_SECONDS`.
+While batching, a probe line's values and text are made when its batch is written (`Sink.write_later`), from what
+decides the line taken when it was logged (level, context variables, timestamp).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from functools import lru_cache
 from typing import Any
 
@@ -126,6 +128,7 @@ def _one_line_exc(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> 
 
 BATCH_BYTES = 64 * 1024  # a pipe's buffer: one write never has to wait for the reader to make room twice
 BATCH_SECONDS = 0.1  # the most a line waits (and what a crash can lose)
+DEFERRED_BYTES = 1024  # what a kept line to render counts towards BATCH_BYTES (a ping's probe line: ~0.9 KB)
 
 
 class Sink:
@@ -133,7 +136,7 @@ class Sink:
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
-        self._lines: list[str] = []
+        self._lines: list[str | tuple[Callable[..., str], tuple[Any, ...]]] = []  # lines, or lines to render
         self._size = 0
         self._lock = threading.Lock()  # the loop thread appends, any thread may drain
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -158,6 +161,26 @@ class Sink:
                     self._loop = None
                     self._drain_locked("")
 
+    def write_later(self, render: Callable[..., str], args: tuple[Any, ...]) -> bool:
+        """Keep a line to be rendered when the batch is written (`render(*args)`, with its newline), in its place
+        among the kept lines: the probe line's text is made in the batch, one after another, instead of between two
+        probes (recording's pieces cost about twice as much run cold, between probes, as run one after another).
+        False when the sink is not batching on this thread: the caller writes the line itself."""
+        with self._lock:
+            if self._loop is None or threading.get_ident() != self._thread:
+                return False
+            self._lines.append((render, args))
+            self._size += DEFERRED_BYTES
+            if self._size >= BATCH_BYTES:
+                self._drain_locked("")
+            elif self._timer is None:
+                try:
+                    self._timer = self._loop.call_later(BATCH_SECONDS, self._on_timer)
+                except RuntimeError:  # the loop closed without `unbatch`: write through from now on
+                    self._loop = None
+                    self._drain_locked("")
+            return True
+
     def flush(self) -> None:
         with self._lock:
             self._drain_locked("")
@@ -171,14 +194,28 @@ class Sink:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        failed: Exception | None = None
         if self._lines:
-            self._lines.append(line)
-            line = "".join(self._lines)
-            self._lines.clear()
+            kept = self._lines
+            self._lines = []
             self._size = 0
+            texts = []
+            for entry in kept:
+                if isinstance(entry, str):
+                    texts.append(entry)
+                    continue
+                render, args = entry  # a line to render (`write_later`)
+                try:
+                    texts.append(render(*args))
+                except Exception as exc:  # the batch's other lines are still written, then it raises
+                    failed = failed or exc
+            texts.append(line)
+            line = "".join(texts)
         if line:
             self.stream.write(line)
             self.stream.flush()
+        if failed is not None:
+            raise failed
 
     def batch(self, loop: asyncio.AbstractEventLoop) -> None:
         """Keep the lines `loop`'s thread writes and write them in batches (the daemon, while it runs)."""
@@ -511,13 +548,31 @@ def _emit(cached: Any, method: str, values: tuple[Any, ...]) -> None:
     getattr(logger, method)(event)
 
 
+def _deferred_line(module: str, r: ProbeResult, probe_id: str, method: str, timestamp: str) -> str:
+    """The direct probe line of `_emit`, made when the sink writes its batch (`Sink.write_later`)."""
+    return _probe_line(_probe_values(module, r, probe_id), method, timestamp) + "\n"
+
+
 def log_probe(module: str, r: ProbeResult, probe_id: str) -> None:
     cached = _probe_logger()
     log = cached[4]
-    values = _probe_values(module, r, probe_id)
     if not _state["console"]:
-        _emit(cached, "info" if r.success else "warning", values)
+        method = "info" if r.success else "warning"
+        inline = cached[5]
+        if inline is not None and _DIRECT_OK:
+            # the direct line (see `_emit`), its values and text made in the sink's next batch while the daemon
+            # batches its log: what decides the line (level, context variables, time) is taken now
+            logger, min_level = inline[1], inline[2]
+            if _LEVEL[method] < min_level:
+                return
+            stamp = _state["stamp"]
+            if (stamp is not None and logger.__class__ is _SinkLogger
+                    and not structlog.contextvars.merge_contextvars(logger, method, {})
+                    and logger.sink.write_later(_deferred_line, (module, r, probe_id, method, stamp.text()))):
+                return
+        _emit(cached, method, _probe_values(module, r, probe_id))
         return
+    values = _probe_values(module, r, probe_id)
     fields = dict(zip(PROBE_KEYS, values, strict=True))
     verdict = fields["verdict"]
     before = _verdicts.get((r.agent, module))

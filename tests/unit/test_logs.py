@@ -440,3 +440,66 @@ def test_probe_ids_are_random_uuid4_texts() -> None:
     bits = {i: {int(t.replace("-", ""), 16) >> i & 1 for t in ids} for i in range(128)}
     fixed = {i for i, seen in bits.items() if len(seen) == 1}
     assert fixed == {62, 63, 76, 77, 78, 79}  # only the variant and version bits never change
+
+
+async def test_batched_probe_lines_are_made_in_the_batch_with_what_was_true_when_logged(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """While batching, a probe line's text is made when the batch is written (`Sink.write_later`), byte for byte
+    the line written at once: its timestamp, level and context variables are taken when it is logged."""
+    rows = _results()
+    plain, batched = io.StringIO(), _Stream()
+    issued: list[str] = []  # every timestamp handed out, in order
+
+    def stamp(_self: Any) -> str:
+        issued.append(f"2026-12-02T01:00:{len(issued):02d}.000001Z")
+        return issued[-1]
+
+    logged = 0
+    for stream in (plain, batched):
+        logs.configure("info", "json", stream=stream)
+        monkeypatch.setattr(logs._Stamp, "text", stamp)
+        if stream is batched:
+            logs.batch()
+        for i, r in enumerate(rows):
+            logs.log_probe("ping", r, f"id-{i}")
+        if stream is batched:
+            kept = logs._sink[0]._lines
+            assert len(kept) == len(rows) and all(entry.__class__ is tuple for entry in kept)  # not made yet
+            logged = len(issued)
+            structlog.contextvars.bind_contextvars(request_id="r-1")  # bound after: not in the kept lines
+            try:
+                logs.unbatch()
+            finally:
+                structlog.contextvars.clear_contextvars()
+    made = batched.text().splitlines()
+    assert len(made) == len(rows)
+    # each line with the stamp taken when it was logged (before the batch was written), in order
+    times = [json.loads(x)["timestamp"] for x in made]
+    assert times == sorted(times) and set(times) <= set(issued[:logged])
+    assert [_STAMP.sub("T", x) for x in made] == [_STAMP.sub("T", x) for x in plain.getvalue().splitlines()]
+    assert all("request_id" not in x for x in made) and all(SECRET not in x for x in made)
+    # a line held back by the level filter is not kept at all
+    logs.configure("warning", "json", stream=batched)
+    logs.batch()
+    logs.log_probe("ping", rows[0], "id-x")  # a pass: info
+    assert logs._sink[0]._lines == []
+    logs.unbatch()
+
+
+async def test_a_kept_line_that_fails_to_render_loses_no_other_line() -> None:
+    out = _Stream()
+    sink = logs.Sink(out)
+    sink.batch(asyncio.get_running_loop())
+    a, b = _lines(2)
+
+    def broken() -> str:
+        raise ValueError("a bug")
+
+    sink.write(a)
+    assert sink.write_later(broken, ())
+    assert sink.write_later(lambda x: x, (b,))
+    with pytest.raises(ValueError, match="a bug"):
+        sink.flush()
+    assert out.text() == a + b
+    sink.unbatch()
+    assert not logs.Sink(out).write_later(lambda: "", ())  # not batching: the caller writes the line itself
