@@ -163,7 +163,8 @@ async def _fleet_records(args: argparse.Namespace) -> dict[str, float]:
             # a loaded machine may time a few out (each still recorded, as the daemon would): at most 2 % of them
             assert sum(ok) >= 0.98 * args.agents, f"pass {pass_no}: {sum(ok)} of {args.agents} loopback agents passed"
             if sum(ok) != args.agents:
-                print(f"pass {pass_no}: {args.agents - sum(ok)} of {args.agents} loopback agents failed", file=sys.stderr)
+                failed = args.agents - sum(ok)
+                print(f"pass {pass_no}: {failed} of {args.agents} loopback agents failed", file=sys.stderr)
         counted = (metrics.registry.get_sample_value(counter) or 0.0) - before
     if hasattr(logs, "unbatch"):
         logs.unbatch()
