@@ -150,16 +150,7 @@ class Sink:
             if self._loop is None or urgent or threading.get_ident() != self._thread:
                 self._drain_locked(line)
                 return
-            self._lines.append(line)
-            self._size += len(line)
-            if self._size >= BATCH_BYTES:
-                self._drain_locked("")
-            elif self._timer is None:
-                try:
-                    self._timer = self._loop.call_later(BATCH_SECONDS, self._on_timer)
-                except RuntimeError:  # the loop closed without `unbatch`: write through from now on
-                    self._loop = None
-                    self._drain_locked("")
+            self._keep(line, len(line))
 
     def write_later(self, render: Callable[..., str], args: tuple[Any, ...]) -> bool:
         """Keep a line to be rendered when the batch is written (`render(*args)`, with its newline), in its place
@@ -169,17 +160,22 @@ class Sink:
         with self._lock:
             if self._loop is None or threading.get_ident() != self._thread:
                 return False
-            self._lines.append((render, args))
-            self._size += DEFERRED_BYTES
-            if self._size >= BATCH_BYTES:
-                self._drain_locked("")
-            elif self._timer is None:
-                try:
-                    self._timer = self._loop.call_later(BATCH_SECONDS, self._on_timer)
-                except RuntimeError:  # the loop closed without `unbatch`: write through from now on
-                    self._loop = None
-                    self._drain_locked("")
+            self._keep((render, args), DEFERRED_BYTES)
             return True
+
+    def _keep(self, line: str | tuple[Callable[..., str], tuple[Any, ...]], size: int) -> None:
+        """Under the lock, on the batching thread: keep a line, and write the batch once it is full or arm its timer."""
+        assert self._loop is not None
+        self._lines.append(line)
+        self._size += size
+        if self._size >= BATCH_BYTES:
+            self._drain_locked("")
+        elif self._timer is None:
+            try:
+                self._timer = self._loop.call_later(BATCH_SECONDS, self._on_timer)
+            except RuntimeError:  # the loop closed without `unbatch`: write through from now on
+                self._loop = None
+                self._drain_locked("")
 
     def flush(self) -> None:
         with self._lock:

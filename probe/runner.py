@@ -19,7 +19,7 @@ import resource
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import structlog
 
@@ -63,7 +63,56 @@ def auto_concurrency(config: ProbeConfig) -> int:
     return max(MIN_SLOTS, min(cap, math.ceil(2 * busy)))
 
 
-class Slots:
+_E = TypeVar("_E")
+
+
+class _TimerHeap(Generic[_E]):
+    """Many entries' deadlines on one loop timer, armed at the earliest deadline of an entry not yet ended; an entry
+    that ends is only marked (`_ended`) and dropped when it reaches the heap's top. Subclasses say what ended means
+    and what a due entry does (`_due`)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _E]] = []  # (deadline, sequence, entry)
+        self._seq = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._at = math.inf  # when the timer fires
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @staticmethod
+    def _ended(entry: _E) -> bool:
+        raise NotImplementedError
+
+    def _due(self, entry: _E) -> None:
+        raise NotImplementedError
+
+    def add(self, loop: asyncio.AbstractEventLoop, when: float, entry: _E) -> None:
+        if loop is not self._loop:  # a new event loop (tests run one each): the old loop's timer never fires here
+            self._heap, self._timer, self._at, self._loop = [], None, math.inf, loop
+        self._seq += 1
+        heapq.heappush(self._heap, (when, self._seq, entry))
+        if when < self._at:  # entries mostly come in deadline order: rare
+            self._arm(loop, when)
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._at = when
+        self._timer = loop.call_at(when, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer, self._at = None, math.inf
+        heap, now, ended = self._heap, loop.time(), self._ended
+        while heap:
+            when, _seq, entry = heap[0]
+            if not ended(entry) and when > now:
+                self._arm(loop, when)
+                return
+            heapq.heappop(heap)
+            if not ended(entry):
+                self._due(entry)
+
+
+class Slots(_TimerHeap["_Waiter"]):
     """A resizable FIFO concurrency limit whose waiters give up at their own deadline.
 
     A waiter is a small entry in a queue, not a task: an overloaded daemon holds thousands of runs waiting (50,000
@@ -73,15 +122,11 @@ class Slots:
     a waiter handed a slot or expired is marked done and dropped from the queue and the heap lazily."""
 
     def __init__(self, limit: int) -> None:
+        super().__init__()
         self.limit = limit
         self.used = 0
         self._queue: deque[_Waiter] = deque()  # FIFO; done waiters are skipped
         self._live = 0  # waiters not done
-        self._expiry: list[tuple[float, int, _Waiter]] = []  # (deadline, sequence, waiter): a heap
-        self._seq = 0
-        self._timer: asyncio.TimerHandle | None = None
-        self._at = math.inf  # when the timer fires
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def waiting(self) -> int:
@@ -99,15 +144,9 @@ class Slots:
 
     def wait(self, waiter: _Waiter, deadline: float) -> None:
         """Queue `waiter` until loop time `deadline`: it is `admit`ted with a slot held, or `expire`d without one."""
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # a new event loop (tests run one each): the old loop's timer never fires here
-            self._expiry, self._timer, self._at, self._loop = [], None, math.inf, loop
         self._queue.append(waiter)
         self._live += 1
-        self._seq += 1
-        heapq.heappush(self._expiry, (deadline, self._seq, waiter))
-        if deadline < self._at:
-            self._arm(loop, deadline)
+        self.add(asyncio.get_running_loop(), deadline, waiter)
 
     def drop(self, waiter: _Waiter) -> bool:
         """Take a waiter out (cancelled); False when it was already admitted or expired."""
@@ -155,23 +194,13 @@ class Slots:
             if not waiter.admit():
                 self.used -= 1
 
-    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._at = when
-        self._timer = loop.call_at(when, self._fire, loop)
+    @staticmethod
+    def _ended(waiter: _Waiter) -> bool:
+        return waiter.done
 
-    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._timer, self._at = None, math.inf
-        heap, now = self._expiry, loop.time()
-        while heap:
-            when, _seq, waiter = heap[0]
-            if not waiter.done and when > now:
-                self._arm(loop, when)
-                return
-            heapq.heappop(heap)
-            if self.drop(waiter):
-                waiter.expire()  # due without a slot; it stays in the queue, skipped when it reaches the front
+    def _due(self, waiter: _Waiter) -> None:
+        if self.drop(waiter):
+            waiter.expire()  # due without a slot; it stays in the queue, skipped when it reaches the front
 
 
 class _Waiter:
@@ -481,7 +510,7 @@ class _Deadline:
         return self._task.uncancel() <= self._before
 
 
-class _Deadlines:
+class _Deadlines(_TimerHeap["_Deadline"]):
     """Every run's outer deadline on one loop timer, armed at the earliest deadline of a run still going.
 
     A TimerHandle a run (what asyncio.timeout costs) goes into the loop's heap of timers, ordered by a Python
@@ -490,38 +519,12 @@ class _Deadlines:
     only marks its entry; the one timer fires at the earliest deadline of a run still going, expires every run due
     by then (exactly at its deadline, as before), drops the ended ones and re-arms for the next."""
 
-    def __init__(self) -> None:
-        self._heap: list[tuple[float, int, _Deadline]] = []
-        self._seq = 0
-        self._timer: asyncio.TimerHandle | None = None
-        self._at = math.inf  # when the timer fires
-        self._loop: asyncio.AbstractEventLoop | None = None
+    @staticmethod
+    def _ended(deadline: _Deadline) -> bool:
+        return deadline.over
 
-    def add(self, loop: asyncio.AbstractEventLoop, when: float, deadline: _Deadline) -> None:
-        if loop is not self._loop:  # a new event loop (tests run one each): the old loop's timer never fires here
-            self._heap, self._timer, self._at, self._loop = [], None, math.inf, loop
-        self._seq += 1
-        heapq.heappush(self._heap, (when, self._seq, deadline))
-        if when < self._at:  # scheduled runs of one module come in deadline order: rare
-            self._arm(loop, when)
-
-    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._at = when
-        self._timer = loop.call_at(when, self._fire, loop)
-
-    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._timer, self._at = None, math.inf
-        heap, now = self._heap, loop.time()
-        while heap:
-            when, _seq, deadline = heap[0]
-            if not deadline.over and when > now:
-                self._arm(loop, when)
-                return
-            heapq.heappop(heap)
-            if not deadline.over:
-                deadline()  # due: the run is cancelled, and ends as a timeout
+    def _due(self, deadline: _Deadline) -> None:
+        deadline()  # due: the run is cancelled, and ends as a timeout
 
 
 # A failed run is the probe's own overload, not the agent's, when it ran into its deadline while the loop stood
