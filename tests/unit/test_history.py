@@ -170,7 +170,10 @@ def test_kept_records_hold_their_own_size_per_job() -> None:
     assert job.failure_checks is job.latest_checks
     parts = len(job.latest_rest) + len(job.latest_checks) + len(job.failure_rest)
     held = sum(s.size_diff for s in after.compare_to(before, "filename")) / 200
-    assert held < parts + 1024, (held, parts, len(dump(warm)))  # ring arrays and slots: well under 1 KiB
+    # besides its parts a job holds its ring arrays, its slots object, two dict entries, the run's interface URL
+    # and the parts' bytes headers: ~1.05 KiB once the dictionaries are trained (the parts are then ~0.4-1 KB),
+    # ~0.1 KiB before; a job holding its whole result would hold several times the result's JSON
+    assert held < parts + 1280, (held, parts, len(dump(warm)))
 
 
 def test_parts_read_back_the_same_before_and_after_the_dictionaries_are_trained(monkeypatch: Any) -> None:
