@@ -12,7 +12,8 @@ import asyncio
 from typing import Any
 
 from probe import redact
-from probe.checks.catalogue import make_check, shared_check
+from probe.checks import grading
+from probe.checks.catalogue import Severity, make_check, shared_check
 from probe.reasons import Reason
 from probe.results import CheckResult, Status, StepName
 from probe.wire import schema
@@ -290,8 +291,11 @@ class StreamJudge:
             return Reason.INVOKE_A2A_ERROR, f"the stream carried an error: {self.rpc_error}"
         if self.limit_hit is not None and self.terminal_at is None:
             return Reason.WORK_LIMIT_EXCEEDED, f"the probe stopped reading the stream: {self.limit_hit}"
+        version = self.version or self.d.version
         for cid, reason in _REASON_BY_CHECK:
-            if self.problems[cid]:
+            # a rule the version words below MUST (0.3: the Task first, closing after final) is a finding, not
+            # the verdict: a2a-sdk's 0.3 client reads such a stream to its end
+            if self.problems[cid] and grading.level_of(cid, version) is Severity.MUST:
                 return reason, f"{cid}: " + "; ".join(self.problems[cid])
         if self.final_item() is None:
             return Reason.STREAM_NO_TERMINAL, "no task state received"

@@ -1,7 +1,9 @@
-"""A scripted agent: a valid 1.0 card, and POST answers replayed verbatim from a script.
+"""A scripted agent: a valid card, and answers replayed verbatim from a script.
 
 For wire faults that need exact bytes (envelopes, event order, artifact chunks, streams that stay
-open); the request's JSON-RPC id is substituted for the token `{id}`.
+open); the request's JSON-RPC id is substituted for the token `{id}`. A 1.0 JSON-RPC card by default;
+`version="0.3"` serves a 0.3 card, and `rest` routes ("VERB /path" under /rest) make the card's one
+interface HTTP+JSON. A list of replies answers successive calls in turn (the last one repeats).
 """
 
 from __future__ import annotations
@@ -29,8 +31,15 @@ class Reply:
     whole: bool = False  # the chunks as one body with a Content-Length: the answer and its end in one write
 
 
-def card(origin: str, **extra: Any) -> dict[str, Any]:
-    return valid_card(f"{origin}/rpc", name="scripted", **extra)
+Replies = Reply | list[Reply]
+
+
+def card(origin: str, *, version: str = "1.0", rest: bool = False, **extra: Any) -> dict[str, Any]:
+    if not rest:
+        return valid_card(f"{origin}/rpc", name="scripted", version=version, **extra)
+    if version == "1.0":
+        return valid_card((f"{origin}/rest", "HTTP+JSON", "1.0"), name="scripted", **extra)
+    return valid_card(f"{origin}/rest", name="scripted", version=version, preferredTransport="HTTP+JSON", **extra)
 
 
 def sse(*results: dict[str, Any]) -> list[str]:
@@ -52,41 +61,59 @@ def artifact(aid: str, text: str, *, append: bool = False, last: bool = False, t
 
 
 @asynccontextmanager
-async def scripted_agent(replies: dict[str, Reply], card_extra: dict[str, Any] | None = None,
-                         card_routes: dict[str, web.Response] | None = None) -> AsyncIterator[str]:
-    """Serve replies keyed by JSON-RPC method; yields the origin."""
+async def scripted_agent(replies: dict[str, Replies], card_extra: dict[str, Any] | None = None,
+                         card_routes: dict[str, web.Response] | None = None, *, version: str = "1.0",
+                         rest: dict[str, Replies] | None = None) -> AsyncIterator[str]:
+    """Serve replies keyed by JSON-RPC method (or, with `rest`, by "VERB /path" under /rest); yields the origin."""
     origin = ""
+    calls: dict[str, int] = {}
 
     async def card_handler(_: web.Request) -> web.Response:
-        return web.json_response(card(origin, **(card_extra or {})), headers={"Cache-Control": "max-age=60",
-                                                                               "ETag": '"x"'})
+        doc = card(origin, version=version, rest=rest is not None, **(card_extra or {}))
+        return web.json_response(doc, headers={"Cache-Control": "max-age=60", "ETag": '"x"'})
 
-    async def rpc(request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        reply = replies.get(body.get("method"))
-        if reply is None:
-            return web.json_response({"jsonrpc": "2.0", "id": body.get("id"),
-                                      "error": {"code": -32601, "message": "Method not found"}})
+    def _next(key: str, script: Replies) -> Reply:
+        turn = calls[key] = calls.get(key, -1) + 1
+        return script if isinstance(script, Reply) else script[min(turn, len(script) - 1)]
+
+    async def play(request: web.Request, reply: Reply, rid: str) -> web.StreamResponse:
         if reply.whole:
             return web.Response(status=reply.status, headers={"Content-Type": reply.content_type},
-                                body="".join(reply.chunks).replace("{id}", str(body.get("id"))).encode())
+                                body="".join(reply.chunks).replace("{id}", rid).encode())
         resp = web.StreamResponse(status=reply.status, headers={"Content-Type": reply.content_type})
         await resp.prepare(request)
         for chunk in reply.chunks:
-            await resp.write(chunk.replace("{id}", str(body.get("id"))).encode())
+            await resp.write(chunk.replace("{id}", rid).encode())
         for pause, chunk in reply.later:
             await asyncio.sleep(pause)
-            await resp.write(chunk.replace("{id}", str(body.get("id"))).encode())
+            await resp.write(chunk.replace("{id}", rid).encode())
         if reply.hold_open:
             await asyncio.sleep(reply.hold_open)
         await resp.write_eof()
         return resp
+
+    async def rpc(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        script = replies.get(body.get("method"))
+        if script is None:
+            return web.json_response({"jsonrpc": "2.0", "id": body.get("id"),
+                                      "error": {"code": -32601, "message": "Method not found"}})
+        return await play(request, _next(body.get("method"), script), str(body.get("id")))
+
+    def rest_route(key: str, script: Replies) -> Any:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return await play(request, _next(key, script), "")
+
+        return handler
 
     app = web.Application()
     app.router.add_get("/.well-known/agent-card.json", card_handler)
     for path, response in (card_routes or {}).items():
         app.router.add_get(path, _replay(response))
     app.router.add_post("/rpc", rpc)
+    for key, script in (rest or {}).items():
+        verb, path = key.split(" ", 1)
+        app.router.add_route(verb, f"/rest{path}", rest_route(key, script))
     async with serve(app) as served:
         origin = served
         yield origin

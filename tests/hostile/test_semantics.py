@@ -1,0 +1,142 @@
+"""Hostile and subtly broken agents at the level of task and event semantics, on every binding.
+
+Each case is one agent that breaks one rule of its version (1.0, or 0.3 where the rule differs there): the verdict,
+ONE primary reason naming the root cause, and no traceback. Expectations follow the spec text of the version
+(v1.0.1 / v0.3.0 docs/specification.md) and what a2a-sdk's client accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from probe.engine import run_probe
+from probe.reasons import Reason
+from probe.report import to_dict
+from probe.results import ProbeResult, Severity, Status, StepName
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.agents.scripted import Reply, artifact, scripted_agent, sse, status, task
+
+Json = dict[str, Any]
+STREAM = (StepName.STREAM,)
+INVOKE = (StepName.INVOKE,)
+
+
+async def _probe(client: HttpClient, origin: str, steps: tuple[StepName, ...], *, version: str = "1.0",
+                 **kw: Any) -> ProbeResult:
+    kw.setdefault("timeout", 3.0)
+    return await run_probe(Target(name="t", url=origin, a2a_version=version, **kw), client, steps=steps)
+
+
+def _held(r: ProbeResult, caplog: pytest.LogCaptureFixture) -> Json:
+    """No probe bug: no traceback logged, no internal error; the report is what the assertions read."""
+    assert r.reason is not Reason.PROBE_ERROR, to_dict(r)
+    assert "Traceback" not in caplog.text
+    return to_dict(r)
+
+
+# ---- 0.3 JSON-RPC shapes
+
+
+def task03(state: str, tid: str = "t1", cid: str = "c1", **extra: Any) -> Json:
+    return {"kind": "task", "id": tid, "contextId": cid, "status": {"state": state}, **extra}
+
+
+def status03(state: str, final: bool | None = None, tid: str = "t1", cid: str = "c1") -> Json:
+    ev: Json = {"kind": "status-update", "taskId": tid, "contextId": cid, "status": {"state": state}}
+    return ev if final is None else ev | {"final": final}
+
+
+def artifact03(aid: str, text: str, *, append: bool = False, last: bool = False) -> Json:
+    return {"kind": "artifact-update", "taskId": "t1", "contextId": "c1", "append": append, "lastChunk": last,
+            "artifact": {"artifactId": aid, "parts": [{"kind": "text", "text": text}]}}
+
+
+def _stream(version: str, events: list[str]) -> dict[str, Any]:
+    method = "SendStreamingMessage" if version == "1.0" else "message/stream"
+    return {method: Reply(content_type="text/event-stream", chunks=events)}
+
+
+V1_ART = [{"artifactId": "a", "parts": [{"text": "ok"}]}]
+V03_ART = [{"artifactId": "a", "parts": [{"kind": "text", "text": "ok"}]}]
+
+STREAM_CASES = [
+    # (id, version, events, reason, check id, fragment)
+    ("1.0 completed then working", "1.0", sse(task("SUBMITTED"), status("COMPLETED"), status("WORKING")),
+     Reason.STREAM_STATE_REGRESSION, "stream.no_regression", "COMPLETED -> WORKING"),
+    ("0.3 completed then working", "0.3", sse(task03("submitted"), status03("completed", True),
+                                              status03("working", False)),
+     Reason.STREAM_STATE_REGRESSION, "stream.no_regression", "COMPLETED -> WORKING"),
+    ("1.0 two terminal states", "1.0", sse(task("SUBMITTED"), status("COMPLETED"), status("FAILED")),
+     Reason.STREAM_STATE_REGRESSION, "stream.no_regression", "COMPLETED -> FAILED after the terminal state"),
+    ("0.3 two terminal states", "0.3", sse(task03("submitted"), status03("completed", True),
+                                           status03("failed", True)),
+     Reason.STREAM_STATE_REGRESSION, "stream.no_regression", "COMPLETED -> FAILED after the terminal state"),
+    ("1.0 the terminal event twice", "1.0", sse(task("SUBMITTED"), status("COMPLETED"), status("COMPLETED")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.closes_after_terminal", "event 2 (status) after the terminal"),
+    ("0.3 submitted after working", "0.3", sse(task03("submitted"), status03("working", False),
+                                               status03("submitted", False), status03("completed", True)),
+     Reason.STREAM_STATE_REGRESSION, "stream.no_regression", "WORKING -> SUBMITTED"),
+    ("1.0 final status names another task", "1.0", sse(task("SUBMITTED"), status("COMPLETED", tid="t2")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.consistent_ids", "taskId 't2'"),
+    ("1.0 final status names another context", "1.0", sse(task("SUBMITTED"), status("COMPLETED", cid="c2")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.consistent_ids", "contextId 'c2'"),
+    ("0.3 final status names another task", "0.3", sse(task03("submitted"), status03("completed", True, tid="t2")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.consistent_ids", "taskId 't2'"),
+    ("0.3 append to an unknown artifact", "0.3", sse(task03("submitted"), artifact03("b", "x", append=True),
+                                                     status03("completed", True)),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.artifact_chunks", "append to unknown artifact 'b'"),
+    ("0.3 a chunk after lastChunk", "0.3", sse(task03("submitted"), artifact03("a", "x", last=True),
+                                               artifact03("a", "y", append=True), status03("completed", True)),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.artifact_chunks", "after its lastChunk"),
+    ("1.0 stream of 0.3-shaped events", "1.0", sse(task03("submitted"), status03("completed", True)),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.events_parse", "looks like a 0.3 result"),
+    ("0.3 stream of 1.0-shaped events", "0.3", sse(task("SUBMITTED"), status("COMPLETED")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.events_parse", "looks like a 1.0 result"),
+    ("1.0 artifact first", "1.0", sse(artifact("a", "x"), status("COMPLETED")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.first_event", "not the Task"),
+    ("0.3 completed without final", "0.3", sse(task03("submitted"), status03("completed")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.schema", "final"),
+]
+
+
+@pytest.mark.parametrize(("version", "events", "reason", "check_id", "fragment"),
+                         [c[1:] for c in STREAM_CASES], ids=[c[0] for c in STREAM_CASES])
+async def test_stream_semantics(client: HttpClient, caplog: pytest.LogCaptureFixture, version: str,
+                                events: list[str], reason: Reason, check_id: str, fragment: str) -> None:
+    async with scripted_agent(_stream(version, events), version=version) as origin:
+        r = await _probe(client, origin, STREAM, version=version)
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    check = r.check(check_id)
+    assert check is not None and check.status is Status.FAIL and fragment in check.message, (check, rep)
+
+
+HELD_STREAMS = [
+    # streams a2a-sdk's client reads to the end: the probe passes them, naming a SHOULD it found broken
+    ("0.3 status-update first (no MUST in 0.3 §7.2)", "0.3",
+     sse(status03("working", False), status03("completed", True)), "stream.first_event"),
+    ("0.3 events after final: true (the close is shown, no MUST)", "0.3",
+     sse(task03("submitted"), status03("completed", True), artifact03("z", "late")), "stream.closes_after_terminal"),
+    ("0.3 final: false on completed, then closed", "0.3", sse(task03("submitted"), status03("completed", False)),
+     None),
+    ("1.0 final Task snapshot", "1.0", sse(task("SUBMITTED"), status("COMPLETED"), task("COMPLETED")), None),
+    ("1.0 statusUpdate carrying final (an unknown field)", "1.0",
+     sse(task("SUBMITTED"), {"statusUpdate": {"taskId": "t1", "contextId": "c1", "final": True,
+                                              "status": {"state": "TASK_STATE_COMPLETED"}}}), None),
+]
+
+
+@pytest.mark.parametrize(("version", "events", "should"), [c[1:] for c in HELD_STREAMS],
+                         ids=[c[0] for c in HELD_STREAMS])
+async def test_streams_the_official_client_reads(client: HttpClient, caplog: pytest.LogCaptureFixture, version: str,
+                                                 events: list[str], should: str | None) -> None:
+    async with scripted_agent(_stream(version, events), version=version) as origin:
+        r = await _probe(client, origin, STREAM, version=version)
+    rep = _held(r, caplog)
+    assert r.success, rep
+    if should is not None:
+        check = r.check(should)
+        assert check is not None and check.status is Status.FAIL and check.severity is Severity.SHOULD, check
