@@ -229,8 +229,10 @@ class StreamJudge:
             self.artifacts[aid] = item.last_chunk
 
     def _after_terminal(self, index: int, item: Item) -> None:
-        # a final Task snapshot repeating the terminal state is allowed (spec §7); anything else is not
+        # a final Task snapshot repeating the terminal state is allowed (spec §7), of the stream's own task only;
+        # anything else is not
         if item.kind == "task" and item.state == self.state:
+            self._ids(index, item)
             return
         if item.state is not None and self.state is not None and item.state != self.state:
             self._problem("stream.no_regression",
