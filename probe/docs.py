@@ -92,15 +92,21 @@ def metrics_md() -> str:
 
 
 def _rule_cell(check_id: str, version: str) -> str:
-    rule = REQUIREMENTS[check_id].rules.get(version)
-    return f"{rule.level.value} {rule.section}" if rule else "—"
+    req = REQUIREMENTS[check_id]
+    rule = req.rules.get(version)
+    if rule is None:
+        return "—"
+    others = "".join(f"; {on}: {r.level.value} {r.section}" for on, r in req.bindings.get(version, {}).items())
+    return f"{rule.level.value} {rule.section}{others}"
 
 
 def checks_md() -> str:
     rows = ["# Check catalogue", "",
             "Generated from the requirement registry (`probe/checks/registry.py`): per check, its level and section in "
             "each version's specification (v1.0.1 — numbered as v1.0.0 —, v0.3.0, v0.2.5). A version shown as — "
-            "has no such requirement: the check is not graded for an agent that speaks it.", "",
+            "has no such requirement: the check is not graded for an agent that speaks it. Where the text gives "
+            "a binding another level, the cell names it (`grpc: MUST §10.6 …`): a check that ran there is graded "
+            "by it, elsewhere (and offline) by the first.", "",
             "| id | category | 1.0 | 0.3 | 0.2 | TCK | what it asserts | recommendation on failure |",
             "|---|---|---|---|---|---|---|---|"]
     rows += [f"| `{c.id}` | {c.category.value} | {_rule_cell(c.id, '1.0')} | {_rule_cell(c.id, '0.3')} | "

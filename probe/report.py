@@ -9,7 +9,7 @@ from typing import Any
 
 from probe import __version__, templates
 from probe.checks.catalogue import Severity
-from probe.checks.grading import family, grade, rule_for
+from probe.checks.grading import binding_of, check_binding, family, grade, rule_for
 from probe.checks.registry import REQUIREMENTS, not_tested
 from probe.checks.urls import doubled_prefix
 from probe.levels import level
@@ -74,11 +74,12 @@ def to_dict(result: ProbeResult, module: str | None = None) -> dict[str, Any]:
                       for e in s.exchanges]}
             for s in result.steps
         ],
-        "results": [_result_dict(c, result.protocol_version) for c in checks],
+        "results": [_result_dict(c, result.protocol_version, result.binding) for c in checks],
         "levels": _level_totals(checks),
         "notTested": [{"id": n.id, "title": n.title, "level": n.level.value, "section": n.section, "why": n.why}
                       for n in not_tested(result.protocol_version, {c.id: (c.status.value, c.message) for c in checks},
-                                          suite=any(s.name is StepName.SUITE for s in result.steps))],
+                                          suite=any(s.name is StepName.SUITE for s in result.steps),
+                                          binding=binding_of(result.binding))],
     }
 
 
@@ -89,14 +90,15 @@ def _error_mapping(result: ProbeResult) -> dict[str, Any]:
     return {"errorMapping": verdict, "errorMappingEvidence": lines}
 
 
-def _result_dict(c: CheckResult, version: str | None) -> dict[str, Any]:
-    """One check; a check of one interface (`--binding all`) names it and is graded by that interface's version."""
+def _result_dict(c: CheckResult, version: str | None, binding: str | None) -> dict[str, Any]:
+    """One check; a check of one interface (`--binding all`) names it and is graded by that interface's version
+    and binding."""
     if c.interface:
         version = c.interface.rpartition(" ")[2]
     return {"test": c.id, "category": c.category.value, "severity": c.severity.value, "status": c.status.value,
             "message": c.message, "duration_ms": c.duration_ms, "recommendation": c.recommendation,
             "step": c.step.value if c.step else None, "reason": c.reason.value if c.reason else None,
-            "requirement": _requirement(c.id, version), "interface": c.interface}
+            "requirement": _requirement(c.id, version, check_binding(c, binding)), "interface": c.interface}
 
 
 def interface_view(result: ProbeResult, entry: InterfaceResult) -> ProbeResult:
@@ -104,7 +106,7 @@ def interface_view(result: ProbeResult, entry: InterfaceResult) -> ProbeResult:
     view = result.model_copy(update={
         "checks": [c for c in result.checks if c.interface in (None, entry.key) and c.id != "interop.bindings_agree"],
         "steps": entry.steps, "success": entry.success, "reason": entry.reason,
-        "protocol_version": entry.protocol_version, "interfaces": []})
+        "protocol_version": entry.protocol_version, "binding": entry.binding, "interfaces": []})
     grade(view)  # the card's checks were graded by the first interface's version; this one may speak another
     return view
 
@@ -119,12 +121,12 @@ def _interface_dict(result: ProbeResult, i: InterfaceResult) -> dict[str, Any]:
             "conformanceLevel": level(interface_view(result, i)).value if own else None,
             "summary": {"total": len(own), "passed": counts[Status.PASS], "failed": counts[Status.FAIL],
                         "skipped": counts[Status.SKIP]},
-            "results": [_result_dict(c, i.protocol_version) for c in own]}
+            "results": [_result_dict(c, i.protocol_version, i.binding) for c in own]}
 
 
-def _requirement(check_id: str, version: str | None) -> dict[str, Any] | None:
-    """The requirement the check tests in the probed version's own text, or None where it has none."""
-    rule = rule_for(check_id, version)
+def _requirement(check_id: str, version: str | None, binding: str | None) -> dict[str, Any] | None:
+    """The requirement the check tests in the probed version's own text (on its binding), or None where it has none."""
+    rule = rule_for(check_id, version, binding)
     if rule is None:
         return None
     return {"version": family(version), "level": rule.level.value, "section": rule.section, "words": rule.words,
@@ -199,7 +201,7 @@ def to_text(result: ProbeResult, *, verbose: bool = False) -> str:
         lines.append("  checks:" if verbose else "  failed checks:")
     for c in shown:
         version = c.interface.rpartition(" ")[2] if c.interface else result.protocol_version
-        rule = rule_for(c.id, version)
+        rule = rule_for(c.id, version, check_binding(c, result.binding))
         where = f" ({family(version)} {rule.section})" if rule else ""
         on = f" on {c.interface}" if c.interface else ""
         lines.append(f"    {_MARK[c.status]} [{c.severity.value}] {c.id}{on}{where}: {c.message}")

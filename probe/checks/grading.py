@@ -1,7 +1,8 @@
 """Grade check results by the protocol version the agent was probed in, from the registry's rules.
 
-A check's level is the one that version's specification gives it; a check whose requirement the version
-does not have is not graded (skipped, saying so and what was observed), so a 1.0 rule never fails a 0.3 agent.
+A check's level is the one that version's specification gives it, on the binding it ran on where that version's
+text differs per binding (the registry's `Requirement.bindings`); a check whose requirement the version does not
+have is not graded (skipped, saying so and what was observed), so a 1.0 rule never fails a 0.3 agent.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from probe import redact
 from probe.checks.catalogue import Category, Rule, Severity, get, make_check
 from probe.checks.registry import REQUIREMENTS
 from probe.reasons import Reason
-from probe.results import CheckResult, ProbeResult, Status, StepName, copy_check
+from probe.results import BindingName, CheckResult, ProbeResult, Status, StepName, copy_check
 
 
 @lru_cache(maxsize=256)  # a handful of versions, asked about ~30 times a probe
@@ -30,20 +31,36 @@ def _rules(check_id: str) -> Mapping[str, Rule]:
     return req.rules if req is not None else {}
 
 
-def rule_for(check_id: str, version: str | None) -> Rule | None:
+@lru_cache(maxsize=64)  # the card's spelling or a registry name: a handful of values
+def binding_of(binding: str | None) -> str | None:
+    """The registry name (jsonrpc, http_json, grpc) of a card's protocolBinding or a registry name; None if other."""
+    name = BindingName.of(binding)
+    return name.value if name is not None else None
+
+
+def rule_for(check_id: str, version: str | None, binding: str | None = None) -> Rule | None:
+    """The rule `version`'s text gives the check on `binding` (the card's protocolBinding or the registry name;
+    None: not known, the version's general rule)."""
     fam = family(version)
-    return _rules(check_id).get(fam) if fam else None
+    req = REQUIREMENTS.get(check_id)
+    return req.rule(fam, binding_of(binding)) if req is not None and fam else None
 
 
-@lru_cache(maxsize=4096)  # checks x versions: bounded by the catalogue, a pure function of the registry
-def level_of(check_id: str, version: str | None) -> Severity | None:
-    """The check's level in `version` (the registry's); None when that version has no such requirement."""
+@lru_cache(maxsize=4096)  # checks x versions x bindings: bounded by the catalogue, a pure function of the registry
+def level_of(check_id: str, version: str | None, binding: str | None = None) -> Severity | None:
+    """The check's level in `version` on `binding` (the registry's); None when that version has no such
+    requirement."""
     rules = _rules(check_id)
     fam = family(version)
     if not rules or fam is None:
         return get(check_id).severity
-    rule = rules.get(fam)
+    rule = rule_for(check_id, version, binding)
     return rule.level if rule else None
+
+
+def check_binding(c: CheckResult, binding: str | None) -> str | None:
+    """The binding a check ran on: its interface's (`--binding all` tags it "grpc 1.0"), else the run's."""
+    return c.interface.partition(" ")[0] if c.interface else binding
 
 
 def finish(result: ProbeResult) -> None:
@@ -62,32 +79,34 @@ def grade(result: ProbeResult) -> None:
         _GRADED.clear()
         _graded_epoch = redact.epoch()
     checks = result.checks
+    binding = result.binding
     for index, c in enumerate(checks):
-        memo = _GRADED.get((id(c), version))
+        on = binding_of(check_binding(c, binding))
+        memo = _GRADED.get((id(c), version, on))
         if memo is not None and memo[0] is c:
             graded = memo[1]
         else:
-            graded = _graded(c, version)
+            graded = _graded(c, version, on)
             if redact.is_shared(c) and len(_GRADED) < _MAX_GRADED:  # immutable: one grade per version, kept
                 if graded is not c:
                     redact.share(graded)
-                _GRADED[(id(c), version)] = (c, graded)
+                _GRADED[(id(c), version, on)] = (c, graded)
         if graded is not c:
             checks[index] = graded
 
 
-# (id of a shared check, version) -> (the check, kept alive so the id stays its own; the check as graded there);
-# admitted while there is room (the shared checks are bounded too), forgotten with the shared objects
-_GRADED: dict[tuple[int, str | None], tuple[CheckResult, CheckResult]] = {}
+# (id of a shared check, version, binding) -> (the check, kept alive so the id stays its own; the check as graded
+# there); admitted while there is room (the shared checks are bounded too), forgotten with the shared objects
+_GRADED: dict[tuple[int, str | None, str | None], tuple[CheckResult, CheckResult]] = {}
 _MAX_GRADED = 8_192
 _graded_epoch = 0
 
 
-def _graded(c: CheckResult, version: str | None) -> CheckResult:
+def _graded(c: CheckResult, version: str | None, binding: str | None) -> CheckResult:
     rules = _rules(c.id)
     if not rules or (c.status is Status.SKIP and c.message.startswith("not graded")):
         return c
-    level = level_of(c.id, version)
+    level = level_of(c.id, version, binding)
     if level is None:
         others = ", ".join(f"{v} {r.section}" for v, r in rules.items())
         observed = f"; observed: {c.message}" if c.message and c.message != get(c.id).title else ""

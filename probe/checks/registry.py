@@ -8,6 +8,11 @@ is not listed does not have the requirement: the check is not graded for an agen
 `UNCOVERED` lists requirements of the texts that no check tests yet, with why; reports show them as
 "not tested" for the probed version. Where 1.0.0 and 1.0.1 differ (the HTTP and gRPC error mappings, §5.4),
 both are accepted: `probe.wire.a2a_errors` says which one an answer follows.
+
+Where a version's text gives one requirement a different level on different bindings (e.g. ErrorInfo: a MUST in
+§10.6 gRPC and §11.6 HTTP+JSON, a SHOULD in 1.0.1's §9.5 JSON-RPC), `Requirement.bindings` holds the rule of each
+binding that differs, by version; `rules` holds the rule where the binding is not known (offline) or not listed.
+The grading reads both (`probe.checks.grading.rule_for`): no binding is special-cased anywhere else.
 """
 
 from __future__ import annotations
@@ -26,6 +31,16 @@ class Requirement:
     rules: Mapping[str, Rule]  # version family -> the rule; absent: that version has no such requirement
     tck: tuple[str, ...] = ()  # the official TCK's requirement ids this matches
     note: str = ""  # why a version is not listed, or how the check reads the text
+    # version family -> binding (registry name: jsonrpc, http_json, grpc) -> the rule where that binding's text
+    # differs from `rules`; a version or binding not listed here is graded by `rules`
+    bindings: Mapping[str, Mapping[str, Rule]] = field(default_factory=dict)
+
+    def rule(self, version: str, binding: str | None = None) -> Rule | None:
+        """The rule of `version` (a family: "1.0") on `binding` (None: not known)."""
+        rule = self.rules.get(version)
+        if rule is None or binding is None:
+            return rule
+        return self.bindings.get(version, {}).get(binding, rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -457,12 +472,28 @@ REQUIREMENTS: dict[str, Requirement] = {
         ("VER-SERVER-003",), "0.3 and 0.2 have no A2A-Version header; on gRPC the a2a-version metadata key (a 0.3 "
         "reading of lf.a2a.v1, a service 0.3 does not have, is a refusal)"),
     "errors.error_info": Requirement(
-        {"1.0": _r(_S, "§9.5 Error Handling, §10.6, §11.6, §3.3.2",
-                   "an ErrorInfo with reason and domain a2a-protocol.org")},
-        ("JSONRPC-ERR-003",), "0.3 error data is free-form. The texts differ by binding and patch: §10.6 (gRPC) "
-        "and §11.6 (HTTP+JSON) say MUST in 1.0.0 and 1.0.1, §9.5 (JSON-RPC) MUST in 1.0.0 and SHOULD in 1.0.1; "
-        "graded SHOULD on every binding (the verdict is the same: a failed error-handling check is partial either "
-        "way; docs/conformance-audit.md)"),
+        # JSON-RPC (and an unknown binding): the lower of the two 1.0 texts. A 1.0 card says "1.0", never the patch
+        # (§3.6: patch numbers MUST not be considered in negotiation), so the probe cannot tell a 1.0.0 agent, held
+        # to 1.0.0's §9.5 MUST, from a 1.0.1 one, held to a SHOULD
+        {"1.0": _r(_S, "§9.5 Error Handling (Error Detail Objects), §3.3.2",
+                   "1.0.1: Implementations SHOULD use well-known types such as google.rpc.ErrorInfo (1.0.0: MUST "
+                   "include an ErrorInfo in the data array)")},
+        ("JSONRPC-ERR-003",),
+        "0.3 error data is free-form. The texts differ by binding and patch: §10.6 (gRPC) and §11.6 (HTTP+JSON) say "
+        "MUST in 1.0.0 and 1.0.1 (\"implementations MUST include a google.rpc.ErrorInfo\"); §9.5 (JSON-RPC) says "
+        "MUST in 1.0.0 and, in 1.0.1, only \"Implementations SHOULD use well-known types such as "
+        "google.rpc.ErrorInfo\". A card declares 1.0, not its patch, so JSON-RPC is graded SHOULD, the lower of the "
+        "two; the HTTP/gRPC error-mapping evidence (errorMapping) is not used to raise it: the statuses that tell "
+        "the mappings apart are other bindings' (often another server layer), few (409, 415, 502, UNIMPLEMENTED), "
+        "and seen only when those errors were provoked, so the same JSON-RPC answer would be graded differently by "
+        "which other calls ran",
+        bindings={"1.0": {
+            "grpc": _r(_M, "§10.6 Error Handling (A2A Error Representation)",
+                       "For A2A-specific errors, implementations MUST include a google.rpc.ErrorInfo message in the "
+                       "status.details array (reason, domain a2a-protocol.org)"),
+            "http_json": _r(_M, "§11.6 Error Handling (A2A Error Representation)",
+                            "implementations MUST include a google.rpc.ErrorInfo object in the details array for "
+                            "A2A-specific errors (reason, domain a2a-protocol.org)")}}),
     "errors.no_server_errors": Requirement(
         _all(_M, "§3.3.2 Error Handling", "§8 Error Handling",
              words="bad requests get errors, not crashes (a 5xx or a dropped connection)")),
@@ -557,8 +588,10 @@ class NotTested:
     why: str
 
 
-def not_tested(version: str | None, ran: Mapping[str, tuple[str, str]], *, suite: bool) -> list[NotTested]:
-    """Every requirement of `version` that no check ran, with why: `ran` is check id -> (status, message)."""
+def not_tested(version: str | None, ran: Mapping[str, tuple[str, str]], *, suite: bool,
+               binding: str | None = None) -> list[NotTested]:
+    """Every requirement of `version` that no check ran, with why: `ran` is check id -> (status, message);
+    `binding` the registry name of the binding probed (None: not known)."""
     from probe.checks.catalogue import BY_ID, SUITE_CHECKS
 
     fam = ".".join((version or "").split(".")[:2])
@@ -567,7 +600,7 @@ def not_tested(version: str | None, ran: Mapping[str, tuple[str, str]], *, suite
     suite_ids = {c.id for c in SUITE_CHECKS}
     out: list[NotTested] = []
     for check_id, req in REQUIREMENTS.items():
-        rule = req.rules.get(fam)
+        rule = req.rule(fam, binding)
         if rule is None or check_id == "probe.completed":
             continue
         status, message = ran.get(check_id, ("", ""))

@@ -33,6 +33,7 @@ FAULTS = frozenset({
     # push without the capability, named by ErrorInfo: the 1.0.0 mapping (UNIMPLEMENTED) or the 1.0.1 one
     # (FAILED_PRECONDITION); without either, the servicer's default UNIMPLEMENTED with no details
     "push_unsupported_100", "push_unsupported_101",
+    "no_error_info",  # TaskNotFoundError without an ErrorInfo on both sides: gRPC NOT_FOUND, JSON-RPC -32001
 })
 
 
@@ -94,7 +95,8 @@ class _Servicer(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
                 await _abort(context, grpc.StatusCode.INTERNAL, "lookup failed")
             if request.id not in self.lost and "get_unknown_other_name" in self.faults:
                 await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "not here", "UNSUPPORTED_OPERATION")
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"task {request.id} not found", "TASK_NOT_FOUND")
+            await _abort(context, grpc.StatusCode.NOT_FOUND, f"task {request.id} not found",
+                         None if "no_error_info" in self.faults else "TASK_NOT_FOUND")
         return json_format.ParseDict(task, a2a_pb2.Task())
 
     async def CreateTaskPushNotificationConfig(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -117,11 +119,12 @@ class _Servicer(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
         raise AssertionError("unreachable")
 
 
-def _jsonrpc_app(store: _Store, grpc_url: str) -> web.Application:
+def _jsonrpc_app(store: _Store, grpc_url: str, faults: frozenset[str] = frozenset()) -> web.Application:
     def error(rid: Any, code: int, message: str, reason: str) -> web.Response:
         data = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "a2a-protocol.org"}]
-        return web.json_response({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message,
-                                                                        "data": data}})
+        err = {"code": code, "message": message} if "no_error_info" in faults else {"code": code, "message": message,
+                                                                                     "data": data}
+        return web.json_response({"jsonrpc": "2.0", "id": rid, "error": err})
 
     async def rpc(request: web.Request) -> web.Response:
         body = await request.json()
@@ -160,7 +163,7 @@ async def grpc_fault_agent(*faults: str, random_text: bool = False) -> AsyncIter
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     try:
-        async with serve(_jsonrpc_app(store, f"http://127.0.0.1:{port}")) as origin:
+        async with serve(_jsonrpc_app(store, f"http://127.0.0.1:{port}", frozenset(faults))) as origin:
             yield origin
     finally:
         await server.stop(grace=0.2)

@@ -96,3 +96,32 @@ def test_the_verdict_from_statuses_seen(seen: list[tuple[str, str, str, tuple[st
     got, lines = E.mapping_followed("1.0", seen)
     assert got == verdict and len(lines) == len(seen)
     assert lines[0].endswith("only") or len(seen) == 1
+
+
+async def test_error_info_is_a_must_on_grpc_and_a_should_on_json_rpc(client: HttpClient) -> None:
+    """1.0.0 and 1.0.1 §10.6: "For A2A-specific errors, implementations MUST include a google.rpc.ErrorInfo message
+    in the status.details array"; 1.0.1 §9.5: "Implementations SHOULD use well-known types such as
+    google.rpc.ErrorInfo" (1.0.0's MUST there is not asked: a card names no patch). One agent, both bindings, the same
+    TaskNotFoundError without an ErrorInfo: each interface's check is graded by its own binding's text."""
+    from probe.cli import failed
+    from probe.suite import run_suite_interfaces
+    from tests.agents.grpc_faults import grpc_fault_agent
+
+    async with grpc_fault_agent("no_error_info") as origin:
+        r = await run_suite_interfaces(Target(name="g", url=origin, timeout=5), client,
+                                       SuiteOptions(timeout=20, safe_only=True))
+    checks = {(c.interface, c.id): c for c in r.checks}
+    grpc, rpc = checks[("grpc 1.0", "errors.error_info")], checks[("jsonrpc 1.0", "errors.error_info")]
+    assert (grpc.status, grpc.severity) == (Status.FAIL, "MUST"), grpc
+    assert (rpc.status, rpc.severity) == (Status.FAIL, "SHOULD"), rpc
+    assert checks[("grpc 1.0", "errors.task_not_found")].status is Status.PASS  # NOT_FOUND alone names it
+    rep = to_dict(r)
+    jsonschema.validate(rep, SCHEMA)
+    rows = {(row["interface"], row["test"]): row for row in rep["results"]}
+    assert rows[("grpc 1.0", "errors.error_info")]["requirement"]["section"].startswith("§10.6")
+    assert rows[("jsonrpc 1.0", "errors.error_info")]["requirement"]["section"].startswith("§9.5")
+    by_binding = {i["binding"]: i for i in rep["interfaces"]}
+    assert [x["severity"] for x in by_binding["grpc"]["results"] if x["test"] == "errors.error_info"] == ["MUST"]
+    # the gRPC one counts for --fail-on must, the JSON-RPC one does not (the agent's other faults aside)
+    assert failed(r.model_copy(update={"checks": [grpc]}), "must")
+    assert not failed(r.model_copy(update={"checks": [rpc]}), "must")

@@ -80,3 +80,49 @@ def test_not_tested_lists_what_no_check_ran_with_why() -> None:
         assert listed[gap].why.startswith("no check yet")
     assert listed["lifecycle.list_tasks"].level is Severity.MUST  # a check now, listed while it did not run
     assert "lifecycle.list_tasks" not in {n.id for n in not_tested("0.3", {}, suite=True)}  # a 1.0-only operation
+
+
+# errors.error_info: 1.0.0 and 1.0.1 §10.6 (gRPC) "implementations MUST include a google.rpc.ErrorInfo message in the
+# status.details array", §11.6 (HTTP+JSON) the same MUST; §9.5 (JSON-RPC) MUST in 1.0.0, in 1.0.1 "Implementations
+# SHOULD use well-known types such as google.rpc.ErrorInfo": the lower of the two, as a card names no patch
+@pytest.mark.parametrize(("binding", "level"), [("GRPC", Severity.MUST), ("HTTP+JSON", Severity.MUST),
+                                                ("grpc", Severity.MUST), ("http_json", Severity.MUST),
+                                                ("JSONRPC", Severity.SHOULD), (None, Severity.SHOULD)])
+def test_error_info_is_graded_by_the_binding_it_ran_on(binding: str | None, level: Severity) -> None:
+    result = _result("1.0", ("errors.error_info", Status.FAIL, "ErrorInfo entries: []"))
+    result.binding = binding
+    grading.grade(result)
+    assert result.checks[0].severity is level
+    assert grading.level_of("errors.error_info", "1.0.1", binding) is level
+
+
+def test_a_tagged_check_is_graded_by_its_own_interface_binding() -> None:
+    """`--binding all`: the top-level binding is the first interface's; each check names its own."""
+    result = _result("1.0", ("errors.error_info", Status.FAIL, "no ErrorInfo"), ("errors.error_info", Status.FAIL, "x"))
+    result.binding = "JSONRPC"
+    result.checks[0] = result.checks[0].model_copy(update={"interface": "grpc 1.0"})
+    grading.grade(result)
+    assert [c.severity for c in result.checks] == [Severity.MUST, Severity.SHOULD]
+
+
+def test_the_binding_rule_is_the_one_reports_quote() -> None:
+    from probe.report import to_dict
+
+    result = _result("1.0", ("errors.error_info", Status.FAIL, "no ErrorInfo"))
+    result.binding = "GRPC"
+    grading.grade(result)
+    (row,) = to_dict(result)["results"]
+    assert row["severity"] == "MUST" and row["requirement"]["level"] == "MUST"
+    assert row["requirement"]["section"].startswith("§10.6")
+    rpc = {n.id: n for n in not_tested("1.0", {}, suite=True, binding="jsonrpc")}
+    grpc = {n.id: n for n in not_tested("1.0", {}, suite=True, binding="grpc")}
+    assert rpc["errors.error_info"].level is Severity.SHOULD and grpc["errors.error_info"].level is Severity.MUST
+    row_md = next(line for line in checks_md().splitlines() if line.startswith("| `errors.error_info` |"))
+    assert "grpc: MUST §10.6" in row_md and "http_json: MUST §11.6" in row_md
+
+
+def test_binding_rules_name_known_bindings_of_listed_versions() -> None:
+    for check_id, req in REQUIREMENTS.items():
+        for version, by_binding in req.bindings.items():
+            assert version in req.rules, (check_id, version)
+            assert set(by_binding) <= {"jsonrpc", "http_json", "grpc"}, (check_id, by_binding)
