@@ -761,7 +761,7 @@ class ProbeRun:
         msg = (f"SendMessage with {asked} returned task {item.task_id} in {state}, not a terminal or interrupted "
                "state; the probe polled GetTask to go on")
         self.check("invoke.blocking", Status.FAIL, msg, step=StepName.INVOKE)
-        if grading.level_of("invoke.blocking", self.r.protocol_version) is Severity.MUST:
+        if grading.level_of("invoke.blocking", self.r.protocol_version, self.r.binding) is Severity.MUST:
             self.soft_failures[StepName.INVOKE] = (Reason.INVOKE_NOT_BLOCKING, msg)
 
     def _shape_checks(self, item: Item, step: StepName) -> None:

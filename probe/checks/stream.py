@@ -297,7 +297,7 @@ class StreamJudge:
         for cid, reason in _REASON_BY_CHECK:
             # a rule the version words below MUST (0.3: the Task first, closing after final) is a finding, not
             # the verdict: a2a-sdk's 0.3 client reads such a stream to its end
-            if self.problems[cid] and grading.level_of(cid, version) is Severity.MUST:
+            if self.problems[cid] and grading.level_of(cid, version, self.binding) is Severity.MUST:
                 return reason, f"{cid}: " + "; ".join(self.problems[cid])
         if self.final_item() is None:
             return Reason.STREAM_NO_TERMINAL, "no task state received"
