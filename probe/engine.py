@@ -794,9 +794,10 @@ class ProbeRun:
 
         try:
             _, polled = await c.poll(item.task_id, observe=observe)
-        except PollTimeout:
+        except PollTimeout as exc:
             self.answer_arrived()  # waited for the task until the deadline: that wait is the agent's
-            msg = f"task {item.task_id} still {state_name(item.state)} at the deadline ({self.t.timeout:g}s)"
+            last = exc.last or item  # the state GetTask last said, not the one SendMessage answered with
+            msg = f"task {item.task_id} still {state_name(last.state)} at the deadline ({self.t.timeout:g}s)"
             self.check("invoke.task_completed", Status.FAIL, msg, step=StepName.INVOKE)
             raise StepFailed(Reason.TASK_TIMEOUT, msg) from None
         except (ConnectFailed, DeadlineExceeded, RedirectRefused, BodyTooLarge) as exc:

@@ -7,6 +7,7 @@ ONE primary reason naming the root cause, and no traceback. Expectations follow 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -143,3 +144,59 @@ async def test_streams_the_official_client_reads(client: HttpClient, caplog: pyt
     if should is not None:
         check = r.check(should)
         assert check is not None and check.status is Status.FAIL and check.severity is Severity.SHOULD, check
+
+
+# ---- SendMessage, then GetTask until the task ends
+
+
+def _rpc(result: Json) -> Reply:
+    return Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": result})])
+
+
+def _rpc_error(code: int, message: str) -> Reply:
+    return Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "error": {"code": code, "message": message}})])
+
+
+def _bare(t: Json) -> Json:
+    return t.get("task", t)  # type: ignore[no-any-return]
+
+
+def _send_get(version: str, sent: Json, got: list[Reply] | Reply) -> dict[str, Any]:
+    send, get = ("SendMessage", "GetTask") if version == "1.0" else ("message/send", "tasks/get")
+    return {send: _rpc(sent), get: got}
+
+
+def _v(version: str, state: str, tid: str = "t1", cid: str = "c1", done: bool = False) -> Json:
+    """A task in `state` (1.0 upper-case) as the version's JSON-RPC spells it; `done` adds the artifact."""
+    if version == "1.0":
+        return task(state, tid, cid, **({"artifacts": V1_ART} if done else {}))
+    return task03(state.lower().replace("_", "-"), tid, cid, **({"artifacts": V03_ART} if done else {}))
+
+
+INVOKE_CASES = [
+    # (id, version, SendMessage's task, GetTask's answers, reason, fragment of the step's detail)
+    *[(f"{v} the task id changes: GetTask does not know it", v, _v(v, "WORKING"), [_rpc_error(-32001, "no task t1")],
+       Reason.INVOKE_A2A_ERROR, "GetTask t1: JSON-RPC TaskNotFoundError -32001") for v in ("1.0", "0.3")],
+    *[(f"{v} working forever", v, _v(v, "SUBMITTED"), [_rpc(_bare(_v(v, "WORKING")))],
+       Reason.TASK_TIMEOUT, "task t1 still WORKING at the deadline") for v in ("1.0", "0.3")],
+    *[(f"{v} GetTask after a terminal state says WORKING", v, _v(v, "WORKING"),
+       [_rpc(_bare(_v(v, "FAILED"))), _rpc(_bare(_v(v, "WORKING")))],
+       Reason.TASK_FAILED, "task t1 ended FAILED") for v in ("1.0", "0.3")],
+    ("1.0 GetTask answers a Message", "1.0", _v("1.0", "WORKING"),
+     [_rpc({"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]})], Reason.INVOKE_BAD_RESULT, "GetTask"),
+    *[(f"{v} input-required", v, _v(v, "INPUT_REQUIRED"), [_rpc(_bare(_v(v, "INPUT_REQUIRED")))],
+       Reason.TASK_FAILED, "ended INPUT_REQUIRED") for v in ("1.0", "0.3")],
+]
+
+
+@pytest.mark.parametrize(("version", "sent", "got", "reason", "fragment"), [c[1:] for c in INVOKE_CASES],
+                         ids=[c[0] for c in INVOKE_CASES])
+async def test_invoke_semantics(client: HttpClient, caplog: pytest.LogCaptureFixture, version: str, sent: Json,
+                                got: list[Reply], reason: Reason, fragment: str) -> None:
+    async with scripted_agent(_send_get(version, sent, got), version=version) as origin:
+        r = await _probe(client, origin, INVOKE, version=version, timeout=1.5)
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(StepName.INVOKE)
+    assert step is not None and fragment in step.detail, step.detail
+    assert r.duration_s < 3.0
