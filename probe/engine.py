@@ -791,6 +791,11 @@ class ProbeRun:
             invalid = self._schema_check(answer.result, schema.Shape.TASK, StepName.INVOKE, "GetTask's answer is ")
             if invalid:
                 raise StepFailed(Reason.INVOKE_BAD_RESULT, invalid)
+            got = c.item(answer, bare_task=True)
+            other = _other_task(item, got) if got is not None else None
+            if other is not None:
+                self.check("invoke.polled_task", Status.FAIL, other, step=StepName.INVOKE)
+                raise StepFailed(Reason.INVOKE_BAD_RESULT, other)
 
         try:
             _, polled = await c.poll(item.task_id, observe=observe)
@@ -804,6 +809,8 @@ class ProbeRun:
             self._wire_failed(step, exc)
         if polled is None:
             raise StepFailed(Reason.INVOKE_BAD_RESULT, f"GetTask({item.task_id}) did not return the task")
+        self.check("invoke.polled_task", Status.PASS, "GetTask answered the task SendMessage created",
+                   step=StepName.INVOKE)
         return polled
 
     def _outcome(self, item: Item, step: StepName, prefix: str) -> None:
@@ -936,6 +943,16 @@ _ROUTE_REASONS = frozenset({Reason.INVOKE_UNREACHABLE, Reason.INVOKE_TIMEOUT, Re
 _PROBLEM_REASON = {ProblemKind.ROUTE: Reason.INVOKE_ROUTE_NOT_FOUND, ProblemKind.AUTH: Reason.INVOKE_AUTH,
                    ProblemKind.VERSION: Reason.INVOKE_VERSION_UNSUPPORTED,
                    ProblemKind.STATUS: Reason.INVOKE_UNEXPECTED_STATUS, ProblemKind.FRAMING: Reason.INVOKE_NOT_A2A}
+
+
+def _other_task(sent: Item, got: Item) -> str | None:
+    """What a GetTask answer names that is not the task SendMessage created (§3.1.3: the requested task)."""
+    if got.task_id and got.task_id != sent.task_id:
+        return f"GetTask({str(sent.task_id)[:80]}) answered task {got.task_id[:80]}"
+    if got.context_id and sent.context_id and got.context_id != sent.context_id:
+        return (f"GetTask({str(sent.task_id)[:80]}) answered the task in contextId {got.context_id[:80]}, "
+                f"SendMessage said {sent.context_id[:80]}")
+    return None
 
 
 @functools.lru_cache(maxsize=1024)  # whole seconds: within max-age (5 min by default) a fleet needs ~300 of them

@@ -152,6 +152,10 @@ CHECKS: tuple[Check, ...] = (
           "Without returnImmediately (1.0) / with blocking true (0.3), wait until the task is terminal or "
           "interrupted before answering SendMessage; clients that do not poll see an unfinished task.", "SEND-03",
           side_effects=_W),
+    Check("invoke.polled_task", _LIFE, _M,
+          "Every GetTask answer while polling is the task SendMessage created (its id and contextId)",
+          "Answer GetTask with the task its id names, in the context SendMessage gave it: a client polling a task "
+          "takes whatever comes back for that task.", "TASK-01", side_effects=_W),
     Check("invoke.no_error", _LIFE, _M, "SendMessage (and the GetTask polls) get a result, not a JSON-RPC error",
           "Answer a valid SendMessage with a Task or a Message; the JSON-RPC error in the report says what the "
           "agent refused.", "SEND-01", side_effects=_W),

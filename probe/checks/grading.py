@@ -138,7 +138,7 @@ CARRIERS: dict[Reason, tuple[str, ...]] = {
     Reason.INVOKE_A2A_ERROR: ("invoke.no_error", "stream.no_error"),
     Reason.INVOKE_VERSION_UNSUPPORTED: ("invoke.version_accepted", "stream.no_error"),
     Reason.INVOKE_LEGACY_PROTOCOL: ("interface.selected",),
-    Reason.INVOKE_BAD_RESULT: ("invoke.schema", "invoke.result_shape", "invoke.dialect"),
+    Reason.INVOKE_BAD_RESULT: ("invoke.schema", "invoke.result_shape", "invoke.dialect", "invoke.polled_task"),
     Reason.INVOKE_NOT_BLOCKING: ("invoke.blocking",),
     Reason.TASK_FAILED: ("invoke.task_completed", "stream.task_completed"),
     Reason.TASK_TIMEOUT: ("invoke.task_completed", "stream.terminal"),

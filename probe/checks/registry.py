@@ -241,6 +241,8 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.2": _r(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.blocking)",
                    "if true, the client will wait for the task to complete (no MUST)")},
         ("CORE-EXECUTION-MODE-001",)),
+    "invoke.polled_task": Requirement(
+        _all(_M, "§3.1.3 Get Task", "§7.3 tasks/get", words="the output is the requested task")),
     "invoke.no_error": Requirement(
         _all(_M, "§3.1.1 Send Message", "§7.1 message/send", words="a valid send gets a Task or a Message"),
         ("CORE-SEND-001",)),

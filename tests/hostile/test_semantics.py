@@ -35,6 +35,8 @@ def _held(r: ProbeResult, caplog: pytest.LogCaptureFixture) -> Json:
     """No probe bug: no traceback logged, no internal error; the report is what the assertions read."""
     assert r.reason is not Reason.PROBE_ERROR, to_dict(r)
     assert "Traceback" not in caplog.text
+    if r.reason is not None:  # one primary reason, carried by one failed check
+        assert len([c for c in r.failed_checks() if c.reason is r.reason]) == 1, to_dict(r)
     return to_dict(r)
 
 
@@ -175,6 +177,11 @@ def _v(version: str, state: str, tid: str = "t1", cid: str = "c1", done: bool = 
 
 INVOKE_CASES = [
     # (id, version, SendMessage's task, GetTask's answers, reason, fragment of the step's detail)
+    *[(f"{v} GetTask answers another task", v, _v(v, "WORKING"), [_rpc(_bare(_v(v, "COMPLETED", "t2", done=True)))],
+       Reason.INVOKE_BAD_RESULT, "GetTask(t1) answered task t2") for v in ("1.0", "0.3")],
+    *[(f"{v} GetTask answers another context", v, _v(v, "WORKING"),
+       [_rpc(_bare(_v(v, "COMPLETED", cid="c2", done=True)))],
+       Reason.INVOKE_BAD_RESULT, "contextId c2") for v in ("1.0", "0.3")],
     *[(f"{v} the task id changes: GetTask does not know it", v, _v(v, "WORKING"), [_rpc_error(-32001, "no task t1")],
        Reason.INVOKE_A2A_ERROR, "GetTask t1: JSON-RPC TaskNotFoundError -32001") for v in ("1.0", "0.3")],
     *[(f"{v} working forever", v, _v(v, "SUBMITTED"), [_rpc(_bare(_v(v, "WORKING")))],
