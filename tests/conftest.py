@@ -11,7 +11,7 @@ from tests.peers.fixtures import *  # noqa: F403  (session-scoped official SDK p
 
 # fixtures that start a program outside this Python (every official-SDK peer fixture is named *_peer*); a test
 # using one must carry the `external` marker, so `pytest -m "not external"` stays a fast, self-contained loop
-EXTERNAL_FIXTURES = frozenset({"chromium", "helm", "image_venv"})
+EXTERNAL_FIXTURES = frozenset({"chromium", "helm", "image_venv", "gateway"})
 
 
 def _external(fixture: str) -> bool:

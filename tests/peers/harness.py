@@ -109,13 +109,7 @@ class Peer:
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after STOP_GRACE seconds; always reaps the process. Idempotent."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        terminate(self.process)
         if self._log is not None:
             self._log.close()
         _live.discard(self)
@@ -138,6 +132,17 @@ class Peer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.astop()
+
+
+def terminate(process: subprocess.Popen[bytes], grace: float = STOP_GRACE) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds; always reaps the process. Idempotent."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def start_peer(kind: str, compat: bool = False, timeout: float = 15.0, extra_args: tuple[str, ...] = ()) -> Peer:

@@ -1,8 +1,9 @@
 """Reference peer built on the official Python A2A SDK (a2a-sdk 1.3.0).
 
-Run: ``python tests/peers/py_agent.py --port N [--grpc-port M] [--compat] [--push]``. Serves JSON-RPC at
-``/a2a/jsonrpc``, REST at ``/a2a/rest`` and the card at ``/.well-known/agent-card.json`` on 127.0.0.1, gRPC
-with ``--grpc-port``; ``--compat`` adds (and advertises) the SDK's 0.3 layer on each binding.
+Run: ``python tests/peers/py_agent.py --port N [--grpc-port M] [--compat] [--push] [--public-url URL]
+[--public-grpc URL]``. Serves JSON-RPC at ``/a2a/jsonrpc``, REST at ``/a2a/rest`` and the card at
+``/.well-known/agent-card.json`` on 127.0.0.1, gRPC with ``--grpc-port``; ``--compat`` adds (and advertises) the
+SDK's 0.3 layer on each binding; ``--public-url``/``--public-grpc`` advertise a gateway's URLs instead.
 Behaviour is keyed on the user's text; see ``Executor.execute`` and docs/sdk-peers.md.
 ``--push`` declares push notifications and wires the SDK's in-memory push config store and push sender.
 """
@@ -100,8 +101,12 @@ def _first_task(context: RequestContext) -> Task:
     )
 
 
-def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | None = None) -> AgentCard:
-    base = f"http://127.0.0.1:{port}"
+def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | None = None,
+               public_url: str | None = None, public_grpc: str | None = None) -> AgentCard:
+    # public_url / public_grpc: what the agent advertises when it runs behind a gateway (its public base URL
+    # setting, like kagent's a2aBaseUrl); by default its own loopback address
+    base = public_url.rstrip("/") if public_url else f"http://127.0.0.1:{port}"
+    grpc_url = public_grpc or f"127.0.0.1:{grpc_port}"
     jsonrpc = f"{base}/a2a/jsonrpc"
     interfaces = [AgentInterface(url=jsonrpc, protocol_binding="JSONRPC", protocol_version="1.0")]
     if compat:
@@ -114,10 +119,9 @@ def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | Non
     if compat:  # the SDK's 0.3 REST (0.3 proto JSON) under the same prefix: /a2a/rest/v1/message:send, …
         interfaces.append(AgentInterface(url=f"{base}/a2a/rest", protocol_binding="HTTP+JSON", protocol_version="0.3"))
     if grpc_port is not None:  # schemeless host:port, as the SDK advertises gRPC
-        interfaces.append(AgentInterface(url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC",
-                                         protocol_version="1.0"))
+        interfaces.append(AgentInterface(url=grpc_url, protocol_binding="GRPC", protocol_version="1.0"))
         if compat:  # the 0.3 service (a2a.v1.A2AService) on the same server
-            interfaces.append(AgentInterface(url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC",
+            interfaces.append(AgentInterface(url=grpc_url, protocol_binding="GRPC",
                                              protocol_version="0.3"))
     return AgentCard(
         name="py-ref",
@@ -132,8 +136,9 @@ def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | Non
 
 
 def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str = "sdk-key",
-              push: bool = False, grpc_port: int | None = None) -> tuple[Starlette, DefaultRequestHandler]:
-    card = build_card(port, compat, push, grpc_port)
+              push: bool = False, grpc_port: int | None = None, public_url: str | None = None,
+              public_grpc: str | None = None) -> tuple[Starlette, DefaultRequestHandler]:
+    card = build_card(port, compat, push, grpc_port, public_url, public_grpc)
     if signing_key is not None:
         # signed by the SDK's own signer (a2a-sdk[signing]): what a probe must verify as served
         from a2a.utils.signing import create_agent_card_signer
@@ -167,9 +172,12 @@ def main() -> None:
     parser.add_argument("--kid", default="sdk-key", help="the key id in the signature's protected header")
     parser.add_argument("--push", action="store_true", help="declare and serve push notifications")
     parser.add_argument("--grpc-port", type=int, help="also serve gRPC on this port (and advertise it)")
+    parser.add_argument("--public-url", help="advertise the HTTP interfaces under this base URL (behind a gateway)")
+    parser.add_argument("--public-grpc", help="advertise the gRPC interface at this URL (behind a gateway)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    app, handler = build_app(args.port, args.compat, args.signing_key, args.kid, args.push, args.grpc_port)
+    app, handler = build_app(args.port, args.compat, args.signing_key, args.kid, args.push, args.grpc_port,
+                             args.public_url, args.public_grpc)
     # A short graceful-shutdown window: open SSE streams or a pending "slow" call must not delay SIGTERM.
     config = uvicorn.Config(
         app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1

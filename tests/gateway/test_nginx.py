@@ -1,0 +1,128 @@
+"""The probe through a real nginx in front of the official a2a-sdk 1.3.0 peer: one gateway mistake per config.
+
+Each test starts the peer (advertising the gateway's URLs, as an agent with a public base URL does) and an nginx
+with one configuration a platform team really writes, then asserts the verdict and the one primary reason, and
+that the reason names the gateway's fault rather than the agent's (docs/runbook.md, "Behind a gateway").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from probe.engine import FULL_STEPS, run_interfaces, run_probe
+from probe.reasons import Reason
+from probe.results import ProbeResult, Status, StepName
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.gateway.conftest import Start
+
+pytestmark = pytest.mark.external  # starts nginx and the SDK peer
+
+# what a correct A2A route looks like: the prefix stripped once, HTTP/1.1 keep-alive upstream, SSE unbuffered
+PROXY = """
+    proxy_pass http://127.0.0.1:{up}/;
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+"""
+GRPC = """
+server {{
+  listen 127.0.0.1:{ggw} http2;
+  location / {{ grpc_pass grpc://127.0.0.1:{gup}; }}
+}}
+"""
+# the card through its own location, untouched (the faults below are in the A2A routes)
+CARD = """
+  location = {route}/.well-known/agent-card.json {{ proxy_pass http://127.0.0.1:{up}/.well-known/agent-card.json; }}
+"""
+# a gateway that rewrites the card's URLs with sub_filter (sub_filter needs the upstream body uncompressed)
+REWRITE = """
+  location = {{route}}/.well-known/agent-card.json {{{{
+    proxy_pass http://127.0.0.1:{{up}}/.well-known/agent-card.json;
+    proxy_set_header Accept-Encoding "";
+    sub_filter_types application/json;
+    sub_filter '{old}' '{new}';
+    sub_filter_once off;
+  }}}}
+"""
+
+
+def server(*parts: str, extra: str = "") -> str:
+    return "server {{\n  listen 127.0.0.1:{gw};\n" + extra + "".join(parts) + "}}\n"
+
+
+def route(directives: str = "proxy_buffering off;", proxy: str = PROXY) -> str:
+    return "  location {route}/ {{" + proxy + "    " + directives + "\n  }}\n"
+
+
+async def probe(url: str, *, binding: str | None = None, message: str = "hello gateway", timeout: float = 20.0,
+                steps: tuple[StepName, ...] = FULL_STEPS, token: str | None = None) -> ProbeResult:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    target = Target.model_validate({"name": "behind-nginx", "url": url, "binding": binding, "message": message,
+                                    "timeout": timeout, "headers": headers})
+    async with HttpClient() as client:
+        return await run_probe(target, client, steps=steps)
+
+
+def failed_step(result: ProbeResult) -> tuple[StepName, str]:
+    step = next(s for s in result.steps if s.status is Status.FAIL)
+    return step.name, step.detail or ""
+
+
+async def test_a_correct_gateway_passes_every_binding(gateway: Start) -> None:
+    """The baseline every other config changes one thing of: JSON-RPC, HTTP+JSON and gRPC (grpc_pass) all pass."""
+    behind = gateway(server(route()) + GRPC)
+    target = Target(name="behind-nginx", url=behind.url, message="hello gateway", expect_text="echo: hello gateway")
+    async with HttpClient() as client:
+        result = await run_interfaces(target, client)
+    assert result.success, (result.reason, [(i.binding, i.reason, i.steps) for i in result.interfaces])
+    assert sorted(i.binding for i in result.interfaces) == ["grpc", "http_json", "jsonrpc"]
+    for i in result.interfaces:  # every call went through the gateway
+        port = behind.grpc_port if i.binding == "grpc" else behind.port
+        assert (i.interface_url or "").startswith(f"http://127.0.0.1:{port}"), i
+
+
+async def test_the_gateway_doubles_the_route_prefix(gateway: Start) -> None:
+    """The agent already advertises its public URL under the route; the gateway's card rewrite prefixes the route
+    again, so the advertised URL repeats it and 404s behind the gateway."""
+    doubled = REWRITE.format(old='"http://127.0.0.1:{gw}/', new='"http://127.0.0.1:{gw}{route}/')
+    behind = gateway(server(doubled, route()))
+    result = await probe(behind.url)
+    assert result.reason is Reason.INTERFACE_PATH_DOUBLED
+    assert result.interface_url == f"http://127.0.0.1:{behind.port}/api/a2a/ns/name/api/a2a/ns/name/a2a/jsonrpc"
+    name, detail = failed_step(result)
+    assert name is StepName.INVOKE
+    assert "HTTP 404" in detail
+
+
+async def test_the_gateway_does_not_strip_the_route_prefix(gateway: Start) -> None:
+    """`proxy_pass http://up;` (no URI) passes /api/a2a/ns/name/a2a/jsonrpc on as it is: the agent has no such
+    route. The card's own location strips it, so discovery works; the advertised URL is right, the route is not."""
+    behind = gateway(server(CARD, "  location {route}/ {{ proxy_pass http://127.0.0.1:{up}; }}\n"))
+    result = await probe(behind.url)
+    assert result.reason is Reason.INVOKE_ROUTE_NOT_FOUND
+    name, detail = failed_step(result)
+    assert name is StepName.INVOKE
+    assert "HTTP 404" in detail
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_http_1_0_to_the_upstream_still_works(gateway: Start, binding: str) -> None:
+    """`proxy_http_version 1.0` (nginx's default): no chunking upstream, the agent closes to end its stream; nginx
+    re-frames it for the client. Nothing is wrong for a client, and the probe says so."""
+    behind = gateway(server(route(proxy="\n    proxy_pass http://127.0.0.1:{up}/;\n    proxy_http_version 1.0;\n")))
+    result = await probe(behind.url, binding=binding)
+    assert result.success, (result.reason, result.steps)
+
+
+@pytest.mark.parametrize("directives", [
+    # buffered SSE (nginx's default; the SDK's X-Accel-Buffering: no is ignored): the events arrive at the end
+    "proxy_buffering on; proxy_ignore_headers X-Accel-Buffering;",
+    # gzip on text/event-stream: compressed, flushed per upstream read while unbuffered
+    "proxy_buffering off; gzip on; gzip_types text/event-stream application/json; gzip_min_length 1;",
+])
+async def test_a_buffered_or_compressed_stream_of_a_quick_task_passes(gateway: Start, directives: str) -> None:
+    """A quick task's whole stream fits in the gateway's buffers: clients get every event, only late; a verdict
+    cannot (and does not) fail it. The slow case is below."""
+    behind = gateway(server(route(directives)))
+    result = await probe(behind.url)
+    assert result.success, (result.reason, result.steps)
