@@ -273,11 +273,14 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         "not_blocking": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": task(
             "WORKING")})]), "GetTask": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": task(
                 "COMPLETED")["task"]})])},
+        "other_task": {"SendMessage": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": task(
+            "WORKING")})]), "GetTask": Reply(chunks=[json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": task(
+                "COMPLETED", tid="t2")["task"]})])},
     }
     for name, replies in scripted.items():
         async with scripted_agent(replies) as origin:
             steps = (StepName.INVOKE,) if name in ("body_03", "state_03", "zoneless", "snake_case",
-                                                   "not_blocking", "rpc_error") else (StepName.STREAM,)
+                                                   "not_blocking", "rpc_error", "other_task") else (StepName.STREAM,)
             r = await run_probe(Target(name=name, url=origin, timeout=3.0, stream_close_grace=0.2), client,
                                 steps=steps)
             failed.update(await _failing(r))
