@@ -11,6 +11,7 @@ import asyncio
 import copy
 import functools
 import math
+import re
 import time
 import typing
 import uuid
@@ -682,7 +683,7 @@ class ProbeRun:
         err = answer.error
         if err is not None and not err.is_(a2a_errors.TASK_NOT_FOUND):
             failure = _a2a_error_reason(err, c, Op.GET)
-            if failure[0] is Reason.INVOKE_VERSION_UNSUPPORTED:
+            if failure[0] in (Reason.INVOKE_VERSION_UNSUPPORTED, Reason.INVOKE_GATEWAY_ERROR):
                 raise StepFailed(*failure)
         # any well-formed answer proves the route reaches an A2A server of this binding
         step.detail = err.describe() if err else "answered with a result"
@@ -698,6 +699,8 @@ class ProbeRun:
             reason, detail = _a2a_error_reason(answer.error, c, Op.SEND)
             if reason is Reason.INVOKE_VERSION_UNSUPPORTED:
                 self.check("invoke.version_accepted", Status.FAIL, detail, step=inv)
+            elif reason is Reason.INVOKE_GATEWAY_ERROR:  # the header never reached the agent: nothing to judge
+                self.check("invoke.version_accepted", Status.SKIP, f"not judged: {detail}", step=inv)
             else:
                 self.check("invoke.version_accepted", Status.PASS, "no version error", step=inv)
                 self.check("invoke.no_error", Status.FAIL, detail, step=inv)
@@ -939,10 +942,11 @@ class ProbeRun:
 # the steps that call the agent's interface: their calls are the agent's latency (ProbeRun.latency)
 _REMOTE_STEPS = frozenset({StepName.EXTENDED_CARD, StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH})
 _ROUTE_REASONS = frozenset({Reason.INVOKE_UNREACHABLE, Reason.INVOKE_TIMEOUT, Reason.INVOKE_ROUTE_NOT_FOUND,
-                            Reason.INVOKE_UNEXPECTED_STATUS, Reason.INVOKE_NOT_A2A})
+                            Reason.INVOKE_UNEXPECTED_STATUS, Reason.INVOKE_NOT_A2A, Reason.INVOKE_GATEWAY_ERROR})
 _PROBLEM_REASON = {ProblemKind.ROUTE: Reason.INVOKE_ROUTE_NOT_FOUND, ProblemKind.AUTH: Reason.INVOKE_AUTH,
                    ProblemKind.VERSION: Reason.INVOKE_VERSION_UNSUPPORTED,
-                   ProblemKind.STATUS: Reason.INVOKE_UNEXPECTED_STATUS, ProblemKind.FRAMING: Reason.INVOKE_NOT_A2A}
+                   ProblemKind.STATUS: Reason.INVOKE_UNEXPECTED_STATUS, ProblemKind.FRAMING: Reason.INVOKE_NOT_A2A,
+                   ProblemKind.GATEWAY: Reason.INVOKE_GATEWAY_ERROR}
 
 
 def _other_task(sent: Item, got: Item) -> str | None:
@@ -1040,10 +1044,26 @@ def error_status_hook(result: ProbeResult) -> Hook:
     return lambda _label, answer, _exc: note_error_status(result, answer)
 
 
+# the version a VersionNotSupportedError says it was asked for, as both official SDKs word it: a2a-sdk "A2A version
+# '0.3' is not supported by this handler. …", @a2a-js/sdk "The requested A2A protocol version '0.3' is not …"
+_VERSION_SEEN = re.compile(r"version '([^']{0,16})' is not supported", re.IGNORECASE)
+
+
+def _version_seen(message: str) -> str | None:
+    found = _VERSION_SEEN.search(message)
+    return found.group(1).strip() if found else None
+
+
 def _a2a_error_reason(err: A2AError, c: A2AClient, op: Op) -> tuple[Reason, str]:
     """The reason an A2A error answer to `op` stands for; the message names the method that was really called."""
     version = c.dialect.header_version
     if err.is_(a2a_errors.VERSION_NOT_SUPPORTED):
+        seen = _version_seen(err.message)
+        if version and seen is not None and seen.split(".")[:2] != version.split(".")[:2]:
+            return (Reason.INVOKE_GATEWAY_ERROR,
+                    f"{err.describe()}: the agent says it received A2A-Version {seen or '(none)'}, the probe sent "
+                    f"{version}: a gateway or proxy on the way dropped or rewrote the header (an absent one reads "
+                    "as 0.3)")
         return Reason.INVOKE_VERSION_UNSUPPORTED, f"{err.describe()} (sent A2A-Version {version})"
     if err.is_(a2a_errors.METHOD_NOT_FOUND) and c.v1:
         return (Reason.INVOKE_VERSION_UNSUPPORTED,

@@ -35,6 +35,8 @@ class Reason(StrEnum):
     INVOKE_BAD_RESULT = "invoke_bad_result"
     INVOKE_NOT_BLOCKING = "invoke_not_blocking"
     # task outcome
+    # a gateway or proxy in front of the agent failed or changed the call itself; not the agent's answer
+    INVOKE_GATEWAY_ERROR = "invoke_gateway_error"
     TASK_FAILED = "task_failed"
     TASK_TIMEOUT = "task_timeout"
     EXPECTED_TEXT_MISSING = "expected_text_missing"
@@ -162,6 +164,16 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "interrupted; clients that trust the answer see an unfinished task.",
         "Wait for the task to reach a terminal or interrupted state before answering a blocking SendMessage "
         "(A2A 1.0 §3.2.2).",
+    ),
+    Reason.INVOKE_GATEWAY_ERROR: (
+        "A gateway or proxy in front of the agent failed the call itself instead of passing it on: it answered "
+        "HTTP 502, 503 or 504 with its own page (it could not reach the agent, or the agent did not answer within "
+        "the gateway's timeout), refused the request's size (413 for the body; 431, or 400 for a header too "
+        "large), or did not pass on the A2A-Version header the probe sent (the agent saw another version).",
+        "Fix the gateway's route, not the agent: its upstream (the agent's Service, port and pods) and read timeout "
+        "against the agent's latency (nginx proxy_read_timeout), its body and header limits (client_max_body_size, "
+        "large_client_header_buffers), and that it forwards the A2A-Version header unchanged; the report quotes "
+        "the gateway's answer.",
     ),
     Reason.TASK_FAILED: (
         "The task ended in a state other than COMPLETED (failed, rejected, canceled or interrupted).",

@@ -126,3 +126,65 @@ async def test_a_buffered_or_compressed_stream_of_a_quick_task_passes(gateway: S
     behind = gateway(server(route(directives)))
     result = await probe(behind.url)
     assert result.success, (result.reason, result.steps)
+
+
+def gateway_failure(result: ProbeResult, status: str, words: str) -> None:
+    """The gateway's fault, said once and never as the agent's: the one reason, the gateway's status and what it
+    means in the failed step, and no check of the agent's own A2A behaviour failed beside the one carrying it."""
+    assert result.reason is Reason.INVOKE_GATEWAY_ERROR, (result.reason, result.steps)
+    _, detail = failed_step(result)
+    assert status in detail, detail
+    assert words in detail, detail
+    assert [c.id for c in result.failed_checks() if c.reason is not None] in (["invoke.transport"],
+                                                                                ["stream.content_type"])
+    assert not any(c.id.startswith(("invoke.version", "invoke.no_error", "invoke.framing", "stream.no_error"))
+                   for c in result.failed_checks())
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_the_upstream_is_down(gateway: Start, binding: str) -> None:
+    """The route points at a port nothing listens on (a wrong Service port, pods gone): nginx's 502 page."""
+    behind = gateway(server(CARD, route(proxy="\n    proxy_pass http://127.0.0.1:9/;\n")))
+    gateway_failure(await probe(behind.url, binding=binding), "HTTP 502", "could not get an answer from it")
+
+
+async def test_the_grpc_upstream_is_down(gateway: Start) -> None:
+    """grpc_pass to a dead upstream: nginx answers the HTTP/2 call with a 502 page, which gRPC core turns into
+    UNAVAILABLE "Received http2 header with status: 502": the gateway answered, not the agent (nor a closed port)."""
+    behind = gateway(server(CARD) + GRPC.replace("{gup}", "9"))
+    gateway_failure(await probe(behind.url, binding="GRPC"), "status: 502", "could not get an answer from it")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_the_agent_is_slower_than_proxy_read_timeout(gateway: Start, binding: str) -> None:
+    """A blocking SendMessage of a 30 s task behind `proxy_read_timeout 2s`: nginx's 504 page after 2 s."""
+    behind = gateway(server(route("proxy_buffering off; proxy_read_timeout 2s;")))
+    result = await probe(behind.url, binding=binding, message="slow please", steps=(StepName.INVOKE,))
+    gateway_failure(result, "HTTP 504", "read timeout")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_client_max_body_size_too_small(gateway: Start, binding: str) -> None:
+    behind = gateway(server(route("proxy_buffering off; client_max_body_size 64;")))
+    gateway_failure(await probe(behind.url, binding=binding), "HTTP 413", "client_max_body_size")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_large_client_header_buffers_too_small_for_the_token(gateway: Start, binding: str) -> None:
+    """A 2 KB bearer token (an OIDC JWT with groups) over 1 KB header buffers: nginx's 400 'Request Header Or
+    Cookie Too Large'. Discovery sends no credentials, so the card still comes."""
+    behind = gateway(server(route(), extra="  client_header_buffer_size 1k;\n  large_client_header_buffers 2 1k;\n"))
+    result = await probe(behind.url, binding=binding, token="x" * 2048)
+    gateway_failure(result, "HTTP 400", "large_client_header_buffers")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_the_gateway_clears_the_a2a_version_header(gateway: Start, binding: str) -> None:
+    """`proxy_set_header A2A-Version "";` (a header allow-list, a copied snippet): the agent reads the absent header
+    as 0.3 and refuses; it did accept 1.0, the header never reached it."""
+    behind = gateway(server(route('proxy_buffering off; proxy_set_header A2A-Version "";')))
+    result = await probe(behind.url, binding=binding)
+    assert result.reason is Reason.INVOKE_GATEWAY_ERROR, (result.reason, result.steps)
+    _, detail = failed_step(result)
+    assert "received A2A-Version 0.3, the probe sent 1.0" in detail
+    assert not any(c.id == "invoke.version_accepted" for c in result.failed_checks())

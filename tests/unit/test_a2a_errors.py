@@ -76,7 +76,13 @@ def test_jsonrpc_error_is_read_by_name_with_its_error_info() -> None:
 @pytest.mark.parametrize(("status", "body", "ctype", "kind"), [
     (404, b"<html>not found</html>", "text/html", ProblemKind.ROUTE),
     (401, b"", "text/plain", ProblemKind.AUTH),
-    (502, b"bad gateway", "text/plain", ProblemKind.STATUS),
+    (500, b"internal error", "text/plain", ProblemKind.STATUS),
+    (502, b"bad gateway", "text/plain", ProblemKind.GATEWAY),  # a gateway's page, no envelope: not the agent's
+    (504, b"<html>504 Gateway Time-out</html>", "text/html", ProblemKind.GATEWAY),
+    (431, b"", "text/plain", ProblemKind.GATEWAY),
+    # with a JSON-RPC envelope the status is the agent's own (a JSON-RPC endpoint answers 200)
+    (503, {"jsonrpc": "2.0", "id": "r1", "error": {"code": -32603, "message": "busy"}}, "application/json",
+     ProblemKind.STATUS),
     (400, b"unsupported A2A version", "text/plain", ProblemKind.VERSION),
     (200, b"<html>hello</html>", "text/html", ProblemKind.FRAMING),
     (200, {"jsonrpc": "2.0", "id": "other", "result": {}}, "application/json", ProblemKind.FRAMING),

@@ -71,7 +71,11 @@ def test_an_error_with_a_status_no_mapping_uses_is_a_status_problem() -> None:
     (404, b"<html>Cannot GET</html>", "text/html", ProblemKind.ROUTE),
     (404, b"", "text/plain", ProblemKind.ROUTE),
     (401, b"", "text/plain", ProblemKind.AUTH),
-    (502, b"bad gateway", "text/plain", ProblemKind.STATUS),
+    (500, b"internal error", "text/plain", ProblemKind.STATUS),
+    # a gateway's own page: its upstream (502/503/504) or its size limits (413, 431, nginx's 400 for headers)
+    (502, b"bad gateway", "text/plain", ProblemKind.GATEWAY),
+    (413, b"<html><title>413 Request Entity Too Large</title>", "text/html", ProblemKind.GATEWAY),
+    (400, b"<html><title>400 Request Header Or Cookie Too Large</title>", "text/html", ProblemKind.GATEWAY),
     (200, b"<html>", "text/html", ProblemKind.FRAMING),
 ])
 def test_transport_problems(status: int, body: bytes, ctype: str, kind: ProblemKind) -> None:

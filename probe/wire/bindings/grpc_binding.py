@@ -43,6 +43,7 @@ from probe.wire.bindings.base import (
     Problem,
     ProblemKind,
     StreamEvent,
+    gateway_problem,
     register,
     with_tenant,
 )
@@ -268,6 +269,11 @@ class GrpcBinding:
         status = exc.code().name
         exchange.grpc_status = status
         what = f"{self.method(op)} to {self.target} answered gRPC {status}: {(exc.details() or '')[:200]}"
+        http = _NOT_GRPC.search(exc.details() or "")  # an HTTP/2 answer that was no gRPC one: a proxy's own page
+        gateway = gateway_problem(int(http.group(1)), "") if http else None
+        if gateway is not None:
+            return Answer(self.method(op), exchange, "application/grpc", snippet=(exc.details() or "")[:160],
+                          problem=Problem(ProblemKind.GATEWAY, f"{what}: {gateway}"))
         if status == "RESOURCE_EXHAUSTED":
             _local_limit(self.method(op), self.target, exc.details() or "", exchange)
         if status == "UNAVAILABLE":
@@ -389,6 +395,9 @@ class GrpcStream(EventByEvent):  # one message a read: each its own group
 # What gRPC core says when the *client* refuses an answer past its receive limits (the defaults, as every
 # official gRPC client has them: a 4 MiB message, 16 KiB of metadata); the status is then RESOURCE_EXHAUSTED made
 # here, not one the agent sent.
+# gRPC core's words for an HTTP/2 response with a non-200 :status (a proxy's page, not a gRPC answer); it maps the
+# status to a gRPC code (502/503/504 -> UNAVAILABLE) per grpc/doc/http-grpc-status-mapping.md
+_NOT_GRPC = re.compile(r"Received http2 header with status: (\d{3})")
 _MESSAGE_LIMIT = re.compile(r"Received message larger than max \((\d+) vs\. (\d+)\)")
 _METADATA_LIMIT = re.compile(r"received (?:initial |trailing )?metadata size exceeds (?:hard |soft )?limit[^)]*\)")
 

@@ -29,6 +29,7 @@ from probe.wire.bindings.base import (
     Problem,
     ProblemKind,
     StreamEvent,
+    gateway_problem,
     merge_headers,
     register,
     snippet,
@@ -257,6 +258,8 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
         answer.problem = Problem(ProblemKind.ROUTE, f"{where} without an A2A error body: no such route{body_note}")
     elif status in (401, 403):
         answer.problem = Problem(ProblemKind.AUTH, where + body_note)
+    elif answer.error is None and (gateway := gateway_problem(status, answer.snippet)) is not None:
+        answer.problem = Problem(ProblemKind.GATEWAY, f"{where}{body_note}: {gateway}")
     elif status == 400 and "version" in answer.snippet.lower() and answer.error is None:
         answer.problem = Problem(ProblemKind.VERSION, where + body_note + " — the server rejects the A2A-Version sent")
     elif answer.error is None:

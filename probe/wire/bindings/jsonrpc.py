@@ -26,6 +26,7 @@ from probe.wire.bindings.base import (
     Problem,
     ProblemKind,
     StreamEvent,
+    gateway_problem,
     merge_headers,
     register,
     snippet,
@@ -276,6 +277,9 @@ def _status_problem(answer: Answer, status: int | None) -> Problem | None:
     err = answer.error
     if err is not None and err.is_(a2a_errors.VERSION_NOT_SUPPORTED):
         return Problem(ProblemKind.VERSION, what + ": " + err.describe())
+    gateway = gateway_problem(status, answer.snippet) if err is None else None
+    if gateway is not None:
+        return Problem(ProblemKind.GATEWAY, f"{what}{body}: {gateway}")
     if status == 400 and "version" in answer.snippet.lower():
         return Problem(ProblemKind.VERSION, what + body + " — the server rejects the A2A-Version sent")
     return Problem(ProblemKind.STATUS, what + body)
