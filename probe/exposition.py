@@ -323,17 +323,30 @@ class FamilyCollector(Collector):
             yield f.metric()
 
 
-def render(families: Iterable[Family], openmetrics: bool, names: frozenset[str] = frozenset()) -> bytes:
-    """The families' text: HELP and TYPE once per family, then every series' kept lines. `names` restricts the
-    output to the families with one of these sample names, as prometheus_client's `name[]` filter does."""
-    out: list[str] = []
+SLICE = 2048  # series per piece of a scrape: ~0.2 MB of text, a fraction of a millisecond to join and encode
+
+
+def pieces(families: Iterable[Family], openmetrics: bool, names: frozenset[str] = frozenset()) -> Iterator[bytes]:
+    """The families' text in pieces: HELP and TYPE once per family, then every series' kept lines, `SLICE` series
+    a piece, each piece encoded on its own. `names` restricts the output to the families with one of these sample
+    names, as prometheus_client's `name[]` filter does.
+
+    A family's series are copied at once (`list(d.values())`, one C call: a consistent copy while the loop writes),
+    then joined piece by piece, so the thread that renders holds the GIL for one piece at a time and the event
+    loop gets it back between pieces (and, with gzip, while each piece is compressed: zlib lets the GIL go)."""
     for f in families:
         wanted = f.sample_names()
         if names and names.isdisjoint(wanted):
             continue
-        out.append(f.header(openmetrics))
+        yield f.header(openmetrics).encode()
         if names and not names.issuperset(wanted):  # part of a family (e.g. only `_bucket`): filter its lines
-            out.extend(line + "\n" for line in f.text().splitlines() if line.partition("{")[0] in names)
-        else:
-            out.extend(f.lines.values())  # one C call: a consistent copy while the loop writes
-    return "".join(out).encode()
+            yield "".join(line + "\n" for line in f.text().splitlines() if line.partition("{")[0] in names).encode()
+            continue
+        lines = list(f.lines.values())
+        for i in range(0, len(lines), SLICE):
+            yield "".join(lines[i:i + SLICE]).encode()
+
+
+def render(families: Iterable[Family], openmetrics: bool, names: frozenset[str] = frozenset()) -> bytes:
+    """The families' text at once (`pieces` joined)."""
+    return b"".join(pieces(families, openmetrics, names))

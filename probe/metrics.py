@@ -8,11 +8,11 @@ source of the docs (`docs/metrics.md`) and is tested against what is actually ex
 from __future__ import annotations
 
 import asyncio
-import gzip
 import itertools
 import platform
 import re
 import time
+import zlib
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -514,12 +514,17 @@ class Metrics:
         encoder, content_type = choose_encoder(accept)
         openmetrics = content_type.startswith("application/openmetrics-text")
         own = encoder(self._own.restricted_registry(list(names)) if names else self._own)
-        parts = [own.removesuffix(b"# EOF\n") if openmetrics else own,
-                 exposition.render(self._f.values(), openmetrics, frozenset(names))]
-        if openmetrics:
-            parts.append(b"# EOF\n")
-        body = b"".join(parts)
-        return (gzip.compress(body, compresslevel=1), content_type, True) if gz else (body, content_type, False)
+        parts = itertools.chain((own.removesuffix(b"# EOF\n") if openmetrics else own,),
+                                exposition.pieces(self._f.values(), openmetrics, frozenset(names)),
+                                (b"# EOF\n",) if openmetrics else ())
+        if not gz:
+            return b"".join(parts), content_type, False
+        # compressed piece by piece as the text is made (zlib releases the GIL while it compresses, so the loop
+        # runs meanwhile), at zlib's fastest level: one gzip member, the same bytes once decompressed
+        z = zlib.compressobj(1, zlib.DEFLATED, 31)
+        out = [z.compress(part) for part in parts]
+        out.append(z.flush())
+        return b"".join(out), content_type, True
 
     def close(self) -> None:
         self._render_pool.shutdown(wait=False, cancel_futures=True)

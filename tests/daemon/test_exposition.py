@@ -178,3 +178,111 @@ def test_promtool_accepts_the_exposition() -> None:
     r = subprocess.run([promtool, "check", "metrics"], input=fast, capture_output=True, text=True, timeout=60,
                        check=False)
     assert r.returncode == 0, r.stdout + r.stderr  # 1 on a format error, 3 on lint findings
+
+
+def _big(agents: int) -> Metrics:
+    m = Metrics([0.25, 1, 5], [])
+    for i in range(agents):
+        agent = f"agent-{i}"
+        m.add_job(agent, "ping", 30, 5)
+        m.observe("ping", _result(agent, success=i % 7 != 0, reason=None if i % 7 else Reason.INVOKE_TIMEOUT))
+    return m
+
+
+def _still(body: bytes) -> list[bytes]:
+    return [line for line in body.splitlines() if not line.startswith((b"process_", b"python_gc_"))]
+
+
+def _whole(m: Metrics, openmetrics: bool) -> bytes:
+    """The per-agent text as one join of every family's kept lines (the exposition before it was made in pieces)."""
+    return "".join(f.header(openmetrics) + "".join(f.lines.values()) for f in m._f.values()).encode()
+
+
+@pytest.mark.parametrize("accept", [PROMETHEUS_TEXT, OPENMETRICS])
+def test_a_scrape_made_in_pieces_is_the_same_text(accept: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of `SLICE` series, gzipped piece by piece: the same bytes once decompressed as the text made at once
+    (several pieces a family, and one series a piece), accepted by both prometheus_client
+    parsers and by promtool."""
+    m = _big(600)
+    openmetrics = accept == OPENMETRICS
+    whole = _whole(m, openmetrics)
+    assert exposition.render(m._f.values(), openmetrics) == whole
+    assert max(len(f.lines) for f in m._f.values()) > 2 * 256
+    for size in (256, 1, 7):
+        monkeypatch.setattr(exposition, "SLICE", size)
+        assert b"".join(exposition.pieces(m._f.values(), openmetrics)) == whole
+        zipped, _, gz = m._render(accept, True, ())
+        plain, _, _ = m._render(accept, False, ())
+        tail = whole + (b"# EOF\n" if openmetrics else b"")
+        assert gz and gzip.decompress(zipped).endswith(tail) and plain.endswith(tail)
+        # the daemon's own part before it (process and GC figures move between two renders)
+        assert _still(gzip.decompress(zipped)) == _still(plain)
+    text = gzip.decompress(m._render(accept, True, ())[0]).decode()
+    if openmetrics:
+        assert text.endswith("# EOF\n") and text.count("# EOF") == 1
+        assert len(_samples(om_parse(text))) > 600 * 10
+        return
+    assert len(_samples(text_string_to_metric_families(text))) > 600 * 10
+    promtool = shutil.which("promtool")
+    assert promtool is not None, "promtool is required: apt-get install prometheus (as .ci/run does)"
+    r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=120,
+                       check=False)
+    assert r.returncode == 0, r.stdout[:2000] + r.stderr[:2000]
+
+
+def test_writes_during_a_scrape_leave_every_series_whole_and_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop records probes, adds and drops jobs (agents 200 and up) while a scrape is made on another thread,
+    one series a piece (the GIL changing hands every 0.1 ms): every scrape parses, holds each series once and each
+    histogram whole (its buckets cumulative, `_count` its `+Inf` bucket), and a counter never goes back."""
+    import sys
+    import threading
+
+    monkeypatch.setattr(exposition, "SLICE", 1)
+    monkeypatch.setattr(sys, "getswitchinterval", sys.getswitchinterval)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    m = _big(400)
+    stop = threading.Event()
+    texts: list[str] = []
+
+    def scrape() -> None:
+        while not stop.is_set() or not texts:
+            texts.append(gzip.decompress(m._render(PROMETHEUS_TEXT, True, ())[0]).decode())
+
+    t = threading.Thread(target=scrape)
+    t.start()
+    try:
+        i = 0
+        while len(texts) < 8:
+            agent = f"agent-{i % 400}"
+            m.observe("ping", _result(agent, success=i % 3 != 0, reason=None if i % 3 else Reason.INVOKE_TIMEOUT))
+            if i % 50 == 0:  # a job leaves and comes back: its series go and return
+                gone = f"agent-{200 + (i // 50) % 200}"
+                m.remove_job(gone, "ping")
+                m.add_job(gone, "ping", 30, 5)
+            i += 1
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(interval)
+    assert i > 100, "no write ran during the scrapes"
+    runs: dict[tuple[tuple[str, str], ...], float] = {}
+    for text in texts:
+        seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+        for fam in text_string_to_metric_families(text):
+            buckets: dict[tuple[tuple[str, str], ...], list[float]] = {}
+            counts: dict[tuple[tuple[str, str], ...], float] = {}
+            for s in fam.samples:
+                key = (s.name, tuple(sorted(s.labels.items())))
+                assert key not in seen, f"{key} twice in one scrape"
+                seen.add(key)
+                series = tuple(sorted((k, v) for k, v in s.labels.items() if k != "le"))
+                if s.name.endswith("_bucket"):
+                    buckets.setdefault(series, []).append(s.value)
+                elif s.name.endswith("_count"):
+                    counts[series] = s.value
+                elif s.name == PREFIX + "runs_total" and int(dict(series)["agent"][6:]) < 200:  # never dropped
+                    assert s.value >= runs.get(series, 0.0), "a counter went back"
+                    runs[series] = s.value
+            for series, values in buckets.items():
+                assert values == sorted(values) and counts[series] == values[-1], f"{series}: a torn histogram"
