@@ -271,8 +271,14 @@ def protocol_version(card: Card) -> CheckResult:
                 " (1.0 §3.6.1: patch version numbers SHOULD NOT be used in Agent Cards; say \"1.0\")"), step=_V)
         label = "1.0 and 0.3 (hybrid)" if card.hybrid else card.family
         return make_check("card.protocol_version", Status.PASS, f"protocol {label}", step=_V)
+    declared = card.doc.get("protocolVersion")
+    if card.family == "0.2" and isinstance(declared, str):
+        # 0.2.5 §5.5 asks only that the card declare the version it speaks: an old version is no fault of its own
+        return make_check("card.protocol_version", Status.PASS,
+                          f"protocol 0.2 (declared {declared[:20]}); 0.3 and 1.0 supersede it", step=_V)
     what = {"0.1": "an A2A 0.1 card (authentication.schemes, no protocolVersion)",
-            "0.2": "an A2A 0.2 card", "unknown": "a card of no recognisable A2A version"}[card.family]
+            "0.2": "an A2A 0.2 card that declares no protocolVersion (0.2.5 §5.5 requires it)",
+            "unknown": "a card of no recognisable A2A version"}[card.family]
     return make_check("card.protocol_version", Status.FAIL, f"this is {what}", step=_V)
 
 

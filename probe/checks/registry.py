@@ -120,7 +120,8 @@ REQUIREMENTS: dict[str, Requirement] = {
                    "the card declares the version it speaks; patch version numbers SHOULD NOT be used in Agent Cards"),
          "0.3": _r(_S, "§5.5 AgentCard (protocolVersion)", "the card declares the protocol version it speaks"),
          "0.2": _r(_S, "§5.5 AgentCard (protocolVersion)", "the card declares the protocol version it speaks")},
-        note="an obsolete version is a finding, not a violation of that version's own text; a 1.0 interface's "
+        note="a 0.2 card that declares its 0.2.x version meets 0.2.5 §5.5 and passes (an old version is no fault of "
+        "its own text); one without protocolVersion fails; a 1.0 interface's "
         "\"1.0.0\" is read as 1.0, as both official clients read it"),
     "card.required_fields": Requirement(
         _all(_M, _CARD_10, _CARD_03, words="required fields present and typed"), ("CARD-STRUCT-001",)),

@@ -150,6 +150,15 @@ def _mapped_501(answer: Answer) -> bool:
     return answer.status == 501 and err is not None and err.name is not None and bool(err.mappings)
 
 
+def _status_03(s: Suite, err: A2AError, names: set[str]) -> str | None:
+    """The expected error an unnamed 0.3 gRPC error's status stands for (@a2a-js/sdk 0.3 sends InvalidParams as
+    INVALID_ARGUMENT with its message alone): 0.3 asks only for an appropriate status, the one the error's
+    category has (§3.3.2 of 1.0 fixed them)."""
+    if s.v1 or err.binding != "grpc" or err.name is not None:
+        return None
+    return next((n for n in sorted(names) if err.code in a2a_errors.BY_NAME[n].grpc_statuses()), None)
+
+
 def error_of(answer: Answer) -> A2AError | None:
     return answer.error
 
@@ -168,5 +177,8 @@ def expect_error(s: Suite, check_id: str, answer: Answer, names: set[str], what:
     if err is not None and err.name in names and ((answer.status or 0) < 500 or _mapped_501(answer)):
         mapping = f" [status per the {'/'.join(err.mappings)} mapping]" if err.mappings else ""
         s.record(check_id, Status.PASS, f"{what}: {err.describe()}{mapping}")
+    elif err is not None and (fits := _status_03(s, err, names)):
+        s.record(check_id, Status.PASS, f"{what}: {err.describe()} [0.3 gRPC names no error; {err.code} is "
+                 f"{fits}'s status, 0.3 §3.2.2: A2A errors map to appropriate gRPC status codes]")
     else:
         s.record(check_id, Status.FAIL, f"{what}: expected {expected}, got {describe_answer(answer)}")

@@ -123,23 +123,45 @@ async def cancel_and_subscribe(s: Suite) -> None:
     """One running task serves two checks: SubscribeToTask follows it while CancelTask ends it."""
     if not s.opts.slow_prompt:
         raise Skip("no prompt that keeps a task running (--slow-prompt / slow_prompt)")
-    from probe.suite.streaming import Subscription
+    from probe.suite.streaming import _first_events, _Follower
 
-    answer, item = await s.send(s.opts.slow_prompt, immediate=True)
+    prompt = s.opts.slow_prompt
+    answer, item = await s.send(prompt, immediate=True)
     if item is not None and item.kind == "message":
         raise Skip("the agent answered the slow prompt with a Message, not a Task: nothing to cancel or follow")
-    if item is None or item.kind != "task" or item.task_id is None or item.state in TERMINAL:
-        got = state_name(item.state) if item else describe_answer(answer)
-        s.record("lifecycle.cancel", Status.FAIL, f"the slow prompt did not leave a running task (got {got})")
-        return
-    sub = Subscription(s, item.task_id) if s.card.streaming else None
+    origin = None
+    if item is not None and item.kind == "task" and item.state in TERMINAL and s.card.streaming:
+        # the server waited for the end despite returnImmediately / blocking false (lifecycle.return_immediately's
+        # finding; a2a-sdk 0.2 always waits): the slow prompt's own stream keeps a task running instead
+        origin = _Follower(s, lambda: s.client.stream(prompt))
+        await _first_events(s, [origin])
+    try:
+        task_id = origin.task_id if origin is not None and origin.state not in TERMINAL else \
+            (item.task_id if item is not None and item.kind == "task" and item.state not in TERMINAL else None)
+        if task_id is None:
+            got = state_name(item.state) if item else describe_answer(answer)
+            if item is not None and item.state in TERMINAL and not s.v1:
+                raise Skip(f"the slow prompt's task came back {got}: blocking false mandates nothing in "
+                           f"{s.dialect.version}, so no running task to cancel")
+            s.record("lifecycle.cancel", Status.FAIL, f"the slow prompt did not leave a running task (got {got})")
+            return
+        await _cancel_running(s, task_id)
+    finally:
+        if origin is not None:
+            await origin.close()
+
+
+async def _cancel_running(s: Suite, task_id: str) -> None:
+    from probe.suite.streaming import Subscription
+
+    sub = Subscription(s, task_id) if s.card.streaming else None
     if sub is not None:
         await sub.start()
-    answer, canceled = await s.client.cancel(item.task_id)
+    answer, canceled = await s.client.cancel(task_id)
     if canceled is not None and canceled.state is not TaskState.CANCELED:
-        canceled = await _wait_terminal(s, item.task_id)  # cancel may be asynchronous
+        canceled = await _wait_terminal(s, task_id)  # cancel may be asynchronous
     if canceled is not None and canceled.state is TaskState.CANCELED:
-        s.record("lifecycle.cancel", Status.PASS, f"task {item.task_id} CANCELED")
+        s.record("lifecycle.cancel", Status.PASS, f"task {task_id} CANCELED")
     else:
         gave = state_name(canceled.state) if canceled else describe_answer(answer)
         s.record("lifecycle.cancel", Status.FAIL, f"CancelTask on a running task gave {gave}")

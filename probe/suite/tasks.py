@@ -261,10 +261,11 @@ async def history(s: Suite) -> None:
              f"{len(found)} of the {len(sent)} message(s) sent are in the task's history")
     problems: list[str] = []
     user = s.dialect.roles[0]
+    key = s.dialect.message_parts  # `content` in the 0.3 proto's JSON (0.3 HTTP+JSON and gRPC)
     for msg, (index, entry) in found:
-        parts = entry.get("parts")
+        parts = entry.get(key)
         texts = [p.get("text") for p in parts if isinstance(p, dict) and "text" in p] if isinstance(parts, list) else []
-        want = [p["text"] for p in msg["parts"]]
+        want = [p["text"] for p in msg[key]]
         if texts != want or entry.get("role") != user:
             problems.append(f"history entry {index} (messageId {msg['messageId']}) is {entry.get('role')} "
                             f"{texts!r}, sent as {user} {want!r}")

@@ -101,7 +101,8 @@ _TYPICAL_03: dict[str, tuple[str, ...]] = {
     "TaskNotCancelableError": ("task cannot be canceled", "task not cancelable"),
     "PushNotificationNotSupportedError": ("push notification is not supported",
                                           "push notifications are not supported"),
-    "UnsupportedOperationError": ("this operation is not supported",),
+    # @a2a-js/sdk 0.3's A2AError.unsupportedOperation says "Unsupported operation: <what>"
+    "UnsupportedOperationError": ("this operation is not supported", "unsupported operation"),
     "ContentTypeNotSupportedError": ("incompatible content types",),
     "InvalidAgentResponseError": ("invalid agent response",),
     "ExtendedAgentCardNotConfiguredError": ("authenticated extended card not configured",)}
@@ -117,18 +118,19 @@ def by_name_03(name: str) -> A2AErrorSpec | None:
     return BY_NAME.get(name) or next((e for e in ERRORS if e.name_03 == name), None)
 
 
-def from_message_03(message: Any, *, prefix_only: bool = False) -> A2AErrorSpec | None:
+def from_message_03(message: Any, *, unimplemented: bool = False) -> A2AErrorSpec | None:
     """The error a 0.3 message names: an `XxxError:` prefix (a2a-sdk 0.3's gRPC details), or §8's typical text
-    (not with `prefix_only`: gRPC's own "Method not found!" for a missing service is no A2A answer)."""
+    (@a2a-js/sdk 0.3's gRPC details: the error's message alone). With `unimplemented` (a gRPC UNIMPLEMENTED),
+    MethodNotFoundError's text names nothing: "Method not found!" is gRPC's own answer for a missing service or
+    method, no A2A answer."""
     if not isinstance(message, str):
         return None
     head = message.split(":", 1)[0].strip()
     if head.endswith("Error") and (spec := by_name_03(head)) is not None:
         return spec
-    if prefix_only:
-        return None
     low = message.strip().lower()
-    return next((BY_NAME[n] for n, texts in _TYPICAL_03.items() if any(low.startswith(t) for t in texts)), None)
+    return next((BY_NAME[n] for n, texts in _TYPICAL_03.items()
+                 if not (unimplemented and n == METHOD_NOT_FOUND) and any(low.startswith(t) for t in texts)), None)
 
 
 def _from_status_03(status: int, message: Any) -> A2AErrorSpec | None:

@@ -158,8 +158,9 @@ async def test_a_0_2_agent_serves_its_extended_card_by_get_and_is_labelled_0_2(c
     step = basic.step(StepName.EXTENDED_CARD)
     assert step is not None and step.a2a_method == "GET agent/authenticatedExtendedCard"
     assert [e.method for e in step.exchanges] == ["GET"]
-    assert {c.id for c in basic.failed_checks()} == {"card.protocol_version"}  # 0.2 is obsolete: a SHOULD
-    assert level(basic) is Level.PARTIAL
+    # a 0.2 card that declares its version meets 0.2.5 §5.5: being 0.2 is no finding against it
+    assert [c.id for c in basic.failed_checks()] == []
+    assert level(basic) is Level.FULL
     auth = suite.check("security.extended_card_auth")
     assert auth is not None and auth.status is Status.PASS and "GET" in auth.message and "401" in auth.message
     not_declared = suite.check("errors.extended_card_not_declared")  # no JSON-RPC method is expected from 0.2

@@ -146,3 +146,21 @@ def test_1_0_device_code_still_needs_its_urls() -> None:
     assert got.status is Status.FAIL and "needs deviceAuthorizationUrl" in got.message
 
 
+
+
+# --- 0.2.5 §5.5: protocolVersion is required ("the version of the A2A protocol this agent supports"), no more
+
+_CARD_02 = {"name": "a", "description": "d", "url": "https://agent.example/", "version": "1",
+            "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]}
+
+
+def test_a_0_2_card_that_declares_its_version_is_not_blamed_for_being_0_2() -> None:
+    """a2a-sdk 0.2.16's card says protocolVersion 0.2.6: what 0.2.5 §5.5 asks (before: a SHOULD failure)."""
+    pv = _checks(_CARD_02 | {"protocolVersion": "0.2.6"})["card.protocol_version"]
+    assert pv.status is Status.PASS and "declared 0.2.6" in pv.message
+
+
+def test_a_0_2_card_without_protocol_version_still_fails() -> None:
+    pv = _checks(_CARD_02)["card.protocol_version"]
+    assert pv.status is Status.FAIL and pv.severity is Severity.SHOULD and "declares no protocolVersion" in pv.message

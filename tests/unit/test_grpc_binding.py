@@ -82,6 +82,10 @@ def _rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
     (grpc.StatusCode.UNIMPLEMENTED, "UnsupportedOperationError: not here", "UnsupportedOperationError"),
     (grpc.StatusCode.UNIMPLEMENTED, "TaskNotCancelableError: Task cannot be canceled", "TaskNotCancelableError"),
     (grpc.StatusCode.FAILED_PRECONDITION, "Task cannot be canceled", "TaskNotCancelableError"),  # §8 message
+    # @a2a-js/sdk 0.3.14: no name, the error's own message (its A2AError) as the details
+    (grpc.StatusCode.UNIMPLEMENTED, "Push Notification is not supported", "PushNotificationNotSupportedError"),
+    (grpc.StatusCode.UNIMPLEMENTED, "Unsupported operation: Agent does not support authenticated extended card.",
+     "UnsupportedOperationError"),
     (grpc.StatusCode.NOT_FOUND, "gone", "TaskNotFoundError"),  # the one error NOT_FOUND stands for
     (grpc.StatusCode.INTERNAL, "AuthenticatedExtendedCardNotConfiguredError: no",
      "ExtendedAgentCardNotConfiguredError"),

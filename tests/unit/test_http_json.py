@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from aiohttp import web
 
 from probe.results import Exchange
 from probe.wire.bindings import Answer, Op, ProblemKind
-from probe.wire.bindings.http_json import http_json_event, read_answer, route
+from probe.wire.bindings.http_json import HttpJsonBinding, http_json_event, read_answer, route
+from probe.wire.dialects import V03
+from probe.wire.http import Deadline, HttpClient
 from probe.wire.sse import SSEEvent
+from tests.agents.server import serve
 
 INFO = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "domain": "a2a-protocol.org"}
 
@@ -106,10 +110,10 @@ def test_stream_events_are_bare_stream_responses() -> None:
     (Op.PUSH_LIST, {"id": "t"}, ("GET", "/v1/tasks/t/pushNotificationConfigs", None)),
     (Op.PUSH_DELETE, {"id": "t", "pushNotificationConfigId": "c"},
      ("DELETE", "/v1/tasks/t/pushNotificationConfigs/c", None)),
-    # the proto's `body: "config"`: a TaskPushNotificationConfig named by its resource
+    # §7.5's REST payload `{config: TaskPushNotificationConfig}`: the CreateTaskPushNotificationConfigRequest
     (Op.PUSH_SET, {"taskId": "t", "pushNotificationConfig": {"url": "http://h/x"}},
-     ("POST", "/v1/tasks/t/pushNotificationConfigs", {"name": "tasks/t", "pushNotificationConfig": {
-         "url": "http://h/x"}})),
+     ("POST", "/v1/tasks/t/pushNotificationConfigs", {"parent": "tasks/t", "configId": "", "config": {
+         "name": "", "pushNotificationConfig": {"url": "http://h/x"}}})),
 ])
 def test_0_3_routes_and_bodies(op: Op, params: dict[str, object], expected: tuple[str, str, object]) -> None:
     verb, path, body, _ = route("0.3", op, params)
@@ -171,3 +175,29 @@ def test_0_3_rest_answers_in_application_json_only() -> None:
     a = _read03(200, {"task": {}}, "application/a2a+json")  # the 1.0.1 media type, not 0.3's
     assert a.has_result and a.problem is not None and a.problem.kind is ProblemKind.FRAMING
     assert "not application/json (0.3)" in a.problem.detail
+
+
+async def test_0_3_push_set_falls_back_to_the_protos_body_and_remembers_it(client: HttpClient) -> None:
+    """@a2a-js/sdk 1.x's 0.3 layer reads the proto's `body: "config"` (the TaskPushNotificationConfig itself) and
+    refuses §7.5's `{config: …}` as InvalidParams: the other documented body is tried, then kept."""
+    seen: list[list[str]] = []
+
+    async def create(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append(sorted(body))
+        if "pushNotificationConfig" not in body:
+            return web.json_response({"code": -32602, "message": "Invalid parameters"}, status=400)
+        return web.json_response({"name": "tasks/t/pushNotificationConfigs/c",
+                                  "pushNotificationConfig": body["pushNotificationConfig"]})
+
+    app = web.Application()
+    app.router.add_post("/v1/tasks/{id}/pushNotificationConfigs", create)
+    async with serve(app) as origin:
+        binding = HttpJsonBinding(client, origin, V03, {})
+        for _ in range(2):
+            answer = await binding.call(Op.PUSH_SET, {"taskId": "t", "pushNotificationConfig": {"url": "http://h/x"}},
+                                        deadline=Deadline.after(5.0))
+            assert answer.error is None and answer.result is not None, answer.describe()
+    assert seen == [["config", "configId", "parent"], ["name", "pushNotificationConfig"],
+                    ["name", "pushNotificationConfig"]]
+    assert binding.push_body == "config"

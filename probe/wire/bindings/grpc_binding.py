@@ -5,8 +5,9 @@
   ``specification/grpc/a2a.proto`` plus the 0.3.x additions, as a2a-sdk 1.3.0 ships it). Its requests name
   resources (``name: "tasks/{id}"``), its rpcs are ``TaskSubscription``/``GetAgentCard``/
   ``ListTaskPushNotificationConfig`` and it has no ListTasks; 0.3 fixed no status table (§3.2.2 points at proto
-  annotations that carry none), so an error is named by its ErrorInfo, else by the ``XxxError:`` prefix the
-  0.3 SDKs put in the details, else by a status only one error uses (NOT_FOUND).
+  annotations that carry none), so an error is named by its ErrorInfo, else by the ``XxxError:`` prefix
+  a2a-sdk 0.3 puts in the details or the §8 message @a2a-js/sdk 0.3 puts there, else by a status only one
+  error uses (NOT_FOUND).
 
 No hand-written protobuf: requests are the probe's ProtoJSON params parsed into the SDK's generated
 messages, and answers are turned back into ProtoJSON dicts, so the dialects, checks and stream judge read
@@ -289,7 +290,7 @@ class GrpcBinding:
             answer.problem = Problem(ProblemKind.AUTH, what)
             return answer
         v03 = self.dialect.version == "0.3"
-        named_03 = (a2a_errors.from_message_03(exc.details(), prefix_only=status == "UNIMPLEMENTED")
+        named_03 = (a2a_errors.from_message_03(exc.details(), unimplemented=status == "UNIMPLEMENTED")
                     if v03 and reason is None else None)
         if status == "UNIMPLEMENTED" and reason is None and named_03 is None:  # no A2A service (or method) here
             answer.problem = Problem(ProblemKind.ROUTE, what + f" — no {self.service.name} here")

@@ -35,6 +35,7 @@ from probe.wire.bindings.base import (
     snippet,
     with_tenant,
 )
+from probe.wire.bindings.grpc_binding import params_03
 from probe.wire.bindings.jsonrpc import SseStream
 from probe.wire.card import extensions_header
 from probe.wire.dialects import Dialect, for_binding
@@ -73,14 +74,8 @@ def route(version: str, op: Op, params: Mapping[str, Any]) -> tuple[str, str, di
     if op is Op.SUBSCRIBE:
         return "POST", f"{base}/tasks/{_q(tid)}:subscribe", None, {}
     configs = f"{base}/tasks/{_q(tid)}/pushNotificationConfigs"
-    if op is Op.PUSH_SET:  # 0.3: the proto's `body: "config"`, a TaskPushNotificationConfig named by resource
-        body = dict(params)
-        if version == "0.3":
-            inner = params.get("pushNotificationConfig")
-            cid = inner.get("id") if isinstance(inner, dict) else None
-            body = {"name": f"tasks/{tid}" + (f"/pushNotificationConfigs/{cid}" if cid else ""),
-                    **{k: v for k, v in params.items() if k != "taskId"}}
-        return "POST", configs, body, {}
+    if op is Op.PUSH_SET:  # 0.3: §7.5's payload `{config: TaskPushNotificationConfig}` (PUSH_BODIES_03)
+        return "POST", configs, push_body_03(params, PUSH_BODIES_03[0]) if version == "0.3" else dict(params), {}
     if op is Op.PUSH_LIST:
         return "GET", configs, None, {k: v for k, v in params.items() if k not in ("taskId", "id")}
     if op is Op.PUSH_GET:
@@ -88,6 +83,28 @@ def route(version: str, op: Op, params: Mapping[str, Any]) -> tuple[str, str, di
     if op is Op.PUSH_DELETE:
         return "DELETE", f"{configs}/{_q(cfg)}", None, {}
     return "GET", f"{base}/card" if version == "0.3" else "/extendedAgentCard", None, {}  # EXTENDED_CARD
+
+
+# The 0.3 texts give two bodies for tasks/pushNotificationConfig/set over REST: §7.5's payload
+# `{config: TaskPushNotificationConfig}` (the CreateTaskPushNotificationConfigRequest, as a2a-sdk 0.3 and 1.x's 0.3
+# layer and @a2a-js/sdk 0.3 read it) and the proto's `body: "config"` (the TaskPushNotificationConfig itself, as
+# @a2a-js/sdk 1.x's 0.3 layer reads it). Both are tried, the spec text's first, and the one taken is remembered.
+PUSH_BODIES_03 = ("request", "config")
+
+
+def push_body_03(params: Mapping[str, Any], shape: str) -> dict[str, Any]:
+    request = params_03(Op.PUSH_SET, params)
+    if shape == "request":
+        return request
+    return {k: v for k, v in request["config"].items() if v} | {"name": request["parent"] + (
+        f"/pushNotificationConfigs/{request['configId']}" if request["configId"] else "")}
+
+
+def _body_refused(answer: Answer) -> bool:
+    """A 0.3 REST body the agent could not read (the other documented body may be the one it takes)."""
+    err = answer.error
+    return answer.status in (400, 422) and (err is None or err.name in (a2a_errors.INVALID_PARAMS,
+                                                                        "InvalidRequestError"))
 
 
 class HttpJsonBinding:
@@ -108,6 +125,7 @@ class HttpJsonBinding:
         if dialect.header_version:
             self._headers["A2A-Version"] = dialect.header_version
         self.subscribe_verb: str | None = None  # the verb the agent took for subscribe, once seen
+        self.push_body: str | None = None  # 0.3: the push-config body the agent took, once seen
 
     @classmethod
     def build(cls, ctx: Context) -> HttpJsonBinding:
@@ -120,8 +138,10 @@ class HttpJsonBinding:
     async def close(self) -> None:
         return None
 
-    def _target(self, op: Op, params: dict[str, Any]) -> tuple[str, str, bytes | None]:
+    def _target(self, op: Op, params: dict[str, Any], push_body: str | None = None) -> tuple[str, str, bytes | None]:
         verb, path, body, query = route(self.dialect.version, op, params)
+        if push_body is not None:
+            body = push_body_03(params, push_body)
         if self.tenant and body is not None:
             body = with_tenant(body, self.tenant)
         url = self.url + self._prefix + path + (("?" + urlencode(query)) if query else "")
@@ -129,7 +149,21 @@ class HttpJsonBinding:
 
     async def call(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
                    headers: Headers | None = None) -> Answer:
-        verb, url, body = self._target(op, params)
+        if op is not Op.PUSH_SET or self.dialect.version != "0.3":
+            return await self._call(op, params, deadline, headers)
+        shapes = [self.push_body] if self.push_body else list(PUSH_BODIES_03)
+        for i, shape in enumerate(shapes):
+            answer = await self._call(op, params, deadline, headers, shape)
+            if not _body_refused(answer):
+                self.push_body = shape
+            elif i + 1 < len(shapes):
+                continue
+            return answer
+        raise AssertionError("unreachable")
+
+    async def _call(self, op: Op, params: dict[str, Any], deadline: Deadline, headers: Headers | None,
+                    push_body: str | None = None) -> Answer:
+        verb, url, body = self._target(op, params, push_body)
         accept = {"Accept": ", ".join(JSON_TYPES)}
         hdrs = merge_headers(self._headers, {**accept, **(headers or {})})
         if body is None:
