@@ -166,10 +166,15 @@ async def start_peer_async(kind: str, compat: bool = False, timeout: float = 15.
     return await asyncio.to_thread(start_peer, kind, compat, timeout)
 
 
-def ensure_js_deps() -> None:
-    """tests/peers/js/node_modules must be there (.ci/run runs `npm ci`; a test never installs anything)."""
-    if not (JS_DIR / "node_modules" / "@a2a-js" / "sdk").is_dir():
-        raise PeerStartError(f"the JS SDK peer is not installed: (cd {JS_DIR} && npm ci), as .ci/run does")
+def ensure_js_deps(folder: Path = JS_DIR, what: str = "JS SDK") -> str:
+    """Node, once a JS peer's pinned node_modules are there (.ci/run runs `npm ci` in its folder; a test never
+    installs anything)."""
+    if not (folder / "node_modules" / "@a2a-js" / "sdk").is_dir():
+        raise PeerStartError(f"the {what} peer is not installed: (cd {folder} && npm ci), as .ci/run does")
+    node = shutil.which("node")
+    if node is None:
+        raise PeerStartError(f"node not found on PATH; needed for the {what} peer")
+    return node
 
 
 def _command(kind: PeerKind, port: int, compat: bool, extra_args: tuple[str, ...] = (),
@@ -180,10 +185,7 @@ def _command(kind: PeerKind, port: int, compat: bool, extra_args: tuple[str, ...
         if grpc_port is not None:
             cmd += ["--grpc-port", str(grpc_port)]
     else:
-        node = shutil.which("node")
-        if node is None:
-            raise PeerStartError("node not found on PATH; needed for the js peer")
-        cmd = [node, str(JS_AGENT), "--port", str(port)]
+        cmd = [ensure_js_deps(), str(JS_AGENT), "--port", str(port)]
         if grpc_port is not None:
             cmd += ["--grpc-port", str(grpc_port)]
     return [*cmd, *extra_args, "--compat"] if compat else [*cmd, *extra_args]

@@ -1,14 +1,16 @@
 """Real A2A servers beyond the official SDKs' current line, each in its own pinned venv.
 
-| name       | what                                                           | pins in tests/peers/thirdparty/ |
+| name       | what                                                           | pins                            |
 |------------|----------------------------------------------------------------|---------------------------------|
-| fasta2a    | Pydantic's fasta2a, an independent A2A 1.0 server              | fasta2a.txt                     |
-| sdk03      | the a2a-sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC) | sdk03.txt                       |
-| python-a2a | python-a2a, an independent Flask library (card 0.3; pre-0.2 methods) | python-a2a.txt             |
-| a2a-server | a2a-server, an independent FastAPI server (pre-0.2 methods)    | a2a-server.txt                  |
+| fasta2a    | Pydantic's fasta2a, an independent A2A 1.0 server              | thirdparty/fasta2a.txt          |
+| sdk03      | the a2a-sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC) | thirdparty/sdk03.txt           |
+| sdk02      | the a2a-sdk 0.2 line's last release (0.2: JSON-RPC)            | thirdparty/sdk02.txt            |
+| js03       | the @a2a-js/sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC), on Node | js03/package-lock.json |
+| python-a2a | python-a2a, an independent Flask library (card 0.3; pre-0.2 methods) | thirdparty/python-a2a.txt  |
+| a2a-server | a2a-server, an independent FastAPI server (pre-0.2 methods)    | thirdparty/a2a-server.txt       |
 
-.ci/run makes each venv under tests/peers/venvs/<name>; a test never installs anything, and a missing
-venv fails with the command that makes it.
+.ci/run makes each venv under tests/peers/venvs/<name> (and js03's node_modules with `npm ci`); a test never
+installs anything, and a missing install fails with the command that makes it.
 """
 
 from __future__ import annotations
@@ -17,22 +19,27 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 import pytest
 
-from tests.peers.harness import PEERS_DIR, PeerStartError, _card_ok, free_port
+from tests.peers.harness import PEERS_DIR, PeerStartError, _card_ok, ensure_js_deps, free_port
 
 VENVS = PEERS_DIR / "venvs"
-AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": PEERS_DIR / "sdk03_agent.py",
+OLD_SDK = PEERS_DIR / "a2a_sdk_old_agent.py"  # the official Python SDK's older lines, picked by the venv
+AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": OLD_SDK, "sdk02": OLD_SDK,
+          "js03": PEERS_DIR / "js03" / "agent.mjs",
           "python-a2a": PEERS_DIR / "python_a2a_agent.py", "a2a-server": PEERS_DIR / "a2a_server_agent.py"}
-# where each serves its card, polled for readiness (a2a-server only at the 0.2 path)
-CARD_PATHS = {"a2a-server": "/.well-known/agent.json"}
-GRPC = frozenset({"sdk03"})  # peers that also serve gRPC, on a second free port
-__all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "python_a2a_peer", "sdk03_peer", "start_venv_peer"]
+# where each serves its card, polled for readiness (a2a-server and a2a-sdk 0.2 only at the 0.2 path)
+CARD_PATHS = {"a2a-server": "/.well-known/agent.json", "sdk02": "/.well-known/agent.json"}
+GRPC = frozenset({"sdk03", "js03"})  # peers that also serve gRPC, on a second free port
+# where each serves its REST binding (HTTP+JSON), under its base URL
+REST_PATHS = {"js03": "/a2a/rest"}
+__all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "js03_peer", "python_a2a_peer", "sdk02_peer", "sdk03_peer",
+           "start_venv_peer"]
 
 
 @dataclass(eq=False)
@@ -49,7 +56,7 @@ class VenvPeer:
 
     @property
     def rest_url(self) -> str:
-        return f"{self.base_url}/rest"
+        return self.base_url + REST_PATHS.get(self.name, "/rest")
 
     @property
     def grpc_url(self) -> str:
@@ -85,11 +92,11 @@ def python_of(name: str) -> Path:
 def start_venv_peer(name: str, timeout: float = 90.0) -> VenvPeer:
     """Start a peer and wait for its card; python-a2a and a2a-server import LLM clients (openai, anthropic,
     litellm) at start, seconds of CPU on a loaded machine."""
-    python = python_of(name)
+    runtime = ensure_js_deps(AGENTS[name].parent, name) if AGENTS[name].suffix == ".mjs" else str(python_of(name))
     port = free_port()
     grpc_port = free_port() if name in GRPC else None
     log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by VenvPeer.stop)
-    cmd = [str(python), str(AGENTS[name]), "--port", str(port)]
+    cmd = [runtime, str(AGENTS[name]), "--port", str(port)]
     if grpc_port is not None:
         cmd += ["--grpc-port", str(grpc_port)]
     process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=PEERS_DIR,
@@ -113,21 +120,18 @@ def _serve(name: str) -> Iterator[VenvPeer]:
         peer.stop()
 
 
-@pytest.fixture(scope="session")
-def fasta2a_peer() -> Iterator[VenvPeer]:
-    yield from _serve("fasta2a")
+def _fixture(name: str) -> Callable[[], Iterator[VenvPeer]]:
+    """A session fixture that starts the named peer once and stops it at the end."""
+    def serve() -> Iterator[VenvPeer]:
+        yield from _serve(name)
+
+    serve.__name__ = serve.__qualname__ = f"{name.replace('-', '_')}_peer"
+    return pytest.fixture(scope="session")(serve)
 
 
-@pytest.fixture(scope="session")
-def sdk03_peer() -> Iterator[VenvPeer]:
-    yield from _serve("sdk03")
-
-
-@pytest.fixture(scope="session")
-def python_a2a_peer() -> Iterator[VenvPeer]:
-    yield from _serve("python-a2a")
-
-
-@pytest.fixture(scope="session")
-def a2a_server_peer() -> Iterator[VenvPeer]:
-    yield from _serve("a2a-server")
+fasta2a_peer = _fixture("fasta2a")
+sdk03_peer = _fixture("sdk03")
+sdk02_peer = _fixture("sdk02")
+js03_peer = _fixture("js03")
+python_a2a_peer = _fixture("python-a2a")
+a2a_server_peer = _fixture("a2a-server")

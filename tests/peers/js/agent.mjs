@@ -7,7 +7,6 @@
 // a2a.v1.A2AService) on 127.0.0.1:M. With --compat the card also advertises the 0.3 REST (/a2a/rest/v1/...)
 // and 0.3 gRPC interfaces. Behaviour is keyed on the user's text, mirroring tests/peers/py_agent.py.
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 
 import express from 'express';
@@ -21,8 +20,7 @@ import { createLegacyAwarePushNotificationSender } from '@a2a-js/sdk/compat/v0_3
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { A2AService, UserBuilder as GrpcUserBuilder, grpcService } from '@a2a-js/sdk/server/grpc';
 import { LegacyA2AService, legacyGrpcService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
-
-const SLOW_MS = 30_000;
+import { classify, serve, slowWork } from '../js_common.mjs';
 
 const now = () => new Date().toISOString();
 // Complete ts-proto objects: the gRPC encoder iterates every repeated field, so none may be missing (JSON-RPC
@@ -37,13 +35,6 @@ function userText(message) {
     .join('\n');
 }
 
-// Precedence follows the behaviour table order, so e.g. "slow fail" is slow.
-function classify(text) {
-  for (const keyword of ['input', 'slow', 'fail', 'raise', 'message']) {
-    if (text.includes(keyword)) return keyword;
-  }
-  return 'echo';
-}
 
 class Executor {
   #running = new Map(); // taskId -> AbortController of an in-flight "slow" execute()
@@ -87,7 +78,7 @@ class Executor {
       case 'raise':
         throw new Error('boom');
       case 'slow':
-        if (!(await this.#work(taskId))) {
+        if (!(await slowWork(this.#running, taskId))) {
           status(TaskState.TASK_STATE_CANCELED);
           return;
         }
@@ -101,21 +92,6 @@ class Executor {
     }));
     status(TaskState.TASK_STATE_COMPLETED);
     // No bus.finished(): the request handler settles the bus itself (pitfall #4).
-  }
-
-  // Returns false when cancelTask() aborted the work.
-  async #work(taskId) {
-    const controller = new AbortController();
-    this.#running.set(taskId, controller);
-    try {
-      await sleep(SLOW_MS, undefined, { signal: controller.signal });
-      return true;
-    } catch (err) {
-      if (err.name === 'AbortError') return false;
-      throw err;
-    } finally {
-      this.#running.delete(taskId);
-    }
   }
 
   cancelTask = async (taskId, bus) => {
@@ -209,28 +185,8 @@ function main() {
     if (values.compat) {
       grpcServer.addService(LegacyA2AService, legacyGrpcService({ requestHandler, userBuilder: grpcUsers }));
     }
-    grpcServer.bindAsync(`127.0.0.1:${grpcPort}`, ServerCredentials.createInsecure(), (err) => {
-      if (err) {
-        console.error(err);
-        process.exit(1);
-      }
-    });
   }
-  const server = app.listen(port, '127.0.0.1', (err) => {
-    if (err) {
-      console.error(err);
-      process.exit(1);
-    }
-  });
-  // Exit promptly on SIGTERM/SIGINT even with open SSE streams (the harness waits for exit).
-  for (const sig of ['SIGTERM', 'SIGINT']) {
-    process.on(sig, () => {
-      grpcServer?.forceShutdown();
-      server.closeAllConnections();
-      server.close(() => process.exit(0));
-      setTimeout(() => process.exit(0), 500).unref();
-    });
-  }
+  serve(app, port, grpcServer, grpcPort, ServerCredentials.createInsecure());
 }
 
 main();
