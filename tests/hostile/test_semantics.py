@@ -207,3 +207,66 @@ async def test_invoke_semantics(client: HttpClient, caplog: pytest.LogCaptureFix
     step = r.step(StepName.INVOKE)
     assert step is not None and fragment in step.detail, step.detail
     assert r.duration_s < 3.0
+
+
+# ---- HTTP+JSON: statuses and bodies of A2A errors
+
+PING = (StepName.PING,)
+_EI = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def _google_status(code: int, status_name: str, message: str, *details: Json) -> str:
+    return json.dumps({"error": {"code": code, "status": status_name, "message": message, "details": list(details)}})
+
+
+def _info(reason: str) -> Json:
+    return {"@type": _EI, "reason": reason, "domain": "a2a-protocol.org"}
+
+
+def _rest(status: int, body: str) -> Reply:
+    return Reply(status=status, chunks=[body], whole=True)
+
+
+_V1_TASK = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": V1_ART}
+_UNKNOWN_DETAIL = {"@type": "type.example.com/acme.Trace", "traceId": "abc"}
+
+REST_CASES = [
+    # (id, version, "VERB /path", answer, steps, reason, fragment of the step's detail)
+    ("1.0 404 google.rpc.Status with an unknown @type only", "1.0", "GET /tasks/{tid}",
+     _rest(404, _google_status(404, "NOT_FOUND", "nope", _UNKNOWN_DETAIL)), PING, Reason.INVOKE_ROUTE_NOT_FOUND,
+     "names no A2A error"),
+    ("1.0 404 google.rpc.Status without details", "1.0", "GET /tasks/{tid}",
+     _rest(404, _google_status(404, "NOT_FOUND", "nope")), PING, Reason.INVOKE_ROUTE_NOT_FOUND, "names no A2A error"),
+    ("1.0 404 with a JSON-RPC error envelope", "1.0", "GET /tasks/{tid}",
+     _rest(404, json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Task not found"}})),
+     PING, Reason.INVOKE_ROUTE_NOT_FOUND, "names no A2A error"),
+    ("0.3 404 google.rpc.Status naming nothing", "0.3", "GET /v1/tasks/{tid}",
+     _rest(404, _google_status(404, "NOT_FOUND", "nope")), PING, Reason.INVOKE_ROUTE_NOT_FOUND, "names no A2A error"),
+    # held: an A2A error at a status the version does not map it to names the mapping
+    ("1.0 TaskNotFound at 500", "1.0", "GET /tasks/{tid}",
+     _rest(500, _google_status(500, "INTERNAL", "nope", _info("TASK_NOT_FOUND"))), PING,
+     Reason.INVOKE_UNEXPECTED_STATUS, "the spec maps TaskNotFoundError to HTTP 404"),
+    ("1.0 InvalidAgentResponse at 503", "1.0", "POST /message:send",
+     _rest(503, _google_status(503, "UNAVAILABLE", "bad", _info("INVALID_AGENT_RESPONSE"))), INVOKE,
+     Reason.INVOKE_UNEXPECTED_STATUS, "maps InvalidAgentResponseError to HTTP 502 or 500"),
+    ("1.0 InvalidAgentResponse at 502 (the 1.0.0 mapping)", "1.0", "POST /message:send",
+     _rest(502, _google_status(502, "INTERNAL", "bad", _info("INVALID_AGENT_RESPONSE"))), INVOKE,
+     Reason.INVOKE_A2A_ERROR, "HTTP 502 InvalidAgentResponseError"),
+    ("1.0 400 with an unknown @type detail only", "1.0", "POST /message:send",
+     _rest(400, _google_status(400, "INVALID_ARGUMENT", "bad", _UNKNOWN_DETAIL)), INVOKE, Reason.INVOKE_A2A_ERROR,
+     "HTTP 400 error: bad"),
+    ("1.0 400 whose error is a string", "1.0", "POST /message:send", _rest(400, json.dumps({"error": "bad request"})),
+     INVOKE, Reason.INVOKE_UNEXPECTED_STATUS, "answered HTTP 400"),
+]
+
+
+@pytest.mark.parametrize(("version", "route", "answer", "steps", "reason", "fragment"), [c[1:] for c in REST_CASES],
+                         ids=[c[0] for c in REST_CASES])
+async def test_rest_error_semantics(client: HttpClient, caplog: pytest.LogCaptureFixture, version: str, route: str,
+                                    answer: Reply, steps: tuple[StepName, ...], reason: Reason, fragment: str) -> None:
+    async with scripted_agent({}, rest={route: answer}, version=version) as origin:
+        r = await _probe(client, origin, steps, version=version, binding="HTTP+JSON")
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(steps[0])
+    assert step is not None and fragment in step.detail, step.detail

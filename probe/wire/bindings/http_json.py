@@ -283,6 +283,14 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
             expected = " or ".join(str(s) for s in a2a_errors.BY_NAME[answer.error.name].http_statuses())
             answer.problem = Problem(ProblemKind.STATUS, f"{where} for {answer.error.describe()}; the spec maps "
                                      f"{answer.error.name} to HTTP {expected}")
+        elif status == 404 and answer.error.name is None:
+            # 1.0 §11.6: an A2A error MUST carry its ErrorInfo (404 is TaskNotFoundError's); a google.rpc.Status
+            # without one is what a front end answers for a path it does not route, and a2a-sdk's client (1.0 and
+            # 0.3) reads it as MethodNotFoundError ("Resource not found")
+            named = "the ErrorInfo 1.0 §11.6 requires" if version != "0.3" else "anything that names it"
+            answer.problem = Problem(ProblemKind.ROUTE, f"{where} with a google.rpc.Status that names no A2A error: "
+                                     f"no such route to a client, or a TaskNotFoundError without {named} "
+                                     f"({answer.snippet[:120]})")
         return answer
     if base == _PROBLEM_JSON and isinstance(doc, dict):  # pre-1.0 servers: RFC 9457, no A2A name to read
         answer.error = A2AError(name=None, message=str(doc.get("detail") or doc.get("title") or "")[:500],
