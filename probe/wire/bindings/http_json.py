@@ -257,7 +257,10 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
             doc = strictjson.loads(body)
         except strictjson.StrictJSONError as exc:
             parse_error = str(exc)
-    ok = status is not None and 200 <= status < 300
+    # a google.rpc.Status body is an error whatever the status says: answered 2xx, it is judged as the error it is
+    # (1.0 §11.6: the error code maps to the HTTP status; 0.3 §3.2.3: statuses that correspond to the error)
+    error_body = isinstance(doc, dict) and len(doc) == 1 and isinstance(doc.get("error"), dict)
+    ok = status is not None and 200 <= status < 300 and not error_body
     where = f"{method} answered HTTP {status}"
     if ok:
         if parse_error is not None or not isinstance(doc, dict | type(None)) or (doc is None and body):
@@ -283,6 +286,9 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
             expected = " or ".join(str(s) for s in a2a_errors.BY_NAME[answer.error.name].http_statuses())
             answer.problem = Problem(ProblemKind.STATUS, f"{where} for {answer.error.describe()}; the spec maps "
                                      f"{answer.error.name} to HTTP {expected}")
+        elif error_body and answer.error.name is None and status is not None and status < 300:
+            answer.problem = Problem(ProblemKind.STATUS, f"{where} with an error body ({answer.error.describe()}): an "
+                                     "error is answered with an error status")
         elif status == 404 and answer.error.name is None:
             # 1.0 §11.6: an A2A error MUST carry its ErrorInfo (404 is TaskNotFoundError's); a google.rpc.Status
             # without one is what a front end answers for a path it does not route, and a2a-sdk's client (1.0 and
