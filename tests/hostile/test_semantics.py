@@ -254,6 +254,9 @@ REST_CASES = [
     ("0.3 UnsupportedOperation answered 200", "0.3", "POST /v1/message:send",
      _rest(200, _google_status(400, "FAILED_PRECONDITION", "no", _info("UNSUPPORTED_OPERATION"))), INVOKE,
      Reason.INVOKE_UNEXPECTED_STATUS, "wants a status that corresponds to UnsupportedOperationError"),
+    *[(f"{v} a JSON-RPC result envelope", v, f"POST {'/v1' if v == '0.3' else ''}/message:send",
+       _rest(200, json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"task": _V1_TASK}})), INVOKE,
+       Reason.INVOKE_NOT_A2A, "with a JSON-RPC 2.0 envelope (id, jsonrpc, result)") for v in ("1.0", "0.3")],
     # held: an A2A error at a status the version does not map it to names the mapping
     ("1.0 TaskNotFound at 500", "1.0", "GET /tasks/{tid}",
      _rest(500, _google_status(500, "INTERNAL", "nope", _info("TASK_NOT_FOUND"))), PING,

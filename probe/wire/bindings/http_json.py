@@ -268,6 +268,12 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
                                      f"ProtoJSON object: {parse_error or type(doc).__name__}"
                                      + (f" — body starts {answer.snippet[:80]!r}" if answer.snippet else ""))
             return answer
+        if isinstance(doc, dict) and "jsonrpc" in doc and ("result" in doc or "error" in doc):
+            members = ", ".join(sorted(doc)[:4])
+            answer.problem = Problem(ProblemKind.FRAMING, f"{where} with a JSON-RPC 2.0 envelope ({members}), not "
+                                     "the bare ProtoJSON object an HTTP+JSON interface answers with: the URL serves "
+                                     "the JSON-RPC binding, or the card names the wrong protocolBinding")
+            return answer
         answer.result, answer.has_result = (doc if doc is not None else {}), True
         if version == "0.3" and base != "application/json":  # 0.3 §3.2.3: MUST use application/json
             answer.deviations.append(f"Content-Type is {content_type or 'missing'!r}, not application/json (0.3)")
@@ -294,7 +300,7 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
             # without one is what a front end answers for a path it does not route, and a2a-sdk's client (1.0 and
             # 0.3) reads it as MethodNotFoundError ("Resource not found")
             named = "the ErrorInfo 1.0 §11.6 requires" if version != "0.3" else "anything that names it"
-            answer.problem = Problem(ProblemKind.ROUTE, f"{where} with a google.rpc.Status that names no A2A error: "
+            answer.problem = Problem(ProblemKind.ROUTE, f"{where} with an error body that names no A2A error: "
                                      f"no such route to a client, or a TaskNotFoundError without {named} "
                                      f"({answer.snippet[:120]})")
         return answer
