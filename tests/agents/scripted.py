@@ -1,7 +1,8 @@
 """A scripted agent: a valid card, and answers replayed verbatim from a script.
 
 For wire faults that need exact bytes (envelopes, event order, artifact chunks, streams that stay
-open); the request's JSON-RPC id is substituted for the token `{id}`. A 1.0 JSON-RPC card by default;
+open); the request's JSON-RPC id is substituted for the token `{id}`, and its Authorization header for
+`{secret}` (an agent that echoes the probe's credentials). A 1.0 JSON-RPC card by default;
 `version="0.3"` serves a 0.3 card, and `rest` routes ("VERB /path" under /rest) make the card's one
 interface HTTP+JSON. A list of replies answers successive calls in turn (the last one repeats).
 """
@@ -29,6 +30,7 @@ class Reply:
     hold_open: float = 0.0  # seconds to keep the connection open after the last chunk
     later: list[tuple[float, str]] = field(default_factory=list)  # (pause in s, chunk) written after the chunks
     whole: bool = False  # the chunks as one body with a Content-Length: the answer and its end in one write
+    headers: dict[str, str] = field(default_factory=dict)  # more response headers ("{secret}" is filled in too)
 
 
 Replies = Reply | list[Reply]
@@ -77,16 +79,21 @@ async def scripted_agent(replies: dict[str, Replies], card_extra: dict[str, Any]
         return script if isinstance(script, Reply) else script[min(turn, len(script) - 1)]
 
     async def play(request: web.Request, reply: Reply, rid: str) -> web.StreamResponse:
+        secret = request.headers.get("Authorization", "")
+
+        def fill(chunk: str) -> bytes:
+            return chunk.replace("{id}", rid).replace("{secret}", secret).encode()
+
+        headers = {"Content-Type": reply.content_type, **{k: fill(v).decode() for k, v in reply.headers.items()}}
         if reply.whole:
-            return web.Response(status=reply.status, headers={"Content-Type": reply.content_type},
-                                body="".join(reply.chunks).replace("{id}", rid).encode())
-        resp = web.StreamResponse(status=reply.status, headers={"Content-Type": reply.content_type})
+            return web.Response(status=reply.status, headers=headers, body=fill("".join(reply.chunks)))
+        resp = web.StreamResponse(status=reply.status, headers=headers)
         await resp.prepare(request)
         for chunk in reply.chunks:
-            await resp.write(chunk.replace("{id}", rid).encode())
+            await resp.write(fill(chunk))
         for pause, chunk in reply.later:
             await asyncio.sleep(pause)
-            await resp.write(chunk.replace("{id}", rid).encode())
+            await resp.write(fill(chunk))
         if reply.hold_open:
             await asyncio.sleep(reply.hold_open)
         await resp.write_eof()

@@ -9,16 +9,23 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
+import aiohttp
+import grpc
 import pytest
+from google.rpc import error_details_pb2
 
+from probe import redact
 from probe.engine import run_probe
 from probe.reasons import Reason
-from probe.report import to_dict
+from probe.report import render, to_dict
 from probe.results import ProbeResult, Severity, Status, StepName
-from probe.target import Target
+from probe.target import AuthSpec, Target
 from probe.wire.http import HttpClient
+from tests.agents.grpc_scripted import Call, rpc_status, scripted_grpc_agent
 from tests.agents.scripted import Reply, artifact, scripted_agent, sse, status, task
+from tests.hostile.test_secrets import TOKEN, _assert_clean
 
 Json = dict[str, Any]
 STREAM = (StepName.STREAM,)
@@ -281,6 +288,130 @@ async def test_rest_error_semantics(client: HttpClient, caplog: pytest.LogCaptur
                                     answer: Reply, steps: tuple[StepName, ...], reason: Reason, fragment: str) -> None:
     async with scripted_agent({}, rest={route: answer}, version=version) as origin:
         r = await _probe(client, origin, steps, version=version, binding="HTTP+JSON")
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(steps[0])
+    assert step is not None and fragment in step.detail, step.detail
+
+
+# ---- an agent that echoes the probe's credentials inside these answers: masked in every output
+
+_ECHO = "echo {secret}"  # the whole Authorization value the agent received ("Bearer tok-…")
+
+
+def _echo_rest_agent() -> dict[str, Reply | list[Reply]]:
+    err = _google_status(400, "FAILED_PRECONDITION", _ECHO, _info("UNSUPPORTED_OPERATION") | {"metadata": {
+        "auth": _ECHO}}, {"@type": "type.example.com/Echo", "seen": _ECHO})
+    stream = [f"data: {json.dumps({'task': task('SUBMITTED', tid=_ECHO)['task']})}\n\n",
+              f"data: {json.dumps({'error': json.loads(err)['error']})}\n\n"]
+    return {
+        "GET /tasks/{tid}": _rest(404, json.dumps({"error": {"code": 404, "message": _ECHO}})),
+        "POST /message:send": [_rest(200, json.dumps({"jsonrpc": "2.0", "id": _ECHO, "result": {"task": _V1_TASK}}))],
+        "POST /message:stream": Reply(content_type="text/event-stream", chunks=stream),
+        "POST /tasks/{tid}:cancel": _rest(400, err),
+    }
+
+
+def _echo_grpc_script() -> dict[str, Any]:
+    code = grpc.StatusCode.FAILED_PRECONDITION
+    blob = ("grpc-status-details-bin", lambda secret: rpc_status(code, f"echo {secret}", "UNSUPPORTED_OPERATION",
+                                                                  auth=f"echo {secret}"))
+    echoed = {"id": _ECHO, "contextId": _ECHO, "status": {"state": "TASK_STATE_WORKING", "message": {
+        "messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": _ECHO}]}}}
+    return {
+        "GetTask": Call(code=grpc.StatusCode.NOT_FOUND, details=_ECHO, trailers=[("x-echo", _ECHO)],
+                        initial=[("x-seen", _ECHO)]),
+        "SendMessage": Call(code=code, details=_ECHO, trailers=[blob, ("x-echo", _ECHO)]),
+        "SendStreamingMessage": Call(messages=[{"task": echoed}, {"artifactUpdate": {
+            "taskId": _ECHO, "contextId": _ECHO, "artifact": {"artifactId": _ECHO, "parts": [{"text": _ECHO}]}}}],
+            code=code, details=_ECHO, trailers=[blob]),
+    }
+
+
+@pytest.mark.parametrize("binding", ["HTTP+JSON", "GRPC"])
+async def test_echoed_credentials_are_masked_in_every_output(client: HttpClient, caplog: pytest.LogCaptureFixture,
+                                                             binding: str) -> None:
+    redact.register(TOKEN)
+    serving = (scripted_agent({}, rest=_echo_rest_agent()) if binding == "HTTP+JSON"
+               else scripted_grpc_agent(_echo_grpc_script()))
+    results = []
+    async with serving as origin:
+        async with aiohttp.ClientSession() as session, session.get(f"{origin}/.well-known/agent-card.json") as got:
+            url = urlsplit((await got.json())["supportedInterfaces"][0]["url"])
+        auth = AuthSpec(allowed_origins=(f"{url.scheme}://{url.netloc}",))  # gRPC listens on a port of its own
+        for steps in (PING, INVOKE, STREAM):
+            r = await _probe(client, origin, steps, binding=binding, headers={"Authorization": f"Bearer {TOKEN}"},
+                             auth=auth)
+            _held(r, caplog)
+            assert steps is PING or r.reason is not None, to_dict(r)
+            results.append(r)
+    echoed = " ".join(render(r, "json") for r in results)
+    assert "<redacted>" in echoed, echoed  # the echo reached the report, masked
+    for r in results:
+        for fmt in ("json", "text", "markdown", "junit", "html"):
+            _assert_clean(f"{binding} {r.steps[-1].name} {fmt}", render(r, fmt))
+    _assert_clean("logs", caplog.text)
+
+
+# ---- gRPC: statuses without details, details that are no google.rpc.Status, streams that end OK too soon
+
+
+def _grpc_cases() -> list[tuple[str, dict[str, Any], tuple[StepName, ...], Reason | None, str]]:
+    nf, internal, pre = grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INTERNAL, grpc.StatusCode.FAILED_PRECONDITION
+    bare_info = error_details_pb2.ErrorInfo(reason="TASK_NOT_FOUND", domain="a2a-protocol.org").SerializeToString()
+
+    def su(state: str, tid: str = "t1") -> Json:
+        return status(state, tid=tid)
+
+    first = {"task": task("SUBMITTED")["task"]}
+    return [
+        # (id, script, steps, reason, fragment of the step's detail)
+        ("ping: NOT_FOUND trailers-only, no details (the rpc exists: route reached)",
+         {"GetTask": Call(code=nf, details="no task")}, PING, None, "gRPC NOT_FOUND TaskNotFoundError"),
+        ("ping: NOT_FOUND whose details are an ErrorInfo, not a google.rpc.Status",
+         {"GetTask": Call(code=nf, details="no task", trailers=[("grpc-status-details-bin", bare_info)])}, PING,
+         None, "gRPC NOT_FOUND TaskNotFoundError"),
+        ("send: INTERNAL trailers-only, no details", {"SendMessage": Call(code=internal, details="boom")}, INVOKE,
+         Reason.INVOKE_A2A_ERROR, "gRPC INTERNAL error: boom"),
+        ("send: TaskNotFound's ErrorInfo under FAILED_PRECONDITION",
+         {"SendMessage": Call(code=pre, details="x", trailers=[("grpc-status-details-bin", rpc_status(
+             pre, "x", "TASK_NOT_FOUND"))])}, INVOKE, Reason.INVOKE_UNEXPECTED_STATUS,
+         "the spec maps TaskNotFoundError to gRPC NOT_FOUND"),
+        ("send: OK with an empty SendMessageResponse", {"SendMessage": Call(messages=[{}])}, INVOKE,
+         Reason.INVOKE_BAD_RESULT, "found []"),
+        ("stream: ends OK with no terminal event",
+         {"SendStreamingMessage": Call(messages=[first, su("WORKING")])}, STREAM, Reason.STREAM_NO_TERMINAL,
+         "closed the stream after 2 event(s) with no terminal state (last state WORKING)"),
+        ("stream: ends OK with no message at all", {"SendStreamingMessage": Call()}, STREAM,
+         Reason.STREAM_PROTOCOL_VIOLATION, "the stream carried no events"),
+        ("stream: a status update first", {"SendStreamingMessage": Call(messages=[su("WORKING"), su("COMPLETED")])},
+         STREAM, Reason.STREAM_PROTOCOL_VIOLATION, "not the Task"),
+        ("stream: WORKING after COMPLETED",
+         {"SendStreamingMessage": Call(messages=[first, su("COMPLETED"), su("WORKING")])}, STREAM,
+         Reason.STREAM_STATE_REGRESSION, "COMPLETED -> WORKING after the terminal state"),
+        ("stream: the final status names another task",
+         {"SendStreamingMessage": Call(messages=[first, su("COMPLETED", "t2")])}, STREAM,
+         Reason.STREAM_PROTOCOL_VIOLATION, "taskId 't2'"),
+        ("stream: an empty StreamResponse",
+         {"SendStreamingMessage": Call(messages=[first, {}, su("COMPLETED")])}, STREAM,
+         Reason.STREAM_PROTOCOL_VIOLATION, "event 1: 1.0 result must wrap exactly one of"),
+        ("stream: ends INTERNAL after the Task",
+         {"SendStreamingMessage": Call(messages=[first], code=internal, details="boom")}, STREAM,
+         Reason.INVOKE_A2A_ERROR, "the stream carried an error: gRPC INTERNAL error: boom"),
+        ("stream: UNIMPLEMENTED (no such rpc)", {}, STREAM, Reason.INVOKE_ROUTE_NOT_FOUND,
+         "no lf.a2a.v1.A2AService here"),
+    ]
+
+
+GRPC_CASES = _grpc_cases()
+
+
+@pytest.mark.parametrize(("script", "steps", "reason", "fragment"), [c[1:] for c in GRPC_CASES],
+                         ids=[c[0] for c in GRPC_CASES])
+async def test_grpc_semantics(client: HttpClient, caplog: pytest.LogCaptureFixture, script: dict[str, Any],
+                              steps: tuple[StepName, ...], reason: Reason | None, fragment: str) -> None:
+    async with scripted_grpc_agent(script) as origin:
+        r = await _probe(client, origin, steps, binding="GRPC")
     rep = _held(r, caplog)
     assert r.reason is reason, rep
     step = r.step(steps[0])
