@@ -870,9 +870,14 @@ class ProbeRun:
         except (ConnectFailed, DeadlineExceeded, AuthTokenFailed, BodyTooLarge) as exc:  # the last: gRPC's first
             if isinstance(exc, DeadlineExceeded) and judge.started:
                 judge.timed_out(str(exc))
+            elif isinstance(exc, DeadlineExceeded) and c.binding.name != "grpc":
+                raise StepFailed(Reason.INVOKE_TIMEOUT, f"{exc}: the stream never started; an agent sends a stream's "
+                                 "headers and its first event (the Task) at once, so a gateway holding "
+                                 "text/event-stream back until the end is the usual cause (nginx gzip on it with "
+                                 "proxy_buffering on)") from None
             elif isinstance(exc, ConnectionReset) and judge.started and judge.terminal_at is None:
-                raise StepFailed(Reason.STREAM_RESET, f"{exc}, after {judge.events} event(s) "
-                                                      f"(last state {judge.state or 'none'})") from None
+                cut = f"{exc}, after {judge.events} event(s) (last state {judge.state or 'none'}){_silence(judge)}"
+                raise StepFailed(Reason.STREAM_RESET, cut) from None
             else:
                 raise StepFailed(*_transport_reason(exc)) from None
         self.r.checks += judge.checks()
@@ -1014,6 +1019,16 @@ def card_diff(public: dict[str, Any], extended: dict[str, Any]) -> dict[str, lis
             "skills": sorted(skill_ids(extended) - skill_ids(public)),
             "changed": sorted(k for k in extended if k in public and k not in ("skills", "signatures")
                               and extended[k] != public[k])}
+
+
+def _silence(judge: StreamJudge) -> str:
+    """How long the stream had been silent when it was cut: a cut that long after the last event, at the same
+    figure every time, is an idle or read timeout on the way (nginx proxy_read_timeout, 60 s by default)."""
+    if judge.last_at is None:
+        return ""
+    quiet = time.monotonic() - judge.last_at
+    return (f", {quiet:.1f} s after the last event: if that matches a proxy's idle or read timeout (nginx "
+            "proxy_read_timeout), raise it for A2A streams or send SSE keep-alive comments more often than it")
 
 
 def _transport_reason(exc: Exception) -> tuple[Reason, str]:

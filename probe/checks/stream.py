@@ -9,6 +9,7 @@ state, known artifacts), so a long or hostile stream costs bounded memory.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from probe import redact
@@ -57,6 +58,7 @@ class StreamJudge:
         self.started = False
         self.cut_by_deadline = False  # the probe's deadline ended the reading (not the agent closing the stream)
         self.events = 0
+        self.last_at: float | None = None  # when the last group of events arrived (time.monotonic)
         self.problems: dict[str, list[str]] = {cid: [] for cid, _ in _REASON_BY_CHECK}
         self.rpc_error: str | None = None
         self.first: Item | None = None
@@ -103,6 +105,7 @@ class StreamJudge:
                         return
                 else:
                     batch = await it.__anext__()
+                self.last_at = time.monotonic()
                 for ev in batch:
                     self.on_event(ev.name, ev, ev.problem, ev.raw)
                     if self.rpc_error:

@@ -188,3 +188,35 @@ async def test_the_gateway_clears_the_a2a_version_header(gateway: Start, binding
     _, detail = failed_step(result)
     assert "received A2A-Version 0.3, the probe sent 1.0" in detail
     assert not any(c.id == "invoke.version_accepted" for c in result.failed_checks())
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_proxy_read_timeout_cuts_the_stream_mid_way(gateway: Start, binding: str) -> None:
+    """A 30 s task streamed behind `proxy_read_timeout 2s`: the Task and WORKING arrive, then the agent is silent
+    (its SSE pings come every 15 s) and nginx closes the response without its last chunk. stream_reset, and the
+    detail says how long the stream had been silent, the figure to hold against the proxy's timeout."""
+    behind = gateway(server(route("proxy_buffering off; proxy_read_timeout 2s;")))
+    result = await probe(behind.url, binding=binding, message="slow please", steps=(StepName.STREAM,))
+    assert result.reason is Reason.STREAM_RESET, (result.reason, result.steps)
+    _, detail = failed_step(result)
+    assert "after 2 event(s) (last state WORKING)" in detail, detail
+    quiet = float(detail.split(" s after the last event")[0].rsplit(", ", 1)[1])
+    assert quiet >= 1.0, detail  # nginx cannot cut before 2 s of silence; the probe's clock starts a little later
+    assert "proxy_read_timeout" in detail
+
+
+GZIP_BUFFERED = ("proxy_buffering on; proxy_ignore_headers X-Accel-Buffering; "
+                 "gzip on; gzip_types text/event-stream application/json; gzip_min_length 1;")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_gzip_on_a_buffered_stream_holds_it_back(gateway: Start, binding: str) -> None:
+    """gzip on text/event-stream with proxy_buffering on (the SDK's X-Accel-Buffering: no ignored): nginx sends
+    neither the headers nor the Task until the upstream ends, so a slow task's client sees nothing at all. The
+    probe's deadline passes with no response; the detail says what holds a stream back."""
+    behind = gateway(server(route(GZIP_BUFFERED)))
+    result = await probe(behind.url, binding=binding, message="slow please", timeout=5,
+                         steps=(StepName.STREAM,))
+    assert result.reason is Reason.INVOKE_TIMEOUT, (result.reason, result.steps)
+    _, detail = failed_step(result)
+    assert "the stream never started" in detail and "gzip" in detail, detail
