@@ -205,11 +205,16 @@ def build(*, url: str, doc: dict[str, Any], legacy: bool = False, response: Resp
                 legacy_path=legacy, response=response)
 
 
+def _top_03(doc: dict[str, Any]) -> bool:
+    """A top-level 0.3 interface beside supportedInterfaces: url with protocolVersion or preferredTransport (a
+    hybrid card). A bare url is no declaration: 1.0 has no such field, 0.3 §5.6.1 requires preferredTransport."""
+    return "url" in doc and ("protocolVersion" in doc or "preferredTransport" in doc)
+
+
 def sniff(doc: dict[str, Any]) -> tuple[str, bool]:
     """Classify a card by its fields: (family, hybrid)."""
-    top_03 = "url" in doc and ("protocolVersion" in doc or "preferredTransport" in doc)
     if isinstance(doc.get("supportedInterfaces"), list):
-        return "1.0", top_03
+        return "1.0", _top_03(doc)
     pv = doc.get("protocolVersion")
     if isinstance(pv, str):
         mm = ".".join(pv.split(".")[:2])
@@ -257,9 +262,14 @@ def interfaces(doc: dict[str, Any]) -> list[Interface]:
             tenant = e.get("tenant") if isinstance(e.get("tenant"), str) and e.get("tenant") else None
             out.append(Interface(e["url"], str(e.get("protocolBinding", "")), str(e.get("protocolVersion", "")),
                                  tenant))
-    if _parsable(doc.get("url")):
+    # a 1.0 card's top-level url is an interface only in a hybrid: a2a-sdk 1.3's resolver drops it beside
+    # supportedInterfaces, and a bare one declares no 0.3 interface (LangGraph's card carries one)
+    v1 = isinstance(doc.get("supportedInterfaces"), list)
+    if _parsable(doc.get("url")) and (not v1 or _top_03(doc)):
         pv = doc.get("protocolVersion")
-        version = pv if isinstance(pv, str) else ("0.1" if "authentication" in doc else "0.2")
+        # without protocolVersion: a hybrid's is 0.3 (preferredTransport is a 0.3 field, and a2a-sdk 0.3's default
+        # is 0.3.0); a plain card's is early 0.2, or 0.1
+        version = pv if isinstance(pv, str) else ("0.3" if v1 else "0.1" if "authentication" in doc else "0.2")
         out.append(Interface(doc["url"], str(doc.get("preferredTransport") or "JSONRPC"), version, source="url"))
         for e in judged(doc.get("additionalInterfaces")):
             if isinstance(e, dict) and _parsable(e.get("url")):

@@ -48,3 +48,23 @@ def test_the_bounded_names_match_the_registry() -> None:
     assert {(b.value, b.card_name) for b in B} == {(r.name, r.card_name) for r in REGISTRY.values()
                                                    if r.card_name.upper() in KNOWN and r.name != "fake"}
     assert B.of("http+json") is B.HTTP_JSON and B.of("grpc") is B.GRPC and B.of("KAFKA") is None and B.of(None) is None
+
+
+def test_a_1_0_cards_bare_url_is_no_interface() -> None:
+    # LangGraph's card (langgraph-api 0.16.7): supportedInterfaces JSONRPC 1.0 and, beside it, a top-level url with
+    # neither protocolVersion nor preferredTransport. 1.0 has no url field (a2a-sdk 1.3's resolver drops it when
+    # supportedInterfaces is there) and it declares no 0.3 interface (0.3 §5.6.1: preferredTransport MUST be
+    # present), so the card advertises JSON-RPC 1.0 only: never a "0.2" interface (a 0.2 card has no
+    # supportedInterfaces; the probe read the url as one and probed the agent twice)
+    doc = valid_card(("http://a/rpc", "JSONRPC", "1.0"))
+    doc["url"] = "http://a/rpc"
+    card = cardwire.build(url="http://a/.well-known/agent-card.json", doc=doc)
+    assert (card.family, card.hybrid) == ("1.0", False)
+    assert [(i.binding, i.version, i.source) for i in card.interfaces] == [("JSONRPC", "1.0", "supportedInterfaces")]
+    assert plan_interfaces(card, T, KNOWN) == [("JSONRPC", "1.0")]
+    # with a 0.3 declaration beside it the url is the hybrid's 0.3 interface (preferredTransport alone: 0.3, the
+    # field's version and a2a-sdk 0.3's default protocolVersion, never 0.2, which has no preferredTransport)
+    for extra, version in (({"protocolVersion": "0.3.0"}, "0.3.0"), ({"preferredTransport": "JSONRPC"}, "0.3")):
+        hybrid = cardwire.build(url="http://a/.well-known/agent-card.json", doc={**doc, **extra})
+        assert hybrid.hybrid
+        assert [(i.source, i.version) for i in hybrid.interfaces] == [("supportedInterfaces", "1.0"), ("url", version)]
