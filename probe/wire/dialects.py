@@ -147,7 +147,7 @@ def _texts(d: Dialect, parts: Any, problems: list[str]) -> list[str]:
             if len(kinds) != 1:
                 problems.append(f"a {d.label} part must have exactly one of {'/'.join(d.part_keys)}, found "
                                 f"{kinds or 'none'}")
-            if "kind" in p:
+            if "kind" in p and d.version != "1.0":  # 1.0 §5.7: an unrecognized field, ignored (as a2a-sdk does)
                 problems.append(f"a {d.label} part carries the 0.3 'kind' field")
             if "raw" in p:
                 _base64(p["raw"], "raw", problems)
@@ -224,9 +224,9 @@ def _parse_v1(d: Dialect, result: Any) -> Item:
         return Item("unknown", problems=[f"result.{key} is not an object"])
     item = Item({"task": "task", "message": "message", "statusUpdate": "status", "artifactUpdate": "artifact"}[key])
     _event_body(d, item, body)
-    if d.version == "1.0" and ("final" in body or "kind" in body):
-        item.problems.append(f"1.0 {key} carries 0.3 fields (kind/final)")
-    elif "kind" in body:
+    # 0.3's kind (and final) inside a 1.0 answer are unrecognized fields, which 1.0 §5.7 has receivers ignore (a2a-sdk
+    # 1.3 parses with ignore_unknown_fields): nothing broken. a2a-sdk 0.3's REST client rejects them (json_format.Parse)
+    if "kind" in body and d.version != "1.0":
         item.problems.append(f"{d.label} {key} carries the 0.3 'kind' field")
     return item
 
