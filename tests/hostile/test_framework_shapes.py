@@ -1,0 +1,76 @@
+"""The shapes LangGraph's own A2A server (langgraph-api 0.16.7) sends, replayed by a scripted agent.
+
+The live peer is in tests/interop/test_framework_peers.py; these pin each probe rule the peer showed wrong, on the
+exact bytes, with no framework installed. Expectations follow v1.0.1 docs/specification.md and a2a-sdk 1.3's client.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from probe.engine import run_interfaces, run_probe
+from probe.reasons import Reason
+from probe.results import Status, StepName
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.agents.scripted import Reply, scripted_agent, sse, task
+from tests.hostile.test_semantics import _held  # no probe bug, one primary reason
+
+Json = dict[str, Any]
+PART = {"kind": "text", "text": "echo: hi"}
+
+
+def _kinded_task(state: str) -> Json:
+    """A 1.0 Task with 0.3's kind left on it, its history and its parts (langgraph-api's SendMessage answer)."""
+    return task(state, kind="task", artifacts=[{"artifactId": "a", "parts": [PART]}],
+                history=[{"kind": "message", "messageId": "m", "role": "ROLE_AGENT", "parts": [PART]}])
+
+
+async def test_a_1_0_answer_with_0_3_kind_fields_and_a_bare_card_url_passes(
+        client: HttpClient, caplog: pytest.LogCaptureFixture) -> None:
+    # 1.0 §5.7: "Implementations SHOULD ignore unrecognized fields"; a2a-sdk 1.3 parses results with
+    # ignore_unknown_fields=True and drops a card's url beside supportedInterfaces. Before: invoke_bad_result
+    # (MUST invoke.result_shape and invoke.dialect on 'kind'), and a second "jsonrpc 0.2" interface from the url
+    extra: Json = {}
+    reply = Reply(chunks=['{"jsonrpc": "2.0", "id": "{id}", "result": ' + json.dumps(_kinded_task("COMPLETED")) + "}"])
+    async with scripted_agent({"SendMessage": reply}, card_extra=extra) as origin:
+        extra["url"] = f"{origin}/rpc"
+        r = await run_interfaces(Target(name="t", url=origin, timeout=3.0), client,
+                                 steps=(StepName.INVOKE,))
+    rep = _held(r, caplog)
+    assert r.success, rep
+    assert [(i.binding, i.protocol_version) for i in r.interfaces] == [("jsonrpc", "1.0")]
+    for check_id in ("invoke.result_shape", "invoke.dialect", "invoke.schema"):
+        c = r.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    schema = r.check("invoke.schema")
+    assert schema is not None and "unknown fields ignored" in schema.message and "kind" in schema.message
+
+
+async def test_unwrapped_1_0_stream_events_are_one_root_cause(client: HttpClient,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    # langgraph-api's SendStreamingMessage: the Task wrapped, then status and artifact updates as bare 0.3 events
+    # (no statusUpdate/artifactUpdate member), the COMPLETED one among them. 1.0 §3.2.3: a StreamResponse holds
+    # exactly one of task/message/statusUpdate/artifactUpdate; a2a-sdk 1.3 reads those events as empty. The root
+    # cause is stream.events_parse; the terminal state was sent, unreadably, so stream.terminal is not judged
+    # (before: a second MUST failure, "closed ... with no terminal state (last state SUBMITTED)")
+    events = sse(task("SUBMITTED"),
+                 {"taskId": "t1", "contextId": "c1", "kind": "status-update", "final": False,
+                  "status": {"state": "TASK_STATE_WORKING"}},
+                 {"taskId": "t1", "contextId": "c1", "kind": "artifact-update", "append": False, "lastChunk": True,
+                  "artifact": {"artifactId": "a", "parts": [PART]}},
+                 {"taskId": "t1", "contextId": "c1", "kind": "status-update", "final": True,
+                  "status": {"state": "TASK_STATE_COMPLETED"}})
+    async with scripted_agent({"SendStreamingMessage": Reply(content_type="text/event-stream",
+                                                             chunks=events)}) as origin:
+        r = await run_probe(Target(name="t", url=origin, timeout=3.0), client, steps=(StepName.STREAM,))
+    rep = _held(r, caplog)
+    assert r.reason is Reason.STREAM_PROTOCOL_VIOLATION, rep
+    parse = r.check("stream.events_parse")
+    assert parse is not None and parse.status is Status.FAIL and "looks like a 0.3 result" in parse.message
+    terminal = r.check("stream.terminal")
+    assert terminal is not None and terminal.status is Status.SKIP, terminal
+    assert terminal.message.startswith("depends on stream.events_parse, which failed: 3 event(s)")
