@@ -998,6 +998,11 @@ def _translate(exc: BaseException, what: str, exchange: HttpExchange) -> WireErr
         cause = _describe_ssl(exc)
         if "certificate required" in cause or "bad certificate" in cause or "unknown ca" in cause:
             return ClientCertRefused(f"{what}: the server refused the TLS client certificate ({cause})", exchange)
+        if any(words in cause for words in _NOT_TLS):  # the server answered the ClientHello in plain text
+            return ConnectFailed(f"{what}: the server there does not speak TLS (handshake: {cause}): the URL says "
+                                 "https:// for a plain-HTTP listener; use http://, or terminate TLS there (a gateway "
+                                 "that rewrites the card's scheme, or trusts X-Forwarded-Proto, advertises https)",
+                                 exchange)
         return TlsFailed(f"{what}: TLS handshake failed: {cause}", exchange)
     if isinstance(exc, aiohttp.ClientError):
         if isinstance(exc, aiohttp.ClientOSError) and _refused_client_cert(exc):
@@ -1052,6 +1057,11 @@ def _seen(exc: BaseException) -> str:
         text = str(exc)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and set(ln.strip()) != {"^"}]
     return " ".join(lines)[:300] or type(exc).__name__
+
+
+# OpenSSL's words for a plain-text answer to a ClientHello ("HTTP/1.1 400 …" read as a TLS record): no certificate
+# was ever offered, so this is not a certificate fault but the wrong scheme for the port
+_NOT_TLS = ("wrong version number", "packet length too long", "record layer failure")
 
 
 def _describe_ssl(exc: aiohttp.ClientSSLError) -> str:

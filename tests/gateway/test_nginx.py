@@ -220,3 +220,18 @@ async def test_gzip_on_a_buffered_stream_holds_it_back(gateway: Start, binding: 
     assert result.reason is Reason.INVOKE_TIMEOUT, (result.reason, result.steps)
     _, detail = failed_step(result)
     assert "the stream never started" in detail and "gzip" in detail, detail
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_the_card_rewritten_to_https_on_a_plain_listener(gateway: Start, binding: str) -> None:
+    """sub_filter turns the card's http:// into https:// (TLS is terminated elsewhere for other routes, or the
+    agent trusts X-Forwarded-Proto), but this listener speaks plain HTTP: nginx answers the ClientHello with a
+    400 in plain text. No certificate was ever offered, so no certificate is blamed: the URL's scheme is wrong."""
+    https = REWRITE.format(old='"http://', new='"https://')
+    behind = gateway(server(https, route()))
+    result = await probe(behind.url, binding=binding)
+    assert result.interface_url is not None and result.interface_url.startswith("https://127.0.0.1:")
+    assert result.reason is Reason.INVOKE_UNREACHABLE, (result.reason, result.steps)
+    _, detail = failed_step(result)
+    assert "does not speak TLS" in detail and "https:// for a plain-HTTP listener" in detail, detail
+    assert not any(c.id.startswith("tls.") for c in result.failed_checks()), result.failed_checks()
