@@ -26,7 +26,7 @@ import structlog
 
 from probe import redact
 from probe.checks import card as card_checks
-from probe.checks import catalogue, grading, urls
+from probe.checks import catalogue, grading, timestamps, urls
 from probe.checks.catalogue import Severity, make_check, shared_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
@@ -174,6 +174,7 @@ class ProbeRun:
         self.calls_from: float | None = None
         self.answered: float | None = None
         self.answers = 0
+        self.stamps = timestamps.TimestampLog()  # the answers' status timestamps (invoke.timestamps_utc)
 
     def answer_arrived(self, answer: Answer | None = None) -> None:
         """Stamp the end of an answer from the agent (its last byte is in): the probe's own work starts here. An
@@ -243,6 +244,8 @@ class ProbeRun:
             ok = await self._step(name, fn)
             if not ok and name is not StepName.STREAM:
                 break  # stream after a failed invoke would only repeat the same failure
+        if steps:
+            self.stamps.record(self.r)
         if card_invalid and self.r.reason is None:
             self.r.reason = Reason.CARD_INVALID
 
@@ -726,6 +729,7 @@ class ProbeRun:
 
         Returns the failure, for the caller to raise once its own checks are recorded."""
         c = self._client()
+        self.stamps.see(payload, "SendMessage" if shape is schema.Shape.SEND_RESULT else "GetTask")
         verdict = schema.validate(self.r.protocol_version or c.dialect.version, self.r.binding or "JSONRPC", shape,
                                   payload)
         if verdict.limit is not None:  # not judged: the probe's own bound, not a fault found in the answer
@@ -856,7 +860,8 @@ class ProbeRun:
         judge = StreamJudge(c.dialect, close_grace=self.t.stream_close_grace,
                             version=self.r.protocol_version or c.dialect.version,
                             binding=self.r.binding or c.binding.card_name,
-                            max_events=self.t.max_stream_events, max_artifacts=self.t.max_stream_artifacts)
+                            max_events=self.t.max_stream_events, max_artifacts=self.t.max_stream_artifacts,
+                            stamps=self.stamps)
         try:
             async with c.stream(self.t.message) as es:
                 step.exchanges.append(es.exchange)

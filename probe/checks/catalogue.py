@@ -145,6 +145,11 @@ CHECKS: tuple[Check, ...] = (
           "Emit results the official clients can parse: field names and JSON types of the proto (1.0) or the 0.3 "
           "schema, enum names the version defines, RFC 3339 timestamps with a zone, valid base64.", "FMT-01",
           side_effects=_W),
+    Check("invoke.timestamps_utc", _LIFE, _M,
+          "Timestamps are UTC with 'Z', not another offset (SendMessage, GetTask and stream answers)",
+          "Serialise timestamps as ProtoJSON does, in UTC with a 'Z' suffix (2025-10-28T10:30:00.000Z), not "
+          "+00:00 or a local offset (Python's datetime.isoformat() writes +00:00: use protobuf's Timestamp, or "
+          "strftime('%Y-%m-%dT%H:%M:%S.%fZ') on a UTC time).", "FMT-01", side_effects=_W),
     Check("invoke.camel_case", _LIFE, _M, "JSON field names are camelCase, not the proto's snake_case",
           "Serialise with ProtoJSON (lowerCamelCase names: contextId, not context_id).", "FMT-01", side_effects=_W),
     Check("invoke.blocking", _LIFE, _M,

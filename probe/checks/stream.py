@@ -15,6 +15,7 @@ from typing import Any
 from probe import redact
 from probe.checks import grading
 from probe.checks.catalogue import Severity, make_check, shared_check
+from probe.checks.timestamps import TimestampLog
 from probe.reasons import Reason
 from probe.results import CheckResult, Status, StepName
 from probe.wire import schema
@@ -45,7 +46,8 @@ _ALL_PASSED: dict[bool, tuple[int, tuple[CheckResult, ...]]] = {}
 
 class StreamJudge:
     def __init__(self, dialect: Dialect, close_grace: float = 1.0, *, version: str | None = None,
-                 binding: str = "JSONRPC", max_events: int = 10_000, max_artifacts: int = _MAX_ARTIFACTS) -> None:
+                 binding: str = "JSONRPC", max_events: int = 10_000, max_artifacts: int = _MAX_ARTIFACTS,
+                 stamps: TimestampLog | None = None) -> None:
         self.d = dialect
         self.close_grace = close_grace
         # with a version, every event is also validated against that version's official definitions
@@ -53,6 +55,7 @@ class StreamJudge:
         self.binding = binding
         self.max_events = max_events
         self.max_artifacts = max_artifacts
+        self.stamps = stamps  # where the events' status timestamps are noted (invoke.timestamps_utc)
         self.limit_hit: str | None = None  # the bound on work that stopped the reading
         self._valid: set[str] = set()  # raw event data already validated without a problem
         self.started = False
@@ -163,6 +166,8 @@ class StreamJudge:
         if envelope.error is not None:
             self.rpc_error = envelope.error.describe() + (" (SSE event: error)" if name == "error" else "")
             return
+        if self.stamps is not None:
+            self.stamps.see(envelope.result, f"event {index}")
         if self.version is not None and self._worth_validating(raw):
             verdict = schema.validate(self.version, self.binding, schema.Shape.STREAM_EVENT, envelope.result,
                                       root=f"event {index}")

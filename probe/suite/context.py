@@ -71,6 +71,7 @@ class Suite:
         if shape is None or answer is None or answer.error is not None or not isinstance(answer.result, dict):
             return
         version = self.run.r.protocol_version or self.dialect.version
+        self.run.stamps.see(answer.result, label)
         verdict = schema.validate(version, self.client.binding.card_name, shape, answer.result)
         self.validated += 1
         problems = verdict.problems + ([f"{p} (not camelCase)" for p in verdict.snake_case] if self.v1 else [])

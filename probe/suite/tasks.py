@@ -88,6 +88,7 @@ def _list_problems(s: Suite, answer: Answer, what: str) -> list[str]:
     payload = answer.result
     if s.binding_name == "grpc":  # proto3 scalars carry no presence: "" and 0 never reach the wire
         payload = _GRPC_ZEROS | payload
+    s.run.stamps.see(payload, "ListTasks")
     verdict = schema.validate("1.0", s.client.binding.card_name, schema.Shape.LIST_TASKS, payload)
     return [f"{what}: {p}" for p in verdict.problems[:3]]
 

@@ -92,6 +92,10 @@ FAULTS: dict[str, Faults] = {
     # a subscription that starts with the updates, not the Task: a 1.0 MUST (§3.1.6), not a 0.3 rule (§7.9)
     "subscribe_updates_first_03": Faults(protocol="0.3", subscribe_first="status", task_delay=1.0),
     "subscribe_updates_first": Faults(subscribe_first="status", task_delay=1.0),
+    # status timestamps with an offset: 1.0 §5.6.1 "MUST NOT include timezone offsets other than 'Z'"; 0.3 has no
+    # such rule. The official parsers read both: a finding of its own, never the verdict
+    "timestamp_offset": Faults(timestamp_offset="+02:00", task_delay=0.3),
+    "timestamp_offset_03": Faults(protocol="0.3", timestamp_offset="+00:00"),
 }
 
 

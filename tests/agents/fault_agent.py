@@ -24,7 +24,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, Final
 
 from aiohttp import web
@@ -151,6 +151,8 @@ class Faults:
     push_error_code: int = -32003
     #: A subscription starts with the Task (``"task"``, 1.0 §3.1.6) or straight with the updates (``"status"``).
     subscribe_first: str = "task"
+    #: Status timestamps written at this offset (``"+00:00"``, ``"+02:00"``) instead of with 'Z' (1.0 §5.6.1).
+    timestamp_offset: str = ""
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -211,8 +213,13 @@ class RpcError(Exception):
 # internal model (version-neutral) and its renderings
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def _now(offset: str = "") -> str:
+    """Now, in UTC with 'Z' (1.0 §5.6.1); with an offset ("+00:00", "+02:00"), the same instant written at it."""
+    if not offset:
+        return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    sign, hours, minutes = offset[0], int(offset[1:3]), int(offset[4:6])
+    shift = timedelta(hours=hours, minutes=minutes) * (1 if sign == "+" else -1)
+    return datetime.now(timezone(shift)).isoformat(timespec="milliseconds")
 
 
 def _new_id() -> str:
@@ -870,7 +877,7 @@ class DemoAgent:
 
     def _set_state(self, task: _Task, state: str, message: _Msg | None = None, *, task_id: str = "") -> None:
         task.state = state
-        task.timestamp = _now()
+        task.timestamp = _now(self.faults.timestamp_offset)
         task.status_message = message
         self._emit(
             task,
@@ -934,7 +941,7 @@ class DemoAgent:
 
     def _create(self, msg: _Msg, task_id: str | None) -> _Task:
         context_id = msg.context_id or _new_id()
-        task = _Task(id=task_id or _new_id(), context_id=context_id)
+        task = _Task(id=task_id or _new_id(), context_id=context_id, timestamp=_now(self.faults.timestamp_offset))
         msg.task_id, msg.context_id = task.id, context_id
         task.history.append(msg)
         self._store(task)

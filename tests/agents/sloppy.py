@@ -28,8 +28,9 @@ ALL = frozenset({
 })  # not in ALL, used alone: "same_task_id", "version_on_send"; and, as ALL drops contextIds and cancels nothing:
 # "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
 # (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
-# "history_order" (the follow-up first, texts changed), "multi_stream" (only the last SubscribeToTask stream
-# gets the task's events), "stream_bound" (closing a task's SendStreamingMessage stream cancels the task)
+# "history_order" (the follow-up first, texts changed), "offset_stamp" (GetTask's status timestamp at +00:00, not
+# 'Z'), "multi_stream" (only the last SubscribeToTask stream gets the task's events), "stream_bound" (closing a
+# task's SendStreamingMessage stream cancels the task)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
 
 
@@ -168,6 +169,8 @@ class Sloppy:
         task = self.tasks.get(tid)
         if task is not None and "zoneless" in self.broken:  # a timestamp the official clients cannot parse
             task = {**task, "status": {**task["status"], "timestamp": "2026-03-01T10:00:00"}}
+        elif task is not None and "offset_stamp" in self.broken:  # one they parse, but 1.0 §5.6.1 forbids
+            task = {**task, "status": {**task["status"], "timestamp": "2026-03-01T10:00:00+00:00"}}
         if task is None:
             if "task_not_found" in self.broken:
                 return next(iter(self.tasks.values()), {"id": "x", "contextId": "c",

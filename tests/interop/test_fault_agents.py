@@ -226,3 +226,38 @@ async def test_ping_step(client: HttpClient) -> None:
     async with run_agent("doubled_prefix") as agent:
         bad = await run_probe(Target(name="t", url=f"{agent.origin}{GATEWAY_PREFIX}"), client, steps=(StepName.PING,))
     assert bad.reason is Reason.INTERFACE_PATH_DOUBLED
+
+
+async def test_timestamps_with_an_offset_are_a_must_finding_not_the_verdict(client: HttpClient) -> None:
+    """1.0.0 and 1.0.1 §5.6.1: "Timestamps MUST NOT include timezone offsets other than 'Z' (all times are UTC)".
+    a2a-sdk's json_format reads "+02:00", so the call works (invoke.schema passes, the verdict stays green); the
+    offsets are a finding of their own, with where they were seen: the level and --fail-on must count it."""
+    from probe.cli import failed
+    from probe.levels import Level, level
+
+    async with run_agent("timestamp_offset") as agent:
+        r = await _probe(client, agent.origin or "")
+    assert r.success and r.reason is None, to_dict(r)
+    assert _failed(r) == {"invoke.timestamps_utc"}
+    c = r.check("invoke.timestamps_utc")
+    assert c is not None and c.severity == "MUST" and c.reason is None
+    assert "carry an offset other than 'Z'" in c.message and "+02:00" in c.message
+    assert "SendMessage: task.status.timestamp" in c.message or "GetTask: status.timestamp" in c.message
+    assert "statusUpdate.status.timestamp" in c.message  # a stream event's
+    schema_check = r.check("invoke.schema")
+    assert schema_check is not None and schema_check.status is Status.PASS
+    assert not failed(r, "verdict") and failed(r, "must")
+    assert level(r) is Level.MINIMAL  # a lifecycle MUST, as invoke.camel_case: the answers break the text
+
+
+async def test_timestamps_in_utc_pass_and_0_3_has_no_such_rule(client: HttpClient) -> None:
+    """0.3 has no such rule: TaskStatus.timestamp is "An ISO 8601 datetime string" (the 0.3 JSON schema)."""
+    async with run_agent("healthy") as v1, run_agent("timestamp_offset_03") as v03:
+        ok = await _probe(client, v1.origin or "")
+        old = await _probe(client, v03.origin or "")
+    c = ok.check("invoke.timestamps_utc")
+    assert c is not None and c.status is Status.PASS, c
+    assert old.success and _failed(old) == set(), to_dict(old)
+    c03 = old.check("invoke.timestamps_utc")
+    assert c03 is not None and c03.status is Status.SKIP and "not graded: A2A 0.3" in c03.message
+    assert "+00:00" in c03.message  # what was observed is still said
