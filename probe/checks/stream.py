@@ -226,6 +226,9 @@ class StreamJudge:
                 self.status_text = item.status_text
         if item.kind == "message" or item.state in TERMINAL or item.final:
             self.terminal_at = index
+            if item.final and item.state not in TERMINAL | INTERRUPTED:  # 0.3: final ends the stream, not the task
+                self._problem("stream.terminal", f"event {index}: final: true on a {self._state_name()} status ends "
+                                                 "the stream before the task reached a terminal state")
 
     def _artifact(self, index: int, item: Item) -> None:
         aid = item.artifact_id
@@ -245,11 +248,12 @@ class StreamJudge:
         if item.kind == "task" and item.state == self.state:
             self._ids(index, item)
             return
-        if item.state is not None and self.state is not None and item.state != self.state:
+        if item.state is not None and self.state in TERMINAL and item.state != self.state:
             self._problem("stream.no_regression",
                           f"event {index}: {self.state} -> {item.state} after the terminal state")
-        else:
-            self._problem("stream.closes_after_terminal", f"event {index} ({item.kind}) after the terminal event")
+        else:  # (0.3: after a final: true that ended the stream at a state that was not terminal)
+            last = "final: true" if self.state is not None and self.state not in TERMINAL else "the terminal event"
+            self._problem("stream.closes_after_terminal", f"event {index} ({item.kind}) after {last}")
 
     def _state_name(self) -> str:
         return self.state.value if self.state else "none"

@@ -112,6 +112,11 @@ STREAM_CASES = [
      Reason.STREAM_PROTOCOL_VIOLATION, "stream.first_event", "not the Task"),
     ("0.3 completed without final", "0.3", sse(task03("submitted"), status03("completed")),
      Reason.STREAM_PROTOCOL_VIOLATION, "stream.schema", "final"),
+    ("0.3 final: true on WORKING, then closed", "0.3", sse(task03("submitted"), status03("working", True)),
+     Reason.STREAM_NO_TERMINAL, "stream.terminal", "event 1: final: true on a WORKING status ends the stream"),
+    ("0.3 final: true on WORKING, then COMPLETED", "0.3", sse(task03("submitted"), status03("working", True),
+                                                             status03("completed", True)),
+     Reason.STREAM_NO_TERMINAL, "stream.terminal", "event 1: final: true on a WORKING status ends the stream"),
 ]
 
 
