@@ -235,3 +235,26 @@ async def test_the_card_rewritten_to_https_on_a_plain_listener(gateway: Start, b
     _, detail = failed_step(result)
     assert "does not speak TLS" in detail and "https:// for a plain-HTTP listener" in detail, detail
     assert not any(c.id.startswith("tls.") for c in result.failed_checks()), result.failed_checks()
+
+
+async def test_a_301_to_https_on_the_a2a_endpoint(gateway: Start) -> None:
+    """`return 301 https://$host$request_uri;` on the A2A route (an http-to-https policy) while the card says
+    http: clients POST and stop at the redirect. The detail names where it points and what to advertise."""
+    behind = gateway(server(CARD, "  location {route}/ {{ return 301 https://$host$request_uri; }}\n"))
+    result = await probe(behind.url)
+    assert result.reason is Reason.INVOKE_UNEXPECTED_STATUS, (result.reason, result.steps)
+    _, detail = failed_step(result)
+    assert "HTTP 301" in detail and "redirecting to https://127.0.0.1/api/a2a/ns/name/a2a/jsonrpc" in detail, detail
+    assert "advertise the https URL" in detail
+
+
+async def test_nginx_adds_a_trailing_slash_to_the_a2a_endpoint(gateway: Start) -> None:
+    """The route is written `location {route}/a2a/jsonrpc/` with proxy_pass: nginx answers the advertised URL,
+    which has no slash, with its own 301 to the slashed one."""
+    slashed = "  location {route}/a2a/jsonrpc/ {{" + PROXY.replace("{up}/", "{up}/a2a/jsonrpc") + "  }}\n"
+    behind = gateway(server(CARD, slashed))
+    result = await probe(behind.url)
+    assert result.reason is Reason.INVOKE_UNEXPECTED_STATUS, (result.reason, result.steps)
+    _, detail = failed_step(result)
+    assert f"redirecting to http://127.0.0.1:{behind.port}/api/a2a/ns/name/a2a/jsonrpc/" in detail, detail
+    assert "trailing-slash redirect" in detail

@@ -14,7 +14,9 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol
+from urllib.parse import urljoin, urlsplit
 
+from probe import redact
 from probe.results import Exchange
 from probe.wire import a2a_errors
 from probe.wire.dialects import Dialect
@@ -290,6 +292,29 @@ def gateway_problem(status: int | None, snippet_text: str) -> str | None:
     if status == 400 and "header" in text and "too large" in text:
         return GATEWAY_STATUSES[431]
     return None
+
+
+def redirected(answer: Answer, location: str | None) -> None:
+    """A redirect answering an A2A call names where it points and why clients stop there: they send their POST to
+    the advertised URL and follow no redirect (a2a-sdk's httpx client follows none; a 301/302 would turn the POST
+    into a GET)."""
+    if answer.problem is None or answer.status not in (301, 302, 303, 307, 308):
+        return
+    if not location:
+        answer.problem = Problem(answer.problem.kind, answer.problem.detail + ", with no Location")
+        return
+    try:
+        to = urljoin(answer.exchange.url, location)
+    except ValueError:
+        to = location
+    here, there = urlsplit(answer.exchange.url), urlsplit(to)
+    why = ("http to https: advertise the https URL" if (here.scheme, there.scheme) == ("http", "https")
+           and here.path == there.path
+           else "a trailing-slash redirect: advertise the URL with the slash, or route it without"
+           if there.path == here.path + "/" or here.path == there.path + "/"
+           else "advertise the URL it points to")
+    answer.problem = Problem(answer.problem.kind, f"{answer.problem.detail}, redirecting to {redact.url(to)} "
+                             f"({why}): A2A clients POST to the advertised URL and follow no redirect")
 
 
 def snippet(body: bytes, limit: int = 160) -> str:

@@ -31,6 +31,7 @@ from probe.wire.bindings.base import (
     StreamEvent,
     gateway_problem,
     merge_headers,
+    redirected,
     register,
     snippet,
     with_tenant,
@@ -173,6 +174,7 @@ class HttpJsonBinding:
         answer = read_answer(f"{verb} {resp.exchange.url}", resp.exchange, resp.status, resp.content_type, resp.body,
                              version=self.dialect.version)
         answer.challenge = resp.headers.get("WWW-Authenticate")
+        redirected(answer, resp.headers.get("Location"))
         answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
         answer.sent_at, answer.received_at = resp.sent_at, resp.received_at
         return answer

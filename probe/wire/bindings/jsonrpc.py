@@ -28,6 +28,7 @@ from probe.wire.bindings.base import (
     StreamEvent,
     gateway_problem,
     merge_headers,
+    redirected,
     register,
     snippet,
     with_tenant,
@@ -103,6 +104,7 @@ class JsonRpcBinding:
                                          max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False, config=self.config)
         answer = read_answer(method, rid, resp.exchange, resp.status, resp.content_type, resp.body)
         answer.challenge = resp.headers.get("WWW-Authenticate")
+        redirected(answer, resp.headers.get("Location"))
         answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
         answer.sent_at, answer.received_at = resp.sent_at, resp.received_at
         return answer
