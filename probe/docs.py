@@ -96,7 +96,8 @@ def _rule_cell(check_id: str, version: str) -> str:
     rule = req.rules.get(version)
     if rule is None:
         return "—"
-    others = "".join(f"; {on}: {r.level.value} {r.section}" for on, r in req.bindings.get(version, {}).items())
+    others = "".join(f"; {on}: {f'{r.level.value} {r.section}' if r else 'not graded'}"
+                     for on, r in req.bindings.get(version, {}).items())
     return f"{rule.level.value} {rule.section}{others}"
 
 

@@ -108,10 +108,14 @@ def _graded(c: CheckResult, version: str | None, binding: str | None) -> CheckRe
         return c
     level = level_of(c.id, version, binding)
     if level is None:
-        others = ", ".join(f"{v} {r.section}" for v, r in rules.items())
+        fam = family(version)
         observed = f"; observed: {c.message}" if c.message and c.message != get(c.id).title else ""
-        return copy_check(c, status=Status.SKIP, recommendation="",
-                          message=f"not graded: A2A {family(version)} has no such requirement ({others}){observed}")
+        general = rules.get(fam) if fam else None
+        if general is not None:  # the version has it, for other bindings than this one
+            why = f"A2A {fam} states it for other bindings than {binding} ({general.section})"
+        else:
+            why = f"A2A {fam} has no such requirement ({', '.join(f'{v} {r.section}' for v, r in rules.items())})"
+        return copy_check(c, status=Status.SKIP, recommendation="", message=f"not graded: {why}{observed}")
     if level is c.severity:
         return c
     return copy_check(c, severity=level)

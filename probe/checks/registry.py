@@ -32,8 +32,9 @@ class Requirement:
     tck: tuple[str, ...] = ()  # the official TCK's requirement ids this matches
     note: str = ""  # why a version is not listed, or how the check reads the text
     # version family -> binding (registry name: jsonrpc, http_json, grpc) -> the rule where that binding's text
-    # differs from `rules`; a version or binding not listed here is graded by `rules`
-    bindings: Mapping[str, Mapping[str, Rule]] = field(default_factory=dict)
+    # differs from `rules`, or None where the text states it for other bindings only (§5.5's camelCase is about
+    # JSON serializations: gRPC has none); a version or binding not listed here is graded by `rules`
+    bindings: Mapping[str, Mapping[str, Rule | None]] = field(default_factory=dict)
 
     def rule(self, version: str, binding: str | None = None) -> Rule | None:
         """The rule of `version` (a family: "1.0") on `binding` (None: not known)."""
@@ -41,6 +42,9 @@ class Requirement:
         if rule is None or binding is None:
             return rule
         return self.bindings.get(version, {}).get(binding, rule)
+
+
+_JSON_ONLY = {"grpc": None}  # a rule of JSON serializations: gRPC sends protobuf binary
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,11 +242,17 @@ REQUIREMENTS: dict[str, Requirement] = {
         "examples carry no zone), and 0.2.5 says \"UTC recommended\". Reported on its own, with the timestamps seen "
         "(TaskStatus.timestamp, the one Timestamp of the 1.0 proto an agent sends: SendMessage, GetTask, stream "
         "events, the suite's calls): invoke.schema and stream.schema accept an offset as the official parsers do, "
-        "so the call is not failed and the verdict stays; the finding counts for the level and --fail-on must"),
+        "so the call is not failed and the verdict stays; the finding counts for the level and --fail-on must. Not "
+        "graded on gRPC: §5.6.1 is about timestamps \"serialized to JSON (in JSON-RPC, HTTP/REST, or other "
+        "JSON-based bindings)\"; a protobuf Timestamp is seconds and nanos, with no zone to get wrong",
+        bindings={"1.0": _JSON_ONLY}),
     "invoke.camel_case": Requirement(
         {"1.0": _r(_M, "§5.5 JSON Field Naming Convention",
                    "all JSON serializations MUST use camelCase naming for field names")},
-        ("DM-SERIAL-001",), "0.3 and 0.2 define camelCase names in their schema, with no rule about others"),
+        ("DM-SERIAL-001",), "0.3 and 0.2 define camelCase names in their schema, with no rule about others; not "
+        "graded on gRPC: §5.5 says \"All JSON serializations of the A2A protocol data model MUST use camelCase\", and "
+        "gRPC sends protobuf binary (the probe's own rendering of it is camelCase whatever the agent does)",
+        bindings={"1.0": _JSON_ONLY}),
     "invoke.blocking": Requirement(
         {"1.0": _r(_M, "§3.2.2 SendMessageConfiguration",
                    "blocking (returnImmediately false or unset) MUST wait until the task is terminal or interrupted"),

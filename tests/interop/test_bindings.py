@@ -132,6 +132,10 @@ async def test_full_suite_over_grpc(py_peer: Peer, client: HttpClient) -> None:
         assert checks[id_].status is Status.PASS, (id_, checks[id_].message)
     assert "gRPC NOT_FOUND TaskNotFoundError (TASK_NOT_FOUND)" in checks["errors.task_not_found"].message
     assert checks["errors.parse_error"].status is Status.SKIP
+    assert checks["errors.error_info"].severity == "MUST"  # §10.6: "MUST include a google.rpc.ErrorInfo"
+    # §5.5 "All JSON serializations … MUST use camelCase", §5.6.1 timestamps "serialized to JSON": not gRPC's
+    for id_ in ("invoke.camel_case", "invoke.timestamps_utc"):
+        assert checks[id_].status is Status.SKIP and "other bindings than grpc" in checks[id_].message, checks[id_]
 
 
 async def test_a_closed_grpc_port_while_jsonrpc_works(client: HttpClient) -> None:

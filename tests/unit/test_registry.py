@@ -126,3 +126,18 @@ def test_binding_rules_name_known_bindings_of_listed_versions() -> None:
         for version, by_binding in req.bindings.items():
             assert version in req.rules, (check_id, version)
             assert set(by_binding) <= {"jsonrpc", "http_json", "grpc"}, (check_id, by_binding)
+
+
+# 1.0 §5.5 "All JSON serializations of the A2A protocol data model MUST use camelCase"; §5.6.1 timestamps "serialized
+# to JSON (in JSON-RPC, HTTP/REST, or other JSON-based bindings)": gRPC sends protobuf binary, the probe renders it
+@pytest.mark.parametrize("check_id", ["invoke.camel_case", "invoke.timestamps_utc"])
+def test_json_serialization_rules_are_not_graded_on_grpc(check_id: str) -> None:
+    result = _result("1.0", (check_id, Status.PASS, "seen"))
+    result.binding = "GRPC"
+    grading.grade(result)
+    (c,) = result.checks
+    assert c.status is Status.SKIP
+    assert c.message.startswith("not graded: A2A 1.0 states it for other bindings than grpc")
+    assert grading.level_of(check_id, "1.0", "HTTP+JSON") is Severity.MUST
+    assert check_id not in {n.id for n in not_tested("1.0", {}, suite=True, binding="grpc")}
+    assert check_id in {n.id for n in not_tested("1.0", {}, suite=True, binding="jsonrpc")}
