@@ -258,3 +258,22 @@ async def test_nginx_adds_a_trailing_slash_to_the_a2a_endpoint(gateway: Start) -
     _, detail = failed_step(result)
     assert f"redirecting to http://127.0.0.1:{behind.port}/api/a2a/ns/name/a2a/jsonrpc/" in detail, detail
     assert "trailing-slash redirect" in detail
+
+
+async def test_the_card_rewritten_to_the_upstream_address(gateway: Start) -> None:
+    """sub_filter writes the upstream's address (the proxy_pass target) into the card instead of the gateway's:
+    clients call the agent's server directly with the gateway's route path, which it does not serve."""
+    upstream = REWRITE.format(old='"http://127.0.0.1:{gw}/', new='"http://127.0.0.1:{up}/')
+    behind = gateway(server(upstream, route()))
+    result = await probe(behind.url)
+    assert result.interface_url == f"http://127.0.0.1:{behind.peer.port}/api/a2a/ns/name/a2a/jsonrpc"
+    assert result.reason is Reason.INVOKE_ROUTE_NOT_FOUND, (result.reason, result.steps)
+
+
+async def test_grpc_advertised_on_an_http_1_1_listener(gateway: Start) -> None:
+    """The card advertises gRPC on the gateway's HTTP/1.1 port (no `listen … http2`): nginx answers the HTTP/2
+    preface as a bad HTTP/1.1 request and gRPC never connects."""
+    behind = gateway(server(route(), extra="  location / {{ grpc_pass grpc://127.0.0.1:{gup}; }}\n"),
+                     public_grpc="http://127.0.0.1:{gw}")
+    result = await probe(behind.url, binding="GRPC")
+    assert result.reason is Reason.INVOKE_UNREACHABLE, (result.reason, result.steps)
