@@ -100,7 +100,12 @@ async def scripted_agent(replies: dict[str, Replies], card_extra: dict[str, Any]
         return resp
 
     async def rpc(request: web.Request) -> web.StreamResponse:
-        body = await request.json()
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.json_response({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse"}})
+        if not isinstance(body, dict):
+            return web.json_response({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid"}})
         script = replies.get(body.get("method"))
         if script is None:
             return web.json_response({"jsonrpc": "2.0", "id": body.get("id"),

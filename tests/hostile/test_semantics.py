@@ -421,3 +421,20 @@ async def test_grpc_semantics(client: HttpClient, caplog: pytest.LogCaptureFixtu
     assert r.reason is reason, rep
     step = r.step(steps[0])
     assert step is not None and fragment in step.detail, step.detail
+
+
+async def test_an_input_required_loop_is_judged_once_and_bounded(client: HttpClient,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """Every message, the follow-up too, answers INPUT_REQUIRED: the suite sends the one follow-up, reads the task
+    once more and says so; nothing keeps answering the agent."""
+    from probe.suite import SuiteOptions, run_suite
+
+    looping = {"SendMessage": _rpc(task("INPUT_REQUIRED")), "GetTask": _rpc(task("INPUT_REQUIRED")["task"])}
+    async with scripted_agent(looping) as origin:
+        r = await run_suite(Target(name="t", url=origin, timeout=3.0), client,
+                            SuiteOptions(timeout=10.0, input_prompt="input please"))
+    _held(r, caplog)
+    check = r.check("lifecycle.input_required")
+    assert check is not None and check.status is Status.FAIL, check
+    assert "task t1: INPUT_REQUIRED -> INPUT_REQUIRED" in check.message
+    assert r.duration_s < 8.0
