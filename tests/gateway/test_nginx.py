@@ -277,3 +277,14 @@ async def test_grpc_advertised_on_an_http_1_1_listener(gateway: Start) -> None:
                      public_grpc="http://127.0.0.1:{gw}")
     result = await probe(behind.url, binding="GRPC")
     assert result.reason is Reason.INVOKE_UNREACHABLE, (result.reason, result.steps)
+
+
+async def test_limit_req_sheds_the_stream(gateway: Start) -> None:
+    """`limit_req` at 1 request a minute on the A2A route: SendMessage passes, SendStreamingMessage right after it
+    gets nginx's 503 page. The stream step says the gateway refused it, not that the agent cannot stream."""
+    limited = route("proxy_buffering off; limit_req zone=a2a;")
+    behind = gateway("limit_req_zone $binary_remote_addr zone=a2a:1m rate=1r/m;\n" + server(CARD, limited))
+    result = await probe(behind.url)
+    gateway_failure(result, "HTTP 503", "no available upstream for this route (or sheds load)")
+    name, _ = failed_step(result)
+    assert name is StepName.STREAM

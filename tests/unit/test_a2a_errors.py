@@ -97,3 +97,19 @@ def test_jsonrpc_transport_problems(status: int, body: bytes | dict[str, object]
 def test_a_clean_jsonrpc_result() -> None:
     a = _read(200, {"jsonrpc": "2.0", "id": "r1", "result": {"id": "t"}})
     assert a.problem is None and a.error is None and a.has_result and a.result == {"id": "t"}
+
+
+@pytest.mark.parametrize(("message", "seen"), [
+    ("A2A version '0.3' is not supported by this handler. Expected version '1.0'.", "0.3"),  # a2a-sdk 1.3.0
+    ("The requested A2A protocol version '0.3' is not supported. Supported versions: 1.0", "0.3"),  # @a2a-js/sdk
+    ("A2A version '' is not supported by this handler.", ""),
+    ("A2A version '1.0' is not supported by this handler. Expected version '0.3'.", "1.0"),
+    ("Expected version '0.3'", None),  # what the server wants is not what it saw
+    ("version not supported", None),
+])
+def test_the_version_a_version_error_says_it_saw(message: str, seen: str | None) -> None:
+    """A VersionNotSupportedError naming another version than the probe sent is the header lost on the way
+    (invoke_gateway_error); only the official SDKs' '<v>' is not supported wording is read."""
+    from probe.engine import _version_seen
+
+    assert _version_seen(message) == seen
