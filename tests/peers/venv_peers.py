@@ -8,6 +8,7 @@
 | js03       | the @a2a-js/sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC), on Node | js03/package-lock.json |
 | python-a2a | python-a2a, an independent Flask library (card 0.3; pre-0.2 methods) | thirdparty/python-a2a.txt  |
 | a2a-server | a2a-server, an independent FastAPI server (pre-0.2 methods)    | thirdparty/a2a-server.txt       |
+| langgraph  | LangGraph's own A2A server (langgraph-api, in memory): 1.0, JSON-RPC | thirdparty/langgraph.txt  |
 
 .ci/run makes each venv under tests/peers/venvs/<name> (and js03's node_modules with `npm ci`); a test never
 installs anything, and a missing install fails with the command that makes it.
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+from uuid import UUID, uuid5
 
 import pytest
 
@@ -32,14 +34,20 @@ VENVS = PEERS_DIR / "venvs"
 OLD_SDK = PEERS_DIR / "a2a_sdk_old_agent.py"  # the official Python SDK's older lines, picked by the venv
 AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": OLD_SDK, "sdk02": OLD_SDK,
           "js03": PEERS_DIR / "js03" / "agent.mjs",
-          "python-a2a": PEERS_DIR / "python_a2a_agent.py", "a2a-server": PEERS_DIR / "a2a_server_agent.py"}
+          "python-a2a": PEERS_DIR / "python_a2a_agent.py", "a2a-server": PEERS_DIR / "a2a_server_agent.py",
+          "langgraph": PEERS_DIR / "langgraph_agent.py"}
+# langgraph-api makes graph "echo" (langgraph_agent.py) the assistant uuid5(NAMESPACE_GRAPH, "echo")
+# (langgraph_api.graph), served at /a2a/{assistant_id}, its card under that path
+LANGGRAPH_ASSISTANT = str(uuid5(UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "echo"))
+# where each serves A2A (its card under it), under its base URL
+A2A_PATHS = {"langgraph": f"/a2a/{LANGGRAPH_ASSISTANT}"}
 # where each serves its card, polled for readiness (a2a-server and a2a-sdk 0.2 only at the 0.2 path)
 CARD_PATHS = {"a2a-server": "/.well-known/agent.json", "sdk02": "/.well-known/agent.json"}
 GRPC = frozenset({"sdk03", "js03"})  # peers that also serve gRPC, on a second free port
 # where each serves its REST binding (HTTP+JSON), under its base URL
 REST_PATHS = {"js03": "/a2a/rest"}
-__all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "js03_peer", "python_a2a_peer", "sdk02_peer", "sdk03_peer",
-           "start_venv_peer"]
+__all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "js03_peer", "langgraph_peer", "python_a2a_peer",
+           "sdk02_peer", "sdk03_peer", "start_venv_peer"]
 
 
 @dataclass(eq=False)
@@ -53,6 +61,11 @@ class VenvPeer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The agent's URL: its card is at <url>/.well-known/agent-card.json."""
+        return self.base_url + A2A_PATHS.get(self.name, "")
 
     @property
     def rest_url(self) -> str:
@@ -103,7 +116,7 @@ def start_venv_peer(name: str, timeout: float = 90.0) -> VenvPeer:
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     peer = VenvPeer(name, port, process, log, grpc_port)
     deadline = time.monotonic() + timeout
-    while not _card_ok(peer.base_url + CARD_PATHS.get(name, "/.well-known/agent-card.json")):
+    while not _card_ok(peer.url + CARD_PATHS.get(name, "/.well-known/agent-card.json")):
         if process.poll() is not None or time.monotonic() > deadline:
             out = peer.output()
             peer.stop()
@@ -135,3 +148,4 @@ sdk02_peer = _fixture("sdk02")
 js03_peer = _fixture("js03")
 python_a2a_peer = _fixture("python-a2a")
 a2a_server_peer = _fixture("a2a-server")
+langgraph_peer = _fixture("langgraph")

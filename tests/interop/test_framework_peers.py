@@ -1,0 +1,116 @@
+"""A2A servers that agent frameworks implement themselves (not the official SDKs' servers), run as real agents,
+each pinned in its own venv: the probe's exact verdict on each, every failed check with its level.
+
+Each verdict was checked against the text of the version the agent's card speaks (README, "Third-party peers"):
+
+* LangGraph (langgraph-api 0.16.7, in memory, a graph echoing without an LLM): a 1.0 card with one interface,
+  JSON-RPC 1.0 at /a2a/{assistant_id} (its leftover top-level url is no interface: 1.0 has no such field, and
+  a2a-sdk 1.3 drops it). SendMessage answers are valid 1.0 (0.3's `kind` left on every object is an unrecognized
+  field, ignored: 1.0 §5.7, a2a-sdk 1.3's parse_lenient). SendStreamingMessage wraps the first Task, then sends the
+  status and artifact updates unwrapped, in 0.3's shape: 1.0 §3.2.3 (a StreamResponse holds exactly one of
+  task/message/statusUpdate/artifactUpdate), which a2a-sdk 1.3 reads as empty events, so a streaming client never
+  sees the answer or the COMPLETED state: the verdict, stream_protocol_violation. Its status timestamps carry
+  "+00:00" (§5.6.1: MUST NOT include offsets other than 'Z'; a finding, the call is not failed, as both official
+  parsers read them). The suite finds besides:
+  returnImmediately ignored (§3.2.2 MUST: a slow task answers after 30 s), no SubscribeToTask although the card
+  declares streaming (§3.1.6, §3.3.4: MethodNotFound), the A2A-Version header ignored (§3.6.2: 99.0 served, no
+  header served as 1.0), push-config methods MethodNotFound instead of PushNotificationNotSupportedError and
+  GetExtendedAgentCard answered without the capability (§3.3.4), ListTasks sending artifacts unasked (§3.1.4), and
+  the SHOULDs: no ErrorInfo array in error.data (§3.3.2 on JSON-RPC), no card cache headers (§8.6.1).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from probe.engine import run_interfaces
+from probe.levels import Level, level
+from probe.reasons import Reason
+from probe.results import ProbeResult, Severity, Status
+from probe.suite import SuiteOptions, run_suite_interfaces
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.peers import venv_peers
+from tests.peers.venv_peers import VenvPeer
+
+pytestmark = pytest.mark.external
+langgraph_peer = venv_peers.langgraph_peer  # the session fixture
+
+M, S = Severity.MUST, Severity.SHOULD
+STREAM = {("stream.events_parse", M), ("stream.schema", M)}
+TIMESTAMPS = {("invoke.timestamps_utc", M)}  # "+00:00", not "Z" (1.0 §5.6.1): a finding, the call not failed
+LANGGRAPH_SUITE = {
+    ("lifecycle.return_immediately", M), ("streaming.subscribe", M), ("streaming.subscribe_terminal", M),
+    ("streaming.subscribe_unknown", M), ("errors.version_not_supported", M), ("errors.missing_version_is_0_3", M),
+    ("errors.push_not_supported", M), ("errors.extended_card_not_declared", M), ("lifecycle.list_tasks", M),
+    ("errors.error_info", S)}
+
+
+def _failed(result: ProbeResult) -> set[tuple[str, Severity]]:
+    return {(c.id, c.severity) for c in result.failed_checks()}
+
+
+def _message(result: ProbeResult, check_id: str) -> str:
+    c = result.check(check_id)
+    assert c is not None, check_id
+    return c.message
+
+
+def _the_stream_is_the_one_root_cause(result: ProbeResult) -> None:
+    assert result.reason is Reason.STREAM_PROTOCOL_VIOLATION
+    assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["stream.events_parse"]
+    parse = _message(result, "stream.events_parse")
+    assert parse.startswith("event 1: 1.0 result must wrap exactly one of task/message/statusUpdate/artifactUpdate")
+    assert "(looks like a 0.3 result with 'kind')" in parse
+    terminal = result.check("stream.terminal")  # COMPLETED was sent, in an event the client cannot read
+    assert terminal is not None and terminal.status is Status.SKIP
+    assert terminal.message.startswith("depends on stream.events_parse, which failed: 3 event(s)")
+    schema = _message(result, "invoke.schema")  # the blocking answer: valid 1.0, its kinds ignored
+    assert schema.startswith("valid against the A2A 1.0 proto") and "result.task.kind" in schema
+    for check_id in ("invoke.result_shape", "invoke.dialect", "invoke.task_completed", "stream.first_event"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    assert [(i.binding, i.protocol_version, i.reason) for i in result.interfaces] == [
+        ("jsonrpc", "1.0", Reason.STREAM_PROTOCOL_VIOLATION)]  # one interface: the card's url is none
+
+
+async def test_langgraph_check(client: HttpClient, langgraph_peer: VenvPeer) -> None:
+    result = await run_interfaces(Target(name="langgraph", url=langgraph_peer.url, timeout=10.0), client)
+    assert result.card_url == langgraph_peer.url + "/.well-known/agent-card.json"
+    assert result.protocol_version == "1.0" and not result.success
+    _the_stream_is_the_one_root_cause(result)
+    assert _failed(result) == STREAM | TIMESTAMPS | {("card.cache_headers", S)}
+
+
+async def test_langgraph_suite(client: HttpClient, langgraph_peer: VenvPeer) -> None:
+    """`a2a-probe check URL --binding all --suite full --slow-prompt slow --input-prompt 'input please'`."""
+    result = await run_suite_interfaces(Target(name="langgraph", url=langgraph_peer.url, timeout=10.0), client,
+                                        SuiteOptions(timeout=60.0, slow_prompt="slow", input_prompt="input please"))
+    _the_stream_is_the_one_root_cause(result)
+    assert _failed(result) == STREAM | TIMESTAMPS | LANGGRAPH_SUITE | {("card.cache_headers", S)}
+    assert "+00:00" in _message(result, "invoke.timestamps_utc")
+    assert "the task came back COMPLETED" in _message(result, "lifecycle.return_immediately")
+    for check_id in ("streaming.subscribe", "streaming.subscribe_terminal", "streaming.subscribe_unknown"):
+        assert "MethodNotFoundError -32601: Method not found: SubscribeToTask" in _message(result, check_id)
+    assert "A2A-Version: 99.0: expected VersionNotSupportedError (-32009), got HTTP 200, JSON-RPC TaskNotFoundError" \
+        in _message(result, "errors.version_not_supported")
+    assert "Method not found: CreateTaskPushNotificationConfig" in _message(result, "errors.push_not_supported")
+    assert "got HTTP 200 with a result" in _message(result, "errors.extended_card_not_declared")
+    assert "artifacts present without includeArtifacts" in _message(result, "lifecycle.list_tasks")
+    # what it does right: the graph's exception is a FAILED task, its interrupt INPUT_REQUIRED, CancelTask cancels
+    for check_id in ("lifecycle.cancel", "lifecycle.input_required", "lifecycle.get_task", "lifecycle.history_kept",
+                     "lifecycle.unknown_fields_ignored", "errors.task_not_found", "errors.invalid_params",
+                     "errors.parse_error", "errors.not_cancelable"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    assert level(result) is Level.MINIMAL
+
+
+async def test_langgraph_a_graph_that_raises_is_a_failed_task(client: HttpClient, langgraph_peer: VenvPeer) -> None:
+    # the node raises on "fail": langgraph-api answers the blocking SendMessage with the task FAILED (its status
+    # message "Error executing assistant: RuntimeError"): the agent's own outcome, named once, by invoke
+    result = await run_interfaces(Target(name="langgraph", url=langgraph_peer.url, message="please fail",
+                                         timeout=10.0), client)
+    assert result.reason is Reason.TASK_FAILED
+    assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["invoke.task_completed"]
+    assert "Error executing assistant: RuntimeError" in _message(result, "invoke.task_completed")
