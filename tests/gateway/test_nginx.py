@@ -94,6 +94,17 @@ async def test_the_gateway_doubles_the_route_prefix(gateway: Start) -> None:
     assert "HTTP 404" in detail
 
 
+async def test_the_base_url_setting_holds_the_route_prefix(gateway: Start) -> None:
+    """kagent's a2aBaseUrl set to https://gw/api/a2a instead of https://gw: the agent advertises
+    /api/a2a/api/a2a/ns/name/…, which no gateway location routes (nginx's own 404 page)."""
+    behind = gateway(server(route()), public_url="http://127.0.0.1:{gw}/api/a2a{route}")
+    result = await probe(behind.url)
+    assert result.reason is Reason.INTERFACE_PATH_DOUBLED, (result.reason, result.steps)
+    assert result.interface_url == f"http://127.0.0.1:{behind.port}/api/a2a/api/a2a/ns/name/a2a/jsonrpc"
+    name, detail = failed_step(result)
+    assert name is StepName.INVOKE and "HTTP 404" in detail and "nginx" in detail, detail
+
+
 async def test_the_gateway_does_not_strip_the_route_prefix(gateway: Start) -> None:
     """`proxy_pass http://up;` (no URI) passes /api/a2a/ns/name/a2a/jsonrpc on as it is: the agent has no such
     route. The card's own location strips it, so discovery works; the advertised URL is right, the route is not."""
@@ -215,7 +226,7 @@ async def test_gzip_on_a_buffered_stream_holds_it_back(gateway: Start, binding: 
     neither the headers nor the Task until the upstream ends, so a slow task's client sees nothing at all. The
     probe's deadline passes with no response; the detail says what holds a stream back."""
     behind = gateway(server(route(GZIP_BUFFERED)))
-    result = await probe(behind.url, binding=binding, message="slow please", timeout=5,
+    result = await probe(behind.url, binding=binding, message="slow please", timeout=3,
                          steps=(StepName.STREAM,))
     assert result.reason is Reason.INVOKE_TIMEOUT, (result.reason, result.steps)
     _, detail = failed_step(result)
