@@ -57,7 +57,8 @@ async def task_not_found(s: Suite) -> None:
     else:
         infos = E.error_infos(err.details)
         ok = any(i.get("reason") == "TASK_NOT_FOUND" and i.get("domain") == E.DOMAIN for i in infos)
-        got = "error details are not an array" if not isinstance(err.details, list) else f"ErrorInfo entries: {infos}"
+        got = E.details_problem(err.details) or ("error details are not an array" if not isinstance(err.details, list)
+                                                 else f"ErrorInfo entries: {infos}")
         s.record("errors.error_info", Status.PASS if ok else Status.FAIL,
                  "ErrorInfo TASK_NOT_FOUND / a2a-protocol.org" if ok else got[:200])
 

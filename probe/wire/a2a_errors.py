@@ -167,6 +167,18 @@ def code_of(name: str) -> int:
     return BY_NAME[name].jsonrpc
 
 
+# the key of a details entry the probe adds where the agent's error details could not be read (a gRPC
+# grpc-status-details-bin that is no google.rpc.Status, or one that contradicts the call's status)
+DETAILS_PROBLEM = "a2aProbeProblem"
+
+
+def details_problem(details: Any) -> str | None:
+    """What made the error's details unreadable, as the binding said it; None when they were read."""
+    if not isinstance(details, list):
+        return None
+    return next((str(d[DETAILS_PROBLEM]) for d in details if isinstance(d, dict) and DETAILS_PROBLEM in d), None)
+
+
 def error_infos(details: Any) -> list[dict[str, Any]]:
     """The ErrorInfo objects of a ProtoJSON `details`/`data` array (anything else is ignored)."""
     if not isinstance(details, list):

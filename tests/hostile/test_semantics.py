@@ -41,7 +41,8 @@ async def _probe(client: HttpClient, origin: str, steps: tuple[StepName, ...], *
 def _held(r: ProbeResult, caplog: pytest.LogCaptureFixture) -> Json:
     """No probe bug: no traceback logged, no internal error; the report is what the assertions read."""
     assert r.reason is not Reason.PROBE_ERROR, to_dict(r)
-    assert "Traceback" not in caplog.text
+    ours = [rec for rec in caplog.records if not rec.name.startswith(("grpc", "aiohttp"))]  # not the test agents'
+    assert not [rec for rec in ours if rec.exc_info or "Traceback" in rec.getMessage()], caplog.text
     if r.reason is not None:  # one primary reason, carried by one failed check
         assert len([c for c in r.failed_checks() if c.reason is r.reason]) == 1, to_dict(r)
     return to_dict(r)
@@ -438,3 +439,32 @@ async def test_an_input_required_loop_is_judged_once_and_bounded(client: HttpCli
     assert check is not None and check.status is Status.FAIL, check
     assert "task t1: INPUT_REQUIRED -> INPUT_REQUIRED" in check.message
     assert r.duration_s < 8.0
+
+
+_GARBLED = [
+    # (id, grpc-status-details-bin of a NOT_FOUND "no task" call, fragment of errors.error_info's message)
+    ("bytes that are no google.rpc.Status", b"\xff\x00not a Status", "is not a google.rpc.Status"),
+    ("a google.rpc.Status of another code", rpc_status(grpc.StatusCode.INTERNAL, "no task", "TASK_NOT_FOUND"),
+     "a google.rpc.Status of code 13 and message 'no task', not the call's NOT_FOUND (5) 'no task'"),
+    ("a google.rpc.Status of another message", rpc_status(grpc.StatusCode.NOT_FOUND, "other", "TASK_NOT_FOUND"),
+     "message 'other', not the call's NOT_FOUND (5) 'no task'"),
+]
+
+
+@pytest.mark.parametrize(("blob", "fragment"), [c[1:] for c in _GARBLED], ids=[c[0] for c in _GARBLED])
+async def test_grpc_status_details_the_official_client_refuses_are_named(
+        client: HttpClient, caplog: pytest.LogCaptureFixture, blob: bytes, fragment: str) -> None:
+    """a2a-sdk's client raises on a details trailer that is no google.rpc.Status or contradicts the call's status
+    (DecodeError, 'Mismatched status code/message'): its ErrorInfo names nothing, and errors.error_info (MUST on gRPC)
+    says why; the status alone still names TaskNotFoundError, as a client without the trailer reads it."""
+    from probe.suite import SuiteOptions, run_suite
+
+    script = {"GetTask": Call(code=grpc.StatusCode.NOT_FOUND, details="no task",
+                              trailers=[("grpc-status-details-bin", blob)])}
+    async with scripted_grpc_agent(script) as origin:
+        r = await run_suite(Target(name="t", url=origin, timeout=3.0, binding="GRPC"), client,
+                            SuiteOptions(timeout=10.0, safe_only=True))
+    _held(r, caplog)
+    found, info = r.check("errors.task_not_found"), r.check("errors.error_info")
+    assert found is not None and found.status is Status.PASS, found
+    assert info is not None and info.status is Status.FAIL and fragment in info.message, info

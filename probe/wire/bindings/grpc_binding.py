@@ -318,8 +318,16 @@ class GrpcBinding:
 
             st = status_pb2.Status.FromString(raw)
             details = [self.json_format.MessageToDict(d) for d in st.details]
-        except Exception:  # a malformed trailer is the agent's problem, never a probe crash
-            return None, []
+        except Exception as parse_error:  # a malformed trailer is the agent's problem, never a probe crash
+            why = f"grpc-status-details-bin is not a google.rpc.Status ({parse_error})"
+            return None, [{a2a_errors.DETAILS_PROBLEM: why[:300]}]
+        code, message = exc.code(), exc.details() or ""
+        if st.code != code.value[0] or st.message != message:
+            # a2a-sdk's client refuses such a status (status_from_call: "Mismatched status code/message"), so its
+            # ErrorInfo names nothing a client sees
+            why = (f"grpc-status-details-bin is a google.rpc.Status of code {st.code} and message "
+                   f"{st.message[:80]!r}, not the call's {code.name} ({code.value[0]}) {message[:80]!r}")
+            return None, [{a2a_errors.DETAILS_PROBLEM: why}]
         from google.rpc import error_details_pb2
 
         for any_msg, as_dict in zip(st.details, details, strict=True):
