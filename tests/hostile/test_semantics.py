@@ -334,11 +334,23 @@ def _echo_grpc_script() -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("binding", ["HTTP+JSON", "GRPC"])
+def _echo_jsonrpc_agent() -> dict[str, Reply | list[Reply]]:
+    """The semantic faults' own messages quote the agent's ids: a poll that answers another task, a stream whose
+    final event names another task and context, all named by the echoed credentials."""
+    return {
+        "GetTask": _rpc(task("COMPLETED", tid=_ECHO, artifacts=V1_ART)["task"]),
+        "SendMessage": _rpc(task("WORKING")),
+        "SendStreamingMessage": Reply(content_type="text/event-stream", chunks=sse(
+            task("SUBMITTED"), status("COMPLETED", tid=_ECHO, cid=_ECHO), task("COMPLETED", tid=_ECHO))),
+    }
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
 async def test_echoed_credentials_are_masked_in_every_output(client: HttpClient, caplog: pytest.LogCaptureFixture,
                                                              binding: str) -> None:
     redact.register(TOKEN)
-    serving = (scripted_agent({}, rest=_echo_rest_agent()) if binding == "HTTP+JSON"
+    serving = (scripted_agent(_echo_jsonrpc_agent()) if binding == "JSONRPC"
+               else scripted_agent({}, rest=_echo_rest_agent()) if binding == "HTTP+JSON"
                else scripted_grpc_agent(_echo_grpc_script()))
     results = []
     async with serving as origin:
