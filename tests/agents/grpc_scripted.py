@@ -1,4 +1,4 @@
-"""A scripted gRPC agent (A2A 1.0, lf.a2a.v1): each rpc replays a script of ProtoJSON messages, then ends as told.
+"""A scripted gRPC agent (A2A 1.0, lf.a2a.v1; or 0.3, a2a.v1): each rpc replays ProtoJSON messages, then ends as told.
 
 For semantics that need exact events and exact endings: a stream that ends OK with no terminal event, a status
 with no details, a details trailer that is not a google.rpc.Status, metadata of the agent's choosing. The token
@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from a2a.compat.v0_3 import a2a_v0_3_pb2, a2a_v0_3_pb2_grpc
 from a2a.types import a2a_pb2, a2a_pb2_grpc
 from aiohttp import web
 from google.protobuf import any_pb2, json_format
@@ -25,8 +26,8 @@ from tests.agents.cards import valid_card
 from tests.agents.server import serve_grpc
 
 Json = dict[str, Any]
-_RESPONSE = {"SendMessage": a2a_pb2.SendMessageResponse, "GetTask": a2a_pb2.Task,
-             "SendStreamingMessage": a2a_pb2.StreamResponse}
+_MODULES = {"1.0": (a2a_pb2, a2a_pb2_grpc), "0.3": (a2a_v0_3_pb2, a2a_v0_3_pb2_grpc)}
+_RESPONSE = {"SendMessage": "SendMessageResponse", "GetTask": "Task", "SendStreamingMessage": "StreamResponse"}
 
 
 @dataclass
@@ -63,9 +64,10 @@ def _fill(value: Any, secret: str) -> Any:
     return value
 
 
-class _Servicer(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
-    def __init__(self, script: dict[str, Call]) -> None:
+class _Scripted:
+    def __init__(self, script: dict[str, Call], pb2: Any) -> None:
         self.script = script
+        self.pb2 = pb2
 
     def _call(self, rpc: str, context: grpc.aio.ServicerContext) -> tuple[Call, str]:
         secret = next((v for k, v in context.invocation_metadata() or () if k == "authorization"), "")
@@ -82,7 +84,7 @@ class _Servicer(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
         if call.initial:
             await context.send_initial_metadata(tuple((k, _fill(v, secret)) for k, v in call.initial))
         await self._end(call, secret, context)
-        return json_format.ParseDict(_fill(call.messages[0], secret), _RESPONSE[rpc]())
+        return json_format.ParseDict(_fill(call.messages[0], secret), getattr(self.pb2, _RESPONSE[rpc])())
 
     async def SendMessage(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
         return await self._unary("SendMessage", context)
@@ -95,18 +97,24 @@ class _Servicer(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
         if call.initial:
             await context.send_initial_metadata(tuple((k, _fill(v, secret)) for k, v in call.initial))
         for message in call.messages:
-            yield json_format.ParseDict(_fill(message, secret), a2a_pb2.StreamResponse())
+            yield json_format.ParseDict(_fill(message, secret), self.pb2.StreamResponse())
         await self._end(call, secret, context)
 
 
 @asynccontextmanager
-async def scripted_grpc_agent(script: dict[str, Call], *, streaming: bool = True) -> AsyncIterator[str]:
-    """Serve the script on a gRPC port and its card (one GRPC 1.0 interface) over HTTP; yields the card's origin."""
+async def scripted_grpc_agent(script: dict[str, Call], *, streaming: bool = True,
+                              version: str = "1.0") -> AsyncIterator[str]:
+    """Serve the script on a gRPC port and its card (one GRPC interface of `version`) over HTTP; yields the card's
+    origin."""
+    pb2, pb2_grpc = _MODULES[version]
+    servicer = type("_Servicer", (_Scripted, pb2_grpc.A2AServiceServicer), {})(script, pb2)
     server = grpc.aio.server()
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(_Servicer(script), server)
+    pb2_grpc.add_A2AServiceServicer_to_server(servicer, server)
 
     async def card(_request: web.Request, port: int) -> web.Response:
-        doc = valid_card((f"http://127.0.0.1:{port}", "GRPC", "1.0"), name="grpc-scripted", streaming=streaming)
+        url = f"http://127.0.0.1:{port}"
+        doc = (valid_card((url, "GRPC", "1.0"), name="grpc-scripted", streaming=streaming) if version == "1.0" else
+               valid_card(url, name="grpc-scripted", streaming=streaming, version=version, preferredTransport="GRPC"))
         return web.json_response(doc, headers={"Cache-Control": "max-age=60", "ETag": '"g"'})
 
     async with serve_grpc(server, card) as origin:

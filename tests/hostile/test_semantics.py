@@ -480,3 +480,42 @@ async def test_grpc_status_details_the_official_client_refuses_are_named(
     found, info = r.check("errors.task_not_found"), r.check("errors.error_info")
     assert found is not None and found.status is Status.PASS, found
     assert info is not None and info.status is Status.FAIL and fragment in info.message, info
+
+
+def _grpc_03_cases() -> list[tuple[str, dict[str, Any], tuple[StepName, ...], Reason | None, str]]:
+    def su(state: str, final: bool = False) -> Json:
+        return {"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": f"TASK_STATE_{state}"},
+                                 "final": final}}
+
+    first = {"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}}
+    nf, pre = grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION
+    return [
+        # 0.3 fixed no status table: a status only TaskNotFoundError uses names it, and an unnamed error still
+        # proves the A2A service answered
+        ("0.3 ping: NOT_FOUND without details", {"GetTask": Call(code=nf, details="no task")}, PING, None,
+         "TaskNotFoundError"),
+        ("0.3 ping: FAILED_PRECONDITION without details", {"GetTask": Call(code=pre, details="hm")}, PING, None,
+         "gRPC FAILED_PRECONDITION"),
+        ("0.3 stream: final: true on WORKING", {"SendStreamingMessage": Call(messages=[first, su("WORKING", True)])},
+         STREAM, Reason.STREAM_NO_TERMINAL, "final: true on a WORKING status ends the stream"),
+        ("0.3 stream: ends OK with no terminal event",
+         {"SendStreamingMessage": Call(messages=[first, su("WORKING")])}, STREAM, Reason.STREAM_NO_TERMINAL,
+         "with no terminal state (last state WORKING)"),
+        ("0.3 stream: a status update first (no MUST in 0.3)",
+         {"SendStreamingMessage": Call(messages=[su("WORKING"), su("COMPLETED", True)])}, STREAM, None, ""),
+    ]
+
+
+GRPC_03_CASES = _grpc_03_cases()
+
+
+@pytest.mark.parametrize(("script", "steps", "reason", "fragment"), [c[1:] for c in GRPC_03_CASES],
+                         ids=[c[0] for c in GRPC_03_CASES])
+async def test_grpc_03_semantics(client: HttpClient, caplog: pytest.LogCaptureFixture, script: dict[str, Any],
+                                 steps: tuple[StepName, ...], reason: Reason | None, fragment: str) -> None:
+    async with scripted_grpc_agent(script, version="0.3") as origin:
+        r = await _probe(client, origin, steps, version="0.3", binding="GRPC")
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(steps[0])
+    assert step is not None and fragment in step.detail, step.detail
