@@ -40,11 +40,26 @@ def escape_label_value(value: str) -> str:
     return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
+_INF = float("inf")
+
+
+def _go(value: float) -> str:
+    """floatToGoString for a float, its finite values without the function's generic checks (a timestamp, a sum:
+    the same text, tested against it)."""
+    if value != value or value == _INF or value == -_INF:
+        return floatToGoString(value)
+    s = repr(value)
+    dot = s.find(".")
+    if value > 0 and dot > 6:  # Go switches to an exponent sooner than Python
+        return f"{f'{s[0]}.{s[1:dot]}{s[dot + 1:]}'.rstrip('0.')}e+{dot - 1:02d}"
+    return s
+
+
 def _num(value: float) -> str:
     # floatToGoString, with the common case (small whole numbers, e.g. counts) without a float repr
     if 0 < value < 1_000_000 and value.is_integer():
         return f"{int(value)}.0"
-    return floatToGoString(value)
+    return _go(value)
 
 
 def value_text(value: float) -> str:
@@ -183,6 +198,17 @@ class CounterFamily(_Scalar):
     def inc(self, key: Key, amount: float = 1.0) -> None:
         if amount < 0:
             raise ValueError("counters can only be incremented by non-negative amounts")
+        line = self.lines.get(key)
+        if line is not None and amount == 1.0 and line.endswith(".0\n"):
+            # a count by one (runs, failures): its whole number read and written as an int, one look-up, no float
+            # parse or format; "N.0" below a million is what `_num` writes for it, anything else the general way
+            cut = line.rfind(" ") + 1
+            digits = line[cut:-3]
+            if digits.isdigit() and len(digits) < 7:
+                n = int(digits) + 1
+                if n < 1_000_000:
+                    self.lines[key] = f"{line[:cut]}{n}.0\n"
+                    return
         self._write(key, self.value(key) + amount)
 
     def labels(self, *values: str) -> CounterChild:
@@ -195,7 +221,7 @@ class CounterFamily(_Scalar):
 
 class HistogramFamily(Family):
     kind = "histogram"
-    __slots__ = ("bounds", "heads", "le", "state")
+    __slots__ = ("bounds", "le", "state")
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str], buckets: Iterable[float]) -> None:
         super().__init__(name, documentation, labelnames)
@@ -204,46 +230,51 @@ class HistogramFamily(Family):
             bounds.append(float("inf"))
         self.bounds = tuple(bounds)
         self.le = tuple(floatToGoString(b) for b in bounds)
-        self.state: dict[Key, tuple[tuple[int, ...], float]] = {}  # per series: counts per bucket, sum
-        self.heads: dict[Key, tuple[str, str]] = {}  # per series: its label text before and after `le`
+        # per series: counts per bucket, sum, and its label text before and after `le` (one entry: one look-up a
+        # write)
+        self.state: dict[Key, tuple[tuple[int, ...], float, str, str]] = {}
 
     def observe(self, key: Key, amount: float) -> None:
         state = self.state.get(key)
         if state is None:
             key = self._key(key)
+            before, after = self._labels(key, "le")
             counts, total = (0,) * len(self.bounds), 0.0
         else:
-            counts, total = state
+            counts, total, before, after = state
         i = bisect_left(self.bounds, amount)
-        counts = (*counts[:i], counts[i] + 1, *counts[i + 1:])
-        self._render(key, counts, total + amount)
+        self._render(key, (*counts[:i], counts[i] + 1, *counts[i + 1:]), total + amount, before, after)
 
     def touch(self, key: Key) -> None:
         if key not in self.state:
             key = self._key(key)
-            self._render(key, (0,) * len(self.bounds), 0.0)
+            self._render(key, (0,) * len(self.bounds), 0.0, *self._labels(key, "le"))
 
-    def _render(self, key: Key, counts: tuple[int, ...], total: float) -> None:
-        self.state[key] = (counts, total)
+    def _render(self, key: Key, counts: tuple[int, ...], total: float, before: str, after: str) -> None:
+        self.state[key] = (counts, total, before, after)
         name = self.name
-        head = self.heads.get(key)
-        if head is None:
-            head = self.heads[key] = self._labels(key, "le")
-        before, after = head
-        after = "," + after if after else ""
         cumulative = list(accumulate(counts))
         n = cumulative[-1]
-        texts = [f"{c}.0" for c in cumulative] if n < 1_000_000 else [_count(c) for c in cumulative]
         bucket = f"{name}_bucket{{{before}le=\""
-        lines = [f'{bucket}{le}"{after}}} {c}\n' for le, c in zip(self.le, texts, strict=True)]
-        labels = f"{{{before[:-1]}{after}}}" if before else (f"{{{after[1:]}}}" if after else "")
-        lines.append(f"{name}_count{labels} {texts[-1]}\n{name}_sum{labels} {floatToGoString(total)}\n")
-        self.lines[key] = "".join(lines)
+        close = f'",{after}}} ' if after else '"} '
+        # the lines' pieces in one list and one join (no string made per line)
+        parts: list[str] = []
+        if n < 1_000_000:
+            for le, c in zip(self.le, cumulative, strict=True):
+                parts += (bucket, le, close, str(c), ".0\n")
+            count = f"{n}.0"
+        else:
+            for le, c in zip(self.le, cumulative, strict=True):
+                parts += (bucket, le, close, _count(c), "\n")
+            count = _count(n)
+        labels = f"{{{before[:-1]},{after}}}" if before and after else (
+            f"{{{before[:-1]}}}" if before else (f"{{{after}}}" if after else ""))
+        parts.append(f"{name}_count{labels} {count}\n{name}_sum{labels} {_go(total)}\n")
+        self.lines[key] = "".join(parts)
 
     def remove(self, *values: str) -> None:
         super().remove(*values)
         self.state.pop(values, None)
-        self.heads.pop(values, None)
 
     def value(self, key: Key) -> float:
         state = self.state.get(key)
@@ -260,7 +291,7 @@ class HistogramFamily(Family):
         state = self.state.get(key)
         if state is None:
             return
-        counts, total = state
+        counts, total = state[0], state[1]
         cumulative = 0
         for le, n in zip(self.le, counts, strict=True):
             cumulative += n

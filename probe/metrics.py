@@ -54,6 +54,7 @@ HTTP_STEPS = (StepName.DISCOVER, StepName.AUTH, StepName.EXTENDED_CARD, StepName
               StepName.STREAM, StepName.PUSH)
 REMOTE_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM, StepName.PUSH)
 LEAN_STEPS = frozenset((StepName.DISCOVER, *REMOTE_STEPS, StepName.SUITE))  # step_success by default
+_LEAN_NAMES = frozenset(step.value for step in LEAN_STEPS)
 NO_REASON = "none"
 
 AM = ("agent", "module")
@@ -423,7 +424,7 @@ class Metrics:
         self._last_run.set_text(job, now)
         before = self._bindings.get(job, ())
         outs = outcomes(r, before)
-        names = tuple(o.binding for o in outs)
+        names = (outs[0].binding,) if len(outs) == 1 else tuple(o.binding for o in outs)
         if names != before:
             for gone in set(before) - set(names):  # an interface left the card: no stale series
                 self._drop_binding(a, module, gone)
@@ -456,8 +457,9 @@ class Metrics:
             step_ok = self._step_success
             skip, passed = Status.SKIP, Status.PASS
             for step in o.steps:  # `_value_`: the member's own attribute, without the `value` property's call
-                if step.status is not skip and step.name in LEAN_STEPS:
-                    step_ok.flag((a, module, b, step.name._value_), step.status is passed)
+                name = step.name._value_
+                if step.status is not skip and name in _LEAN_NAMES:  # a str's hash, not the Enum's __hash__
+                    step_ok.flag((a, module, b, name), step.status is passed)
             return
         self._observe_detail(a, module, o)
 
@@ -544,9 +546,11 @@ class Metrics:
 
     def _set_reason(self, key: tuple[str, str, str], reason: str) -> None:
         """`key` is (agent, module, binding): the job's series key, kept as this table's key too."""
-        g = self._reason_info
         prev = self._reason.get(key)
-        if prev is not None and prev != reason:
+        if prev == reason:  # its series is there at 1 (whatever drops the series drops this entry): no write
+            return
+        g = self._reason_info
+        if prev is not None:
             g.remove(*key, prev)
         g.flag((*key, reason), True)
         self._reason[key] = reason
@@ -555,14 +559,15 @@ class Metrics:
                       agent: str | None = None) -> None:
         """Info metrics keep one series per key (the agent, or agent and binding): drop the old label set when
         the values change."""
+        prev = seen.get(key)
+        if prev == values:  # its series is there at 1 (`remove_agent` drops the series and this entry): no write
+            return
         g = self.agent_gauge(name)
         agent = key if agent is None else agent
-        prev = seen.get(key)
-        if prev is not None and prev != values:
+        if prev is not None:
             g.remove(agent, *prev)
         g.flag((agent, *values), True)
-        if prev != values:
-            seen[key] = _shared(values)
+        seen[key] = _shared(values)
 
 
 # Label-value tuples most of a fleet's agents have alike (their bindings, their card's versions), kept as one

@@ -286,3 +286,55 @@ def test_writes_during_a_scrape_leave_every_series_whole_and_once(monkeypatch: p
                     runs[series] = s.value
             for series, values in buckets.items():
                 assert values == sorted(values) and counts[series] == values[-1], f"{series}: a torn histogram"
+
+
+def test_values_are_written_as_prometheus_client_writes_them() -> None:
+    """`_go` (timestamps, sums) against prometheus_client's floatToGoString, and a count by one read and written
+    as an int against its counter, up to and past the million where the text changes form."""
+    import random
+
+    from prometheus_client.utils import floatToGoString
+
+    rng = random.Random(7)
+    values = [0.0, -0.0, 1.0, -1.0, 0.5, 1e-7, 5e-324, 123456.0, 1234567.0, 999999.5, 1e6, 1e15, 1e16, 1e22, 1e300,
+              1764849600.0, 1764849600.123456, 1.5e9 + 1e-6, float("inf"), float("-inf"), float("nan"),
+              *(rng.uniform(-1e3, 1e3) for _ in range(300)), *(10 ** rng.uniform(-12, 25) for _ in range(500)),
+              *(1.7e9 + rng.random() * 1e8 for _ in range(300)), *(float(rng.randrange(10**12)) for _ in range(100))]
+    for v in values:
+        assert exposition._go(v) == floatToGoString(v), v
+        assert exposition.value_text(v) == floatToGoString(v), v
+    fast = exposition.CounterFamily("c", "help", ("agent",))
+    registry = CollectorRegistry()
+    reference = Counter("c", "help", ["agent"], registry=registry)
+    key = ("a",)
+    reference.labels("a").inc(999_990)
+    fast.inc(key, 999_990)
+    for _ in range(20):  # across 1e6: "999999.0" then "1e+06", "1.000001e+06"
+        fast.inc(key)
+        reference.labels("a").inc()
+        assert fast.lines[key] == next(line for line in generate_latest(registry).decode().splitlines()
+                                       if line.startswith("c_total{")) + "\n"
+    assert fast.value(key) == 1_000_010.0
+    fast.inc(key, 0.5)
+    fast.inc(key)
+    assert fast.value(key) == 1_000_011.5
+
+
+def test_histogram_lines_past_a_million_observations_are_prometheus_clients() -> None:
+    """The counts' text changes form at a million ("1e+06"): the same lines as prometheus_client's on both sides."""
+    fast = exposition.HistogramFamily("h", "help", ("agent", "module"), [0.25, 1, 5])
+    registry = CollectorRegistry()
+    child = Histogram("h", "help", ["agent", "module"], registry=registry, buckets=(0.25, 1, 5)).labels("a", "m")
+    key = ("a", "m")
+    fast.observe(key, 0.1)
+    _, _, before, after = fast.state[key]
+    fast.state[key] = ((999_998, 1, 0, 0), 12.5, before, after)  # as if a million had been observed
+    child._buckets[0].set(999_998)
+    child._buckets[1].set(1)
+    child._sum.set(12.5)
+    for value in (0.1, 0.1, 3.0, 100.0):
+        fast.observe(key, value)
+        child.observe(value)
+        reference = [line + "\n" for line in generate_latest(registry).decode().splitlines() if line[0] != "#"]
+        assert fast.lines[key] == "".join(reference)
+    assert "1e+06" in fast.lines[key]

@@ -186,6 +186,31 @@ def test_card_info_keeps_one_series_when_the_card_changes() -> None:
     assert cards == ["9.9.9"]
 
 
+def test_an_unchanged_info_series_is_not_rewritten_and_comes_back_after_its_job_or_agent_left() -> None:
+    """The reason and card info series are written only when their value changes; one dropped with its job or
+    agent is written again by the next probe even though the value is the same."""
+    m = Metrics([1], [])
+    failed = _result(success=False, reason=Reason.INVOKE_TIMEOUT)
+
+    def info() -> list[tuple[str, dict[str, str], float]]:
+        return [s for s in _samples(m) if s[0] in (PREFIX + "failure_reason_info", PREFIX + "agent_card_info")]
+
+    m.add_job("a", "ping", 30, 5)
+    m.observe("ping", failed)
+    first = info()
+    assert {s[1].get("reason") for s in first} == {"invoke_timeout", None} and len(first) == 2
+    reason = m.agent_gauge("failure_reason_info")
+    line = next(iter(reason.lines.values()))
+    m.observe("ping", failed)
+    assert next(iter(reason.lines.values())) is line  # the same string: not written again
+    m.remove_job("a", "ping")
+    m.remove_agent("a")
+    assert info() == []
+    m.add_job("a", "ping", 30, 5)
+    m.observe("ping", failed)
+    assert info() == first
+
+
 def test_probe_registry_is_blackbox_compatible() -> None:
     reg = probe_registry(_result(success=False, reason=Reason.INVOKE_ROUTE_NOT_FOUND), 9.5)
     assert reg.get_sample_value("probe_success") == 0
