@@ -719,6 +719,9 @@ class ProbeRun:
             raise StepFailed(Reason.INVOKE_BAD_RESULT, invalid)
         if item.kind == "task" and item.task_id and item.state not in TERMINAL | INTERRUPTED:
             item = await self._poll(step, item)
+        else:  # nothing to poll: recorded so the report lists every check it could not judge
+            self.check("invoke.polled_task", Status.SKIP, f"no GetTask poll: SendMessage answered {_answered(item)}",
+                       step=inv)
         if item.kind == "task" and item.state is TaskState.COMPLETED:
             self.check("lifecycle.completed_artifact", Status.PASS if item.artifacts else Status.FAIL,
                        f"{item.artifacts} artifact(s)" if item.artifacts else "COMPLETED without an artifact", step=inv)
@@ -957,6 +960,15 @@ _PROBLEM_REASON = {ProblemKind.ROUTE: Reason.INVOKE_ROUTE_NOT_FOUND, ProblemKind
                    ProblemKind.VERSION: Reason.INVOKE_VERSION_UNSUPPORTED,
                    ProblemKind.STATUS: Reason.INVOKE_UNEXPECTED_STATUS, ProblemKind.FRAMING: Reason.INVOKE_NOT_A2A,
                    ProblemKind.GATEWAY: Reason.INVOKE_GATEWAY_ERROR}
+
+
+def _answered(item: Item) -> str:
+    """What SendMessage answered, for a skipped poll's detail."""
+    if item.kind != "task":
+        return f"a {item.kind}"
+    if not item.task_id:
+        return "a task without an id"
+    return f"the task {item.state.value}" if item.state is not None else "a task without a state"
 
 
 def _other_task(sent: Item, got: Item) -> str | None:
