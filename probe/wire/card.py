@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from probe.wire import strictjson
-from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, Response
+from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, Response, gateway_problem
 
 WELL_KNOWN = "/.well-known/agent-card.json"
 LEGACY_WELL_KNOWN = "/.well-known/agent.json"
@@ -154,8 +154,9 @@ async def discover(client: HttpClient, base_url: str, card_url: str | None, *, d
                          + (f" ({what}, not an Agent Card)" if resp.status == 200 else ""))
             raise CardError("http_status", _tried(tried), first)
         if resp.status != 200:
+            gateway = gateway_problem(resp.status, "")
             tried.append(f"GET {resp.exchange.url} answered HTTP {resp.status}" + (
-                _UNCONDITIONAL_304 if resp.status == 304 else ""))
+                _UNCONDITIONAL_304 if resp.status == 304 else f": {gateway}" if gateway else ""))
             if resp.status == 404 and not last:
                 continue
             raise CardError("http_status", _tried(tried), resp)

@@ -1059,6 +1059,30 @@ def _seen(exc: BaseException) -> str:
     return " ".join(lines)[:300] or type(exc).__name__
 
 
+# what a gateway's or proxy's own error status means when it comes without an A2A body (RFC 9110 §15.6.3, §15.6.5:
+# 502 and 504 are a gateway's own words about its upstream; 413 and 431 (RFC 6585 §5) refuse the request's size)
+GATEWAY_STATUSES = {
+    502: "a gateway in front of the agent could not get an answer from it (upstream down, refused or reset)",
+    503: "a gateway in front of the agent has no available upstream for this route (or sheds load)",
+    504: "a gateway in front of the agent gave up waiting for it (the agent was slower than the gateway's read "
+         "timeout, e.g. nginx proxy_read_timeout)",
+    413: "the request body is over a size limit on the way to the agent (e.g. nginx client_max_body_size)",
+    431: "the request's headers are over a size limit on the way to the agent (e.g. nginx "
+         "large_client_header_buffers; a long Authorization token is the usual one)",
+}
+
+
+def gateway_problem(status: int | None, snippet_text: str) -> str | None:
+    """Why an HTTP error answered without an A2A body is a gateway's own page, or None. A 400 counts only with
+    the header-size words nginx uses for it ("Request Header Or Cookie Too Large")."""
+    if status in GATEWAY_STATUSES:
+        return GATEWAY_STATUSES[status]
+    text = snippet_text.lower()
+    if status == 400 and "header" in text and "too large" in text:
+        return GATEWAY_STATUSES[431]
+    return None
+
+
 # OpenSSL's words for a plain-text answer to a ClientHello ("HTTP/1.1 400 …" read as a TLS record): no certificate
 # was ever offered, so this is not a certificate fault but the wrong scheme for the port
 _NOT_TLS = ("wrong version number", "packet length too long", "record layer failure")

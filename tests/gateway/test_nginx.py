@@ -299,3 +299,14 @@ async def test_limit_req_sheds_the_stream(gateway: Start) -> None:
     gateway_failure(result, "HTTP 503", "no available upstream for this route (or sheds load)")
     name, _ = failed_step(result)
     assert name is StepName.STREAM
+
+
+async def test_the_card_through_a_dead_upstream(gateway: Start) -> None:
+    """The whole route's upstream is down: the card itself is nginx's 502 page. card_http_status (clients cannot
+    discover the agent), and the detail says the gateway could not reach it."""
+    behind = gateway(server(route(proxy=PROXY.replace("{up}", "9"))))
+    result = await probe(behind.url)
+    assert result.reason is Reason.CARD_HTTP_STATUS, (result.reason, result.steps)
+    name, detail = failed_step(result)
+    assert name is StepName.DISCOVER
+    assert "answered HTTP 502: a gateway in front of the agent could not get an answer from it" in detail, detail

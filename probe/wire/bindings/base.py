@@ -270,30 +270,6 @@ def register(name: str, card_name: str, factory: Factory) -> None:
     BY_CARD_NAME[card_name.upper()] = reg
 
 
-# what a gateway's or proxy's own error status means when it comes without an A2A body (RFC 9110 §15.6.3, §15.6.5:
-# 502 and 504 are a gateway's own words about its upstream; 413 and 431 (RFC 6585 §5) refuse the request's size)
-GATEWAY_STATUSES = {
-    502: "a gateway in front of the agent could not get an answer from it (upstream down, refused or reset)",
-    503: "a gateway in front of the agent has no available upstream for this route (or sheds load)",
-    504: "a gateway in front of the agent gave up waiting for it (the agent was slower than the gateway's read "
-         "timeout, e.g. nginx proxy_read_timeout)",
-    413: "the request body is over a size limit on the way to the agent (e.g. nginx client_max_body_size)",
-    431: "the request's headers are over a size limit on the way to the agent (e.g. nginx "
-         "large_client_header_buffers; a long Authorization token is the usual one)",
-}
-
-
-def gateway_problem(status: int | None, snippet_text: str) -> str | None:
-    """Why an HTTP error answered without an A2A body is a gateway's own page, or None. A 400 counts only with
-    the header-size words nginx uses for it ("Request Header Or Cookie Too Large")."""
-    if status in GATEWAY_STATUSES:
-        return GATEWAY_STATUSES[status]
-    text = snippet_text.lower()
-    if status == 400 and "header" in text and "too large" in text:
-        return GATEWAY_STATUSES[431]
-    return None
-
-
 def redirected(answer: Answer, location: str | None) -> None:
     """A redirect answering an A2A call names where it points and why clients stop there: they send their POST to
     the advertised URL and follow no redirect (a2a-sdk's httpx client follows none; a 301/302 would turn the POST

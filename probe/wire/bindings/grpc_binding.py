@@ -44,7 +44,6 @@ from probe.wire.bindings.base import (
     Problem,
     ProblemKind,
     StreamEvent,
-    gateway_problem,
     register,
     with_tenant,
 )
@@ -59,6 +58,7 @@ from probe.wire.http import (
     DeadlineExceeded,
     ProbeOutOfFiles,
     ProtocolError,
+    gateway_problem,
     out_of_descriptors,
     with_credentials,
 )

@@ -29,7 +29,6 @@ from probe.wire.bindings.base import (
     Problem,
     ProblemKind,
     StreamEvent,
-    gateway_problem,
     merge_headers,
     redirected,
     register,
@@ -40,7 +39,7 @@ from probe.wire.bindings.grpc_binding import params_03
 from probe.wire.bindings.jsonrpc import SseStream
 from probe.wire.card import extensions_header
 from probe.wire.dialects import Dialect, for_binding
-from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient
+from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, gateway_problem
 from probe.wire.sse import SSEEvent
 
 JSON_TYPES = ("application/a2a+json", "application/json")  # 1.0.1 SHOULD, and what 1.0.0 and 0.3 used

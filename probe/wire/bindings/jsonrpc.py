@@ -26,7 +26,6 @@ from probe.wire.bindings.base import (
     Problem,
     ProblemKind,
     StreamEvent,
-    gateway_problem,
     merge_headers,
     redirected,
     register,
@@ -35,7 +34,7 @@ from probe.wire.bindings.base import (
 )
 from probe.wire.card import extensions_header
 from probe.wire.dialects import Dialect
-from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, StreamResponse
+from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, StreamResponse, gateway_problem
 from probe.wire.sse import SSEEvent, SSEParser, StreamLimit
 
 # method names per protocol version (the dialects hold shapes, the bindings hold names)
