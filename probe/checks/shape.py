@@ -18,6 +18,9 @@ def shape_problems(item: Item, *, task_expected: bool = False) -> tuple[list[str
     if item.kind == "task" and not item.context_id:
         # a Task carries the contextId the server generated; Message.contextId is optional (1.0 §4.1.4, 0.3 §6.4)
         shape.append("the task has no contextId")
-    if item.kind == "task" and item.state in (None, TaskState.UNKNOWN):
+    # TASK_STATE_UNSPECIFIED (1.0) and "unknown" (0.3) are states the version defines ("unknown or indeterminate"):
+    # a task in one is unfinished, not malformed; a spelling the version does not define is
+    undefined = item.state is TaskState.UNKNOWN and any(p.startswith("unknown task state") for p in item.problems)
+    if item.kind == "task" and (item.state is None or undefined):
         shape.append("the task has no status.state the protocol version defines")
     return shape, [p for p in item.problems if any(m in p for m in _DIALECT_MARKERS)]

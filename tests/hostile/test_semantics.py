@@ -204,6 +204,14 @@ INVOKE_CASES = [
        Reason.TASK_FAILED, "task t1 ended FAILED") for v in ("1.0", "0.3")],
     ("1.0 GetTask answers a Message", "1.0", _v("1.0", "WORKING"),
      [_rpc({"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]})], Reason.INVOKE_BAD_RESULT, "GetTask"),
+    # the indeterminate state both versions define (1.0 TASK_STATE_UNSPECIFIED, 0.3 "unknown"): an unfinished task
+    ("1.0 SendMessage answers UNSPECIFIED, then COMPLETED", "1.0", _v("1.0", "UNSPECIFIED"),
+     [_rpc(_bare(_v("1.0", "COMPLETED", done=True)))], Reason.INVOKE_NOT_BLOCKING, "returned task t1 in UNKNOWN"),
+    ("0.3 SendMessage answers unknown, then completed", "0.3", task03("unknown"),
+     [_rpc(_bare(_v("0.3", "COMPLETED", done=True)))], None, ""),
+    *[(f"{v} indeterminate until the deadline", v, _v(v, "WORKING"), [_rpc(_bare(
+        _v("1.0", "UNSPECIFIED") if v == "1.0" else task03("unknown")))],
+       Reason.TASK_TIMEOUT, "task t1 still UNKNOWN at the deadline") for v in ("1.0", "0.3")],
     *[(f"{v} input-required", v, _v(v, "INPUT_REQUIRED"), [_rpc(_bare(_v(v, "INPUT_REQUIRED")))],
        Reason.TASK_FAILED, "ended INPUT_REQUIRED") for v in ("1.0", "0.3")],
 ]
