@@ -411,12 +411,15 @@ class ProbeRun:
         self._attempts(step, record, None)
         return card
 
-    def _judge_card(self, card: Card, step: StepResult) -> None:
-        """The discover step's checks of a card, fetched now or rebuilt from the card cache (the same checks)."""
-        d = StepName.DISCOVER
+    def _take_card(self, card: Card) -> None:
         self.card = card
         self.r.card_url = card.url
         self.r.card_name, self.r.card_version = card.name, card.version
+
+    def _judge_card(self, card: Card, step: StepResult) -> None:
+        """The discover step's checks of a card, fetched now or rebuilt from the card cache (the same checks)."""
+        d = StepName.DISCOVER
+        self._take_card(card)
         resp = card.response
         assert resp is not None
         self.check("card.discovered", Status.PASS, f"HTTP 200 from {resp.exchange.url}", step=d)
@@ -455,7 +458,18 @@ class ProbeRun:
     def _cached_card(self, step: StepResult, entry: cardcache.Entry, cap: float, outcome: str) -> None:
         """The stored card for one more run, judged as when it was fetched (the same body and header fields: the
         same checks, shared where shared); the detail says it came from the cache, how old and for how long."""
-        self._judge_card(entry.card(), step)
+        card = entry.card()
+        judged = entry.judged
+        if judged is not None and judged[0] == redact.epoch():  # judged before, under today's secrets
+            self._take_card(card)
+            self.r.checks.extend(c if isinstance(c, CheckResult) else make_check(*c, step=StepName.DISCOVER)
+                                 for c in judged[1])
+        else:
+            first, epoch = len(self.r.checks), redact.epoch()
+            self._judge_card(card, step)
+            entry.judged = (epoch if redact.epoch() == epoch else -1,  # -1: an epoch passed meanwhile
+                            tuple(c if redact.is_shared(c) else (c.id, c.status, c.message)
+                                  for c in self.r.checks[first:]))
         if outcome == "hit":
             step.exchanges = entry.exchanges_for_result()
             step.http_status = entry.http_status

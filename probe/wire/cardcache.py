@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from probe import redact
 from probe.interning import Interned
-from probe.results import Exchange, HttpPhases
+from probe.results import CheckResult, Exchange, HttpPhases, Status
 from probe.wire.card import Card, build
 from probe.wire.http import Response
 
@@ -279,6 +279,11 @@ class Entry:
     received_wall: float  # Unix time of the last real answer (a 200 or a 304)
     fetched_wall: float  # Unix time of the 200 the card and its checks come from
     epoch: int  # redact's epoch when stored: a secret registered since makes the entry unusable
+    # the discover step's checks of this card (a pure function of the fields above: the same body, the same header
+    # fields, the same URLs), kept by the engine's first cached run in redact's epoch then (-1: none): each shared
+    # check itself, an unshared one (a fleet's per-agent messages, past the shared table's bound) as the id, status
+    # and message it is made again from. ~0.3 KB an agent
+    judged: tuple[int, tuple[CheckResult | tuple[str, Status, str], ...]] | None = None
 
     @classmethod
     def of(cls, key: Key, card: Card, exchanges: Sequence[Exchange], http_status: int | None, fresh: Freshness,
