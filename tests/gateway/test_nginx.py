@@ -190,10 +190,11 @@ async def test_large_client_header_buffers_too_small_for_the_token(gateway: Star
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
-async def test_the_gateway_clears_the_a2a_version_header(gateway: Start, binding: str) -> None:
-    """`proxy_set_header A2A-Version "";` (a header allow-list, a copied snippet): the agent reads the absent header
-    as 0.3 and refuses; it did accept 1.0, the header never reached it."""
-    behind = gateway(server(route('proxy_buffering off; proxy_set_header A2A-Version "";')))
+@pytest.mark.parametrize("directive", ['proxy_set_header A2A-Version "";', "proxy_pass_request_headers off;"])
+async def test_the_gateway_clears_the_a2a_version_header(gateway: Start, binding: str, directive: str) -> None:
+    """`proxy_set_header A2A-Version "";` (a header allow-list, a copied snippet), or no client header passed on
+    at all: the agent reads the absent header as 0.3 and refuses; it does accept 1.0, the header never reached it."""
+    behind = gateway(server(route("proxy_buffering off; " + directive)))
     result = await probe(behind.url, binding=binding)
     assert result.reason is Reason.INVOKE_GATEWAY_ERROR, (result.reason, result.steps)
     _, detail = failed_step(result)
