@@ -245,6 +245,9 @@ class StreamJudge:
     def _after_terminal(self, index: int, item: Item) -> None:
         # a final Task snapshot repeating the terminal state is allowed (spec §7), of the stream's own task only;
         # anything else is not
+        if self.first is not None and self.first.kind == "message":
+            self._ids(index, item)  # 1.0 §3.1.2: a Message reply is the stream's only event
+            return
         if item.kind == "task" and item.state == self.state:
             self._ids(index, item)
             return
