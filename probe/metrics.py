@@ -546,28 +546,26 @@ class Metrics:
 
     def _set_reason(self, key: tuple[str, str, str], reason: str) -> None:
         """`key` is (agent, module, binding): the job's series key, kept as this table's key too."""
-        prev = self._reason.get(key)
-        if prev == reason:  # its series is there at 1 (whatever drops the series drops this entry): no write
-            return
         g = self._reason_info
-        if prev is not None:
-            g.remove(*key, prev)
-        g.flag((*key, reason), True)
-        self._reason[key] = reason
+        prev = self._reason.get(key)
+        if prev != reason:
+            if prev is not None:
+                g.remove(*key, prev)
+            self._reason[key] = reason
+        g.flag((*key, reason), True)  # also when unchanged: a series removed elsewhere comes back
 
     def _replace_info(self, name: str, seen: dict[str, tuple[str, ...]], key: str, values: tuple[str, ...],
                       agent: str | None = None) -> None:
         """Info metrics keep one series per key (the agent, or agent and binding): drop the old label set when
         the values change."""
-        prev = seen.get(key)
-        if prev == values:  # its series is there at 1 (`remove_agent` drops the series and this entry): no write
-            return
         g = self.agent_gauge(name)
         agent = key if agent is None else agent
-        if prev is not None:
-            g.remove(agent, *prev)
-        g.flag((agent, *values), True)
-        seen[key] = _shared(values)
+        prev = seen.get(key)
+        if prev != values:
+            if prev is not None:
+                g.remove(agent, *prev)
+            seen[key] = _shared(values)
+        g.flag((agent, *values), True)  # also when unchanged: a series removed elsewhere comes back
 
 
 # Label-value tuples most of a fleet's agents have alike (their bindings, their card's versions), kept as one

@@ -187,7 +187,7 @@ def test_card_info_keeps_one_series_when_the_card_changes() -> None:
 
 
 def test_an_unchanged_info_series_is_not_rewritten_and_comes_back_after_its_job_or_agent_left() -> None:
-    """The reason and card info series are written only when their value changes; one dropped with its job or
+    """The reason and card info series are rewritten only when their value changes; one dropped with its job or
     agent is written again by the next probe even though the value is the same."""
     m = Metrics([1], [])
     failed = _result(success=False, reason=Reason.INVOKE_TIMEOUT)

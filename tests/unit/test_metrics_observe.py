@@ -17,14 +17,12 @@ from probe.reasons import Reason
 from probe.results import InterfaceResult, ProbeResult, Status, StepName, StepResult, TlsInfo
 
 
-def _reference_render(self: HistogramFamily, key: Any, counts: tuple[int, ...], total: float) -> None:
-    """HistogramFamily._render as it was: one f-string a bucket, counts through `_count`."""
-    self.state[key] = (counts, total)
+def _reference_render(self: HistogramFamily, key: Any, counts: tuple[int, ...], total: float, before: str,
+                      after: str) -> None:
+    """HistogramFamily._render as it was: one f-string a bucket, counts through `_count`, the sum through
+    prometheus_client's floatToGoString."""
+    self.state[key] = (counts, total, before, after)
     name = self.name
-    head = self.heads.get(key)
-    if head is None:
-        head = self.heads[key] = self._labels(key, "le")
-    before, after = head
     after = "," + after if after else ""
     lines = []
     cumulative = 0
@@ -110,7 +108,7 @@ def test_a_flag_series_removed_elsewhere_comes_back() -> None:
 
 def test_counts_past_a_million_keep_prometheus_clients_text() -> None:
     h = HistogramFamily("h", "doc", ("agent",), [1.0])
-    h.state[("a",)] = ((999_999, 0), 0.5)
+    h.state[("a",)] = ((999_999, 0), 0.5, *h._labels(("a",), "le"))
     h.observe(("a",), 0.5)
     h.observe(("a",), 2.0)
     assert h.lines[("a",)] == ('h_bucket{agent="a",le="1.0"} 1e+06\nh_bucket{agent="a",le="+Inf"} 1.000001e+06\n'
