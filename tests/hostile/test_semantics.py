@@ -21,6 +21,7 @@ from probe.engine import run_probe
 from probe.reasons import Reason
 from probe.report import render, to_dict
 from probe.results import ProbeResult, Severity, Status, StepName
+from probe.suite import SuiteOptions, run_suite
 from probe.target import AuthSpec, Target
 from probe.wire.http import HttpClient
 from tests.agents.grpc_scripted import Call, rpc_status, scripted_grpc_agent
@@ -323,7 +324,9 @@ def _echo_rest_agent() -> dict[str, Reply | list[Reply]]:
     stream = [f"data: {json.dumps({'task': task('SUBMITTED', tid=_ECHO)['task']})}\n\n",
               f"data: {json.dumps({'error': json.loads(err)['error']})}\n\n"]
     return {
-        "GET /tasks/{tid}": _rest(404, json.dumps({"error": {"code": 404, "message": _ECHO}})),
+        "GET /tasks/{tid}": Reply(status=401, chunks=[json.dumps({"error": {"code": 401, "message": _ECHO}})],
+                                  whole=True, headers={"WWW-Authenticate": f'Bearer realm="{_ECHO}"'}),
+        "GET /tasks/{tid}:subscribe": _rest(404, json.dumps({"error": {"code": 404, "message": _ECHO}})),
         "POST /message:send": [_rest(200, json.dumps({"jsonrpc": "2.0", "id": _ECHO, "result": {"task": _V1_TASK}}))],
         "POST /message:stream": Reply(content_type="text/event-stream", chunks=stream),
         "POST /tasks/{tid}:cancel": _rest(400, err),
@@ -375,11 +378,13 @@ async def test_echoed_credentials_are_masked_in_every_output(client: HttpClient,
             _held(r, caplog)
             assert steps is PING or r.reason is not None, to_dict(r)
             results.append(r)
+        results.append(await run_suite(Target(name="t", url=origin, timeout=3.0, binding=binding, headers={
+            "Authorization": f"Bearer {TOKEN}"}, auth=auth), client, SuiteOptions(timeout=10.0, safe_only=True)))
     echoed = " ".join(render(r, "json") for r in results)
     assert "<redacted>" in echoed, echoed  # the echo reached the report, masked
     for r in results:
         for fmt in ("json", "text", "markdown", "junit", "html"):
-            _assert_clean(f"{binding} {r.steps[-1].name} {fmt}", render(r, fmt))
+            _assert_clean(f"{binding} {r.steps[-1].name if r.steps else 'suite'} {fmt}", render(r, fmt))
     _assert_clean("logs", caplog.text)
 
 
@@ -452,8 +457,6 @@ async def test_an_input_required_loop_is_judged_once_and_bounded(client: HttpCli
                                                                 caplog: pytest.LogCaptureFixture) -> None:
     """Every message, the follow-up too, answers INPUT_REQUIRED: the suite sends the one follow-up, reads the task
     once more and says so; nothing keeps answering the agent."""
-    from probe.suite import SuiteOptions, run_suite
-
     looping = {"SendMessage": _rpc(task("INPUT_REQUIRED")), "GetTask": _rpc(task("INPUT_REQUIRED")["task"])}
     async with scripted_agent(looping) as origin:
         r = await run_suite(Target(name="t", url=origin, timeout=3.0), client,
@@ -481,8 +484,6 @@ async def test_grpc_status_details_the_official_client_refuses_are_named(
     """a2a-sdk's client raises on a details trailer that is no google.rpc.Status or contradicts the call's status
     (DecodeError, 'Mismatched status code/message'): its ErrorInfo names nothing, and errors.error_info (MUST on gRPC)
     says why; the status alone still names TaskNotFoundError, as a client without the trailer reads it."""
-    from probe.suite import SuiteOptions, run_suite
-
     script = {"GetTask": Call(code=grpc.StatusCode.NOT_FOUND, details="no task",
                               trailers=[("grpc-status-details-bin", blob)])}
     async with scripted_grpc_agent(script) as origin:
