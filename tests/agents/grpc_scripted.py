@@ -9,6 +9,7 @@ probe's credentials back in every place a gRPC answer has.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class Call:
     details: str = ""
     trailers: list[tuple[str, str | bytes | Callable[[str], bytes]]] = field(default_factory=list)  # fn(secret)
     initial: list[tuple[str, str]] = field(default_factory=list)
+    hold: float = 0.0  # seconds to wait after the messages, before the end (a task that stays WORKING)
 
 
 def rpc_status(code: grpc.StatusCode, message: str, reason: str | None = None, **metadata: str) -> bytes:
@@ -98,6 +100,7 @@ class _Scripted:
             await context.send_initial_metadata(tuple((k, _fill(v, secret)) for k, v in call.initial))
         for message in call.messages:
             yield json_format.ParseDict(_fill(message, secret), self.pb2.StreamResponse())
+        await asyncio.sleep(call.hold)
         await self._end(call, secret, context)
 
 

@@ -532,3 +532,26 @@ async def test_grpc_03_semantics(client: HttpClient, caplog: pytest.LogCaptureFi
     assert r.reason is reason, rep
     step = r.step(steps[0])
     assert step is not None and fragment in step.detail, step.detail
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+async def test_a_stream_that_stays_working_ends_at_the_deadline(client: HttpClient, caplog: pytest.LogCaptureFixture,
+                                                                binding: str) -> None:
+    """A streamed task that stays WORKING, its stream open and silent: the probe's deadline ends it, and the
+    reason says so with the last state seen (no hang, no traceback)."""
+    events = [task("SUBMITTED"), status("WORKING")]
+    if binding == "GRPC":
+        serving = scripted_grpc_agent({"SendStreamingMessage": Call(messages=events, hold=30.0)})
+    else:
+        reply = Reply(content_type="text/event-stream", hold_open=30.0,
+                      chunks=[f"data: {json.dumps(e)}\n\n" for e in events] if binding == "HTTP+JSON" else sse(*events))
+        serving = (scripted_agent({}, rest={"POST /message:stream": reply}) if binding == "HTTP+JSON"
+                   else scripted_agent({"SendStreamingMessage": reply}))
+    async with serving as origin:
+        r = await _probe(client, origin, STREAM, binding=binding, timeout=1.5)
+    rep = _held(r, caplog)
+    assert r.reason is Reason.STREAM_NO_TERMINAL, rep
+    step = r.step(StepName.STREAM)
+    assert step is not None and "2 event(s), last state WORKING" in step.detail, step.detail
+    assert r.duration_s < 3.0
+
