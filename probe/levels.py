@@ -15,6 +15,7 @@ class Level(StrEnum):
     PARTIAL = "partial"
     MINIMAL = "minimal"
     NON_CONFORMANT = "non-conformant"
+    UNKNOWN = "unknown"  # outside the order: a gateway's fault hid the agent
 
 
 LEVEL_TEXT: dict[Level, str] = {
@@ -27,6 +28,8 @@ LEVEL_TEXT: dict[Level, str] = {
                    "lifecycle MUST check fails",
     Level.NON_CONFORMANT: "the card is missing or invalid, the basic send/get fails, or a request crashed the "
                           "server (a 5xx or a dropped connection: the most severe failure)",
+    Level.UNKNOWN: "a gateway in front of the agent failed a call itself (invoke_gateway_error), and nothing seen "
+                   "of the agent fails a MUST: what the gateway kept from the agent cannot be judged",
 }
 # Offline (`a2a-probe validate`), with no live send: a MUST failure of the card or of a recorded task is
 # non-conformant, another MUST failure (e.g. a stream rule) minimal, only SHOULD failures partial.
@@ -45,6 +48,13 @@ def level(result: ProbeResult) -> Level:
     discover = result.step(StepName.DISCOVER)
     if discover is None or discover.status is Status.FAIL:
         return Level.NON_CONFORMANT
+    if any(c.reason is Reason.INVOKE_GATEWAY_ERROR for c in failed):  # the gateway's fault is not the agent's
+        must = [c for c in must if c.reason is not Reason.INVOKE_GATEWAY_ERROR]
+        if any(c.category is Category.AGENT_CARD for c in must):
+            return Level.NON_CONFORMANT
+        if any(c.category is Category.LIFECYCLE for c in must):
+            return Level.MINIMAL
+        return Level.PARTIAL if must else Level.UNKNOWN
     basic = next((s for s in result.steps if s.name in _BASIC), None)
     crashed = any(c.id == CRASH_CHECK for c in failed)
     # a send that works but breaks a lifecycle MUST on the way (it did not block) is a working basic send

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from probe.cli import main
 from probe.engine import FULL_STEPS, run_interfaces, run_probe
+from probe.levels import Level, level
 from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName
 from probe.target import Target
@@ -150,6 +152,7 @@ def gateway_failure(result: ProbeResult, status: str, words: str) -> None:
                                                                                 ["stream.content_type"])
     assert not any(c.id.startswith(("invoke.version", "invoke.no_error", "invoke.framing", "stream.no_error"))
                    for c in result.failed_checks())
+    assert level(result) is Level.UNKNOWN  # not non-conformant: the agent was never judged
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
@@ -200,6 +203,7 @@ async def test_the_gateway_clears_the_a2a_version_header(gateway: Start, binding
     _, detail = failed_step(result)
     assert "received A2A-Version 0.3, the probe sent 1.0" in detail
     assert not any(c.id == "invoke.version_accepted" for c in result.failed_checks())
+    assert level(result) is Level.UNKNOWN
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
@@ -311,3 +315,14 @@ async def test_the_card_through_a_dead_upstream(gateway: Start) -> None:
     name, detail = failed_step(result)
     assert name is StepName.DISCOVER
     assert "answered HTTP 502: a gateway in front of the agent could not get an answer from it" in detail, detail
+
+
+def test_the_cli_names_the_gateway(gateway: Start, capsys: pytest.CaptureFixture[str]) -> None:
+    """What a person running `a2a-probe check` against the gateway sees: exit 1, the reason and its fix."""
+    behind = gateway(server(CARD, route(proxy="\n    proxy_pass http://127.0.0.1:9/;\n")))
+    assert main(["check", behind.url, "--no-stream"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL"), out
+    assert "invoke_gateway_error" in out and "HTTP 502" in out, out
+    assert "Fix the gateway's route, not the agent" in out, out
+    assert "conformance: unknown" in out, out
