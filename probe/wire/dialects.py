@@ -231,20 +231,25 @@ def _parse_v1(d: Dialect, result: Any) -> Item:
     return item
 
 
+def _str_or_none(value: Any) -> str | None:
+    """An id as the Item holds it: the agent's string, or None for anything else (a number, an object)."""
+    return value if isinstance(value, str) else None
+
+
 def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
     v1 = d.version == "1.0"
     if item.kind == "task":
         _task_fields(d, item, body)
     elif item.kind == "message":
-        item.context_id = body.get("contextId")
-        item.task_id = body.get("taskId")
+        item.context_id = _str_or_none(body.get("contextId"))
+        item.task_id = _str_or_none(body.get("taskId"))
         item.texts = _texts(d, body.get(d.message_parts), item.problems)
         if body.get("role") not in d.roles:
             item.problems.append(f"message role {body.get('role')!r} is not one of {list(d.roles)}")
     else:
-        item.task_id = body.get("taskId")
-        item.context_id = body.get("contextId")
-        if not isinstance(item.task_id, str) or not isinstance(item.context_id, str):
+        item.task_id = _str_or_none(body.get("taskId"))
+        item.context_id = _str_or_none(body.get("contextId"))
+        if item.task_id is None or item.context_id is None:
             item.problems.append(f"{item.kind} update lacks taskId or contextId")
         if item.kind == "status":
             _status(d, item, body.get("status"))
