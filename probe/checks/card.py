@@ -162,11 +162,12 @@ def skills(card: Card) -> CheckResult:
 def capabilities(card: Card) -> CheckResult:
     caps = card.doc.get("capabilities")
     problems: list[str] = []
+    # null is absent: ProtoJSON's default value (1.0), an optional boolean the 0.3 models read as None
     if isinstance(caps, dict):
         for flag in ("streaming", "pushNotifications", "extendedAgentCard", "stateTransitionHistory"):
-            if flag in caps and not isinstance(caps[flag], bool):
+            if caps.get(flag) is not None and not isinstance(caps[flag], bool):
                 problems.append(f"capabilities.{flag} is {caps[flag]!r}, not a boolean")
-    if "supportsAuthenticatedExtendedCard" in card.doc and not isinstance(
+    if card.doc.get("supportsAuthenticatedExtendedCard") is not None and not isinstance(
             card.doc["supportsAuthenticatedExtendedCard"], bool):
         problems.append("supportsAuthenticatedExtendedCard is not a boolean")
     return _result("card.capabilities", problems)
