@@ -1,0 +1,91 @@
+"""The probe reads each answer as the official client does: a curated set of the harness's mutants, each with the
+agreement recorded in docs/conformance-audit.md ("Differential testing").
+
+(official reads, probe passes): True where the official client read every call (and lost nothing it was sent) /
+where the probe's verdict is its verdict on the valid answers. A row whose two values differ is a divergence the
+audit decided to keep (the spec's MUST graded where a2a-sdk tolerates it), named in its comment. The full matrix:
+`python -m tests.differential.harness` (about a minute a flavour).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from probe.wire.http import HttpClient
+from tests.differential import harness
+from tests.differential.mutants import V03_RPC, V10_REST, V10_RPC, Flavour, Mutant, generate
+
+Case = tuple[Flavour, str, str, bool, bool]
+
+CASES_10: list[Case] = [
+    (V10_RPC, "card", "valid", True, True),
+    (V10_RPC, "card", "null card.capabilities.streaming", True, True),  # fixed: null is absent (ProtoJSON)
+    (V10_RPC, "card", "wrong type card.skills[0].examples", False, False),
+    (V10_RPC, "card", "extra field card.capabilities", True, True),
+    (V10_RPC, "card", "drop card.name", True, False),  # kept: REQUIRED (1.0 §5.7 MUST), json_format reads it
+    (V10_RPC, "send", "valid", True, True),
+    (V10_RPC, "send", "valid message", True, True),
+    (V10_RPC, "send", "extra field result.task", True, True),
+    (V10_RPC, "send", "0.3 kind in 1.0 result.task", True, True),
+    (V10_RPC, "send", "timestamp offset +02:00 result.task.status.timestamp", True, True),
+    (V10_RPC, "send", "timestamp no zone result.task.status.timestamp", False, False),
+    (V10_RPC, "send", "timestamp nanos result.task.status.timestamp", True, True),
+    (V10_RPC, "send", "wrong type result.task.id", False, False),
+    (V10_RPC, "send", "enum 0.3 spelling result.task.status.state = completed", False, False),  # read as UNSPECIFIED
+    (V10_RPC, "send", "wrong type result.task", False, False),  # "x": read as an empty Task
+    (V10_RPC, "send", "part with two contents result.message.parts[0] (+raw)", False, False),
+    (V10_RPC, "send", "0.3 form (bare, kind) result", False, False),
+    (V10_RPC, "send", "drop result.task.history[0].messageId", True, False),  # kept: REQUIRED, see the audit
+    (V10_RPC, "get", "valid", True, True),  # baseline: SendMessage answers WORKING, GetTask ends it
+    (V10_RPC, "get", "wrong type task.contextId", False, False),
+    (V10_RPC, "get", "extra field task.status", True, True),
+    (V10_RPC, "stream", "valid", True, True),
+    (V10_RPC, "stream", "wrong type event1.statusUpdate.taskId", False, False),  # fixed: was a probe_error
+    (V10_RPC, "stream", "0.3 form (bare, kind) event1", False, False),  # an empty StreamResponse to the caller
+    (V10_RPC, "stream", "extra field event2.artifactUpdate.artifact", True, True),
+    (V10_REST, "send", "valid", True, True),
+    (V10_REST, "send", "wrong type result.task.id", False, False),
+    (V10_REST, "stream", "valid", True, True),
+    (V10_REST, "stream", "bool as string event2.artifactUpdate.append", False, False),
+]
+
+CASES_03: list[Case] = [
+    (V03_RPC, "card", "valid", True, True),
+    (V03_RPC, "card", "null card.capabilities.streaming", True, True),  # fixed: null is absent (bool | None)
+    (V03_RPC, "card", "wrong type card.protocolVersion", False, True),  # open: see the audit (too lenient)
+    (V03_RPC, "card", "drop card.preferredTransport", True, False),  # kept: 0.3 §5.6.1 REQUIRED, MUST be present
+    (V03_RPC, "send", "valid", True, True),
+    (V03_RPC, "send", "1.0 form (wrapped) result", False, False),
+    (V03_RPC, "send", "enum 1.0 spelling result.status.state = TASK_STATE_COMPLETED", False, False),
+    (V03_RPC, "send", "drop result.kind", True, False),  # kept: the 0.3 schema requires kind; pydantic defaults it
+    (V03_RPC, "stream", "valid", True, True),
+    (V03_RPC, "stream", "empty string event0.id", False, True),  # open: see the audit (the 0.3 client's task state)
+]
+
+
+def _mutants(cases: list[Case]) -> list[Mutant]:
+    by_id = {(m.flavour, m.target, m.name): m for f in {c[0] for c in cases} for m in generate(f)}
+    return [by_id[(f, target, name)] for f, target, name, _, _ in cases]
+
+
+async def _check(client: HttpClient, cases: list[Case]) -> None:
+    outcomes = await harness.run(_mutants(cases), client)
+    wrong = [f"{o.row()} (expected official {'reads' if off else 'refuses'}, probe {'passes' if ok else 'fails'})"
+             for o, (_, _, _, off, ok) in zip(outcomes, cases, strict=True)
+             if (o.official_ok, o.probe_ok) != (off, ok)]
+    assert not wrong, "\n".join(wrong)
+    # the valid answers pass both readers outright (their verdict is the baseline of every other row); "get" is
+    # judged after a SendMessage that did not block, which the probe reports
+    assert all(o.reason is None for o in outcomes if o.mutant.name == "valid" and o.mutant.target != "get"), \
+        [o.row() for o in outcomes]
+
+
+async def test_1_0_mutants_are_read_as_a2a_sdk_reads_them(client: HttpClient) -> None:
+    await _check(client, CASES_10)
+
+
+@pytest.mark.external  # a2a-sdk 0.3.26 runs in its own venv (tests/peers/venvs/sdk03)
+async def test_0_3_mutants_are_read_as_a2a_sdk_0_3_reads_them(client: HttpClient) -> None:
+    if not harness.SDK03_PYTHON.exists():
+        pytest.skip("the sdk03 peer venv is not installed (.ci/run)")
+    await _check(client, CASES_03)
