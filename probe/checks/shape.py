@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from probe.wire.dialects import Item, TaskState
+from probe.wire.dialects import NO_KIND, Item, TaskState
 
 # problems that are about the protocol version's spelling rather than the object's structure
 _DIALECT_MARKERS = ("state", "0.3", "1.0", "role")
+# spelling problems the official client reads past, so the object's structure stands: a 0.x object without its
+# `kind` discriminator (a2a-sdk's models default it and read the object by its fields)
+_SPELLING_ONLY = ("state", NO_KIND)
 
 
 def shape_problems(item: Item, *, task_expected: bool = False) -> tuple[list[str], list[str]]:
     """(result_shape problems, dialect problems) of one Task/Message result."""
     if item.kind not in ("task", "message"):
         return item.problems or [f"a {item.kind} result, not a Task or Message"], []
-    shape = [p for p in item.problems if "state" not in p]
+    shape = [p for p in item.problems if not any(m in p for m in _SPELLING_ONLY)]
     if task_expected and item.kind == "message":
         shape.append("a Message, not a Task")
     if item.kind == "task" and not item.context_id:

@@ -110,6 +110,7 @@ class Dialect:
         return self.parse(self, result)
 
 
+NO_KIND = "has no 'kind'"  # the words of a missing discriminator, which the official client reads past (checks.shape)
 _B64_STD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 _B64_URL = (_B64_STD - {"+", "/"}) | {"-", "_"}
 
@@ -155,7 +156,7 @@ def _texts(d: Dialect, parts: Any, problems: list[str]) -> list[str]:
                 _base64(p["file"]["fileWithBytes"], "file.fileWithBytes", problems)
         else:
             if p.get("kind") is None and p.get("type") is None:
-                problems.append("a 0.3 part has no 'kind'")
+                problems.append(f"a 0.3 part {NO_KIND}")
             if isinstance(p.get("file"), dict) and "bytes" in p["file"]:
                 _base64(p["file"]["bytes"], "file.bytes", problems)
         if isinstance(p.get("text"), str):
@@ -269,10 +270,24 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
 _KIND_03 = {"task": "task", "message": "message", "status-update": "status", "artifact-update": "artifact"}
 
 
+# a 0.3 object without `kind`, by the fields its model requires, in the order of a2a-sdk's result unions (Task,
+# Message, status update, artifact update): its pydantic models default `kind`, so the client reads it as the first
+# member whose required fields it has
+_BY_FIELDS_03 = (("task", ("id", "contextId", "status")), ("message", ("messageId", "role", "parts")),
+                 ("status", ("taskId", "contextId", "status", "final")),
+                 ("artifact", ("taskId", "contextId", "artifact")))
+
+
 def _parse_03(d: Dialect, result: Any) -> Item:
     if not isinstance(result, dict):
         return Item("unknown", problems=[f"result is {type(result).__name__}, expected an object"])
     kind = _KIND_03.get(str(result.get("kind")))
+    if kind is None and "kind" not in result:
+        kind = next((k for k, fields in _BY_FIELDS_03 if all(f in result for f in fields)), None)
+        if kind is not None:  # 0.3 §6 requires kind, but a2a-sdk's client reads the object by its fields
+            item = Item(kind, problems=[f"0.3 {kind} {NO_KIND} (a2a-sdk's client reads it by its fields)"])
+            _event_body(d, item, result)
+            return item
     if kind is None:
         wrapped = [k for k in ("task", "message", "statusUpdate", "artifactUpdate") if k in result]
         hint = f" (looks like a 1.0 result wrapping {wrapped[0]})" if wrapped else ""

@@ -558,6 +558,10 @@ def _pydantic_03(shape: Shape, payload: Any, root: str) -> Verdict:
     elif shape in _SHAPE_KINDS_03:
         kinds = _SHAPE_KINDS_03[shape]
         kind = payload.get("kind") if isinstance(payload, dict) else None
+        if isinstance(payload, dict) and "kind" not in payload:
+            # the models default kind: a2a-sdk's client reads the object as the first member of its result union
+            # whose fields it has (invoke.dialect names the missing discriminator)
+            kind = next((k for k in kinds if _validates(getattr(t03, _KINDS_03[k]), payload)), None)
         if kind not in kinds:
             what = f"kind {show(kind)}" if isinstance(payload, dict) else type(payload).__name__
             verdict.problems.append(f"{root}: {what} is not one of {', '.join(kinds)}")
@@ -571,6 +575,16 @@ def _pydantic_03(shape: Shape, payload: Any, root: str) -> Verdict:
     except pydantic.ValidationError as exc:
         verdict.problems += _pydantic_problems(exc.errors(include_url=False), root)[:_MAX_PROBLEMS]
     return verdict
+
+
+def _validates(model: Any, payload: dict[str, Any]) -> bool:
+    import pydantic
+
+    try:
+        model.model_validate(payload)
+    except pydantic.ValidationError:
+        return False
+    return True
 
 
 def _pydantic_problems(errors: list[Any], root: str) -> list[str]:

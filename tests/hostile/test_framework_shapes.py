@@ -1,4 +1,5 @@
-"""The shapes LangGraph's own A2A server (langgraph-api 0.16.7) sends, replayed by a scripted agent.
+"""The shapes agent frameworks' own A2A servers send (LangGraph's langgraph-api 0.16.7, VoltAgent's
+@voltagent/a2a-server 2.0.3), replayed by a scripted agent.
 
 The live peer is in tests/interop/test_framework_peers.py; these pin each probe rule the peer showed wrong, on the
 exact bytes, with no framework installed. Expectations follow v1.0.1 docs/specification.md and a2a-sdk 1.3's client.
@@ -13,7 +14,7 @@ import pytest
 
 from probe.engine import run_interfaces, run_probe
 from probe.reasons import Reason
-from probe.results import Status, StepName
+from probe.results import Severity, Status, StepName
 from probe.target import Target
 from probe.wire.http import HttpClient
 from tests.agents.scripted import Reply, scripted_agent, sse, task
@@ -74,3 +75,30 @@ async def test_unwrapped_1_0_stream_events_are_one_root_cause(client: HttpClient
     terminal = r.check("stream.terminal")
     assert terminal is not None and terminal.status is Status.SKIP, terminal
     assert terminal.message.startswith("depends on stream.events_parse, which failed: 3 event(s)")
+
+
+# ---- VoltAgent (@voltagent/a2a-server 2.0.3): 0.2/0.3 JSON-RPC
+
+VOLT_TASK = {"id": "t1", "contextId": "c1", "status": {"state": "completed", "timestamp": "2026-12-04T22:15:24.884Z"},
+             "history": [{"kind": "message", "messageId": "m", "role": "agent", "parts": [PART]}]}
+
+
+async def test_a_0_3_task_without_kind_is_read_as_the_official_client_reads_it(
+        client: HttpClient, caplog: pytest.LogCaptureFixture) -> None:
+    # VoltAgent's message/send result: a Task with every required field but `kind`. 0.3 §6.1 (and the 0.2.6 JSON
+    # schema) require kind: a MUST finding, invoke.dialect ("kind discriminators"). a2a-sdk's client parses it all
+    # the same (its Task model defaults kind to 'task', and the result union takes the first member that
+    # validates), so the call is not failed. Before: invoke_bad_result, and every suite check that reads a
+    # state ("got no state")
+    reply = Reply(chunks=['{"jsonrpc": "2.0", "id": "{id}", "result": ' + json.dumps(VOLT_TASK) + "}"])
+    async with scripted_agent({"message/send": reply}, version="0.3") as origin:
+        r = await run_probe(Target(name="t", url=origin, timeout=3.0), client, steps=(StepName.INVOKE,))
+    rep = _held(r, caplog)
+    assert r.success, rep
+    for check_id in ("invoke.schema", "invoke.result_shape", "invoke.task_completed"):
+        c = r.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    dialect = r.check("invoke.dialect")
+    assert dialect is not None and dialect.status is Status.FAIL and dialect.severity is Severity.MUST
+    assert dialect.message == "0.3 task has no 'kind' (a2a-sdk's client reads it by its fields)"
+
