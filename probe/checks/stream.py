@@ -276,14 +276,19 @@ class StreamJudge:
         if self.terminal_at is None and not self.problems["stream.terminal"] and self.rpc_error is None:
             if self.state in INTERRUPTED:
                 return  # closing at INPUT_REQUIRED/AUTH_REQUIRED is allowed; the outcome check reports it
-            if self.closed and self.unread:
+            if self._unread_closed():
                 return  # stream.events_parse's: the events it could not read may hold the terminal state
             how = "the server closed the stream" if self.closed else "the stream stopped"
             self._problem("stream.terminal", f"{how} after {self.events} event(s) with no terminal state "
                                              f"(last state {self._state_name()})")
         if (self.first is None and self.rpc_error is None and not self.problems["stream.content_type"]
-                and not self.cut_by_deadline):  # a stream the deadline cut before its first event: stream.terminal
+                and not self.cut_by_deadline  # a stream the deadline cut before its first event: stream.terminal
+                and not self.unread):  # events it carried, unreadable: stream.events_parse's
             self._problem("stream.first_event", "the stream carried no events")
+
+    def _unread_closed(self) -> bool:
+        """The stream closed and some of its events could not be read (stream.events_parse)."""
+        return self.closed and self.unread > 0
 
     def checks(self) -> list[CheckResult]:
         self._finish_checks()
@@ -301,9 +306,11 @@ class StreamJudge:
             if cid == "stream.first_event" and self.first is None and self.cut_by_deadline:
                 out.append(shared_check(cid, Status.SKIP, "no event before the deadline", step=s))
                 continue
-            if cid == "stream.terminal" and not msgs and self.terminal_at is None and self.unread and self.closed:
+            unjudged = {"stream.terminal": (self.terminal_at, "so the terminal state may be among them"),
+                        "stream.first_event": (self.first, "the first among them")}.get(cid)
+            if unjudged is not None and unjudged[0] is None and not msgs and self._unread_closed():
                 out.append(make_check(cid, Status.SKIP, f"depends on stream.events_parse, which failed: {self.unread} "
-                                      "event(s) could not be read, so the terminal state may be among them", step=s))
+                                      f"event(s) could not be read, {unjudged[1]}", step=s))
                 continue
             # a pass is one shared, already scrubbed object (catalogue.shared_check); a failure names this stream
             out.append(make_check(cid, Status.FAIL, "; ".join(msgs), step=s) if msgs

@@ -102,3 +102,24 @@ async def test_a_0_3_task_without_kind_is_read_as_the_official_client_reads_it(
     assert dialect is not None and dialect.status is Status.FAIL and dialect.severity is Severity.MUST
     assert dialect.message == "0.3 task has no 'kind' (a2a-sdk's client reads it by its fields)"
 
+
+async def test_sse_data_behind_a_record_separator_is_unreadable_and_only_that(
+        client: HttpClient, caplog: pytest.LogCaptureFixture) -> None:
+    # VoltAgent's message/stream writes each event as "data: \x1e{...}" (RFC 7464's record separator inside SSE):
+    # json.loads in a2a-sdk's client fails on it, as the probe's reading does; every event is unreadable, so
+    # neither the first event nor the terminal state can be judged (before: stream.terminal failed "no terminal
+    # state", first_event passed on no event)
+    events = ["data: \x1e" + json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": {**VOLT_TASK, "kind": "task"}})
+              + "\n\n"]
+    async with scripted_agent({"message/stream": Reply(content_type="text/event-stream", chunks=events)},
+                              version="0.3") as origin:
+        r = await run_probe(Target(name="t", url=origin, timeout=3.0), client, steps=(StepName.STREAM,))
+    rep = _held(r, caplog)
+    assert r.reason is Reason.STREAM_PROTOCOL_VIOLATION, rep
+    parse = r.check("stream.events_parse")
+    assert parse is not None and parse.message.startswith("event 0: invalid JSON"), parse
+    for check_id, tail in (("stream.first_event", "the first among them"),
+                           ("stream.terminal", "so the terminal state may be among them")):
+        c = r.check(check_id)
+        assert c is not None and c.status is Status.SKIP, c
+        assert c.message == f"depends on stream.events_parse, which failed: 1 event(s) could not be read, {tail}"
