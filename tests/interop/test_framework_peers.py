@@ -17,6 +17,17 @@ Each verdict was checked against the text of the version the agent's card speaks
   header served as 1.0), push-config methods MethodNotFound instead of PushNotificationNotSupportedError and
   GetExtendedAgentCard answered without the capability (§3.3.4), ListTasks sending artifacts unasked (§3.1.4), and
   the SHOULDs: no ErrorInfo array in error.data (§3.3.2 on JSON-RPC), no card cache headers (§8.6.1).
+* VoltAgent (@voltagent/a2a-server 2.0.3 on @voltagent/server-hono 2.0.14, an Agent on the AI SDK's test model): a
+  card without protocolVersion (read as 0.2, as the other such peers; VoltAgent builds on @a2a-js/sdk 0.2.5's
+  types) at /.well-known/{serverId}/agent-card.json, JSON-RPC at /a2a/{serverId}. Its message/stream writes each
+  event as "data: \x1e{...}", a record separator before the JSON (0.2 §3.3: the data is a JSON-RPC response;
+  a2a-sdk's client fails json.loads on it): the verdict, stream_protocol_violation, the first event and the terminal
+  state then not judged. Its Tasks carry no `kind` (the 0.2.6 schema requires it: MUST invoke.dialect, a finding:
+  a2a-sdk's models default kind and read the object by its fields, so the call is not failed); the answer is in the
+  status message, no artifact (SHOULD); and the suite finds: a message to a COMPLETED task accepted (MUST), a
+  request without a method answered InternalError at HTTP 400, not -32600 (JSON-RPC 2.0 §5.1, MUST), historyLength
+  ignored, no TaskNotFoundError for a message or tasks/resubscribe naming an unknown task, MethodNotFound for push
+  config and InvalidParams for an unaccepted media type (the SHOULD codes of 0.2 §8.2).
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ from tests.peers import venv_peers
 from tests.peers.venv_peers import VenvPeer
 
 pytestmark = pytest.mark.external
-langgraph_peer = venv_peers.langgraph_peer  # the session fixture
+langgraph_peer, voltagent_peer = venv_peers.langgraph_peer, venv_peers.voltagent_peer  # the session fixtures
 
 M, S = Severity.MUST, Severity.SHOULD
 STREAM = {("stream.events_parse", M), ("stream.schema", M)}
@@ -114,3 +125,49 @@ async def test_langgraph_a_graph_that_raises_is_a_failed_task(client: HttpClient
     assert result.reason is Reason.TASK_FAILED
     assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["invoke.task_completed"]
     assert "Error executing assistant: RuntimeError" in _message(result, "invoke.task_completed")
+
+
+VOLTAGENT = {("card.protocol_version", S), ("invoke.dialect", M), ("lifecycle.completed_artifact", S),
+             ("stream.events_parse", M)}
+VOLTAGENT_SUITE = {
+    ("lifecycle.return_immediately", Severity.MAY), ("lifecycle.history_length", S), ("lifecycle.history_on_send", S),
+    ("lifecycle.message_to_terminal", M), ("lifecycle.unknown_task_message", S), ("streaming.subscribe_unknown", S),
+    ("errors.invalid_request", M), ("errors.push_not_supported", S), ("errors.content_type_not_supported", S)}
+
+
+def _voltagent_verdict(result: ProbeResult) -> None:
+    assert result.protocol_version == "0.2" and result.reason is Reason.STREAM_PROTOCOL_VIOLATION
+    assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["stream.events_parse"]
+    assert _message(result, "stream.events_parse").startswith("event 0: invalid JSON")
+    for check_id in ("stream.first_event", "stream.terminal"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.SKIP and c.message.startswith("depends on stream.events_parse"), c
+    assert _message(result, "invoke.dialect") == "0.3 task has no 'kind' (a2a-sdk's client reads it by its fields)"
+    for check_id in ("invoke.schema", "invoke.result_shape", "invoke.task_completed"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    assert [(i.binding, i.protocol_version) for i in result.interfaces] == [("jsonrpc", "0.2")]
+
+
+async def test_voltagent_check(client: HttpClient, voltagent_peer: VenvPeer) -> None:
+    result = await run_interfaces(Target(name="voltagent", url=voltagent_peer.card_url, timeout=10.0), client)
+    _voltagent_verdict(result)
+    assert _failed(result) == VOLTAGENT
+
+
+async def test_voltagent_suite(client: HttpClient, voltagent_peer: VenvPeer) -> None:
+    """`a2a-probe check CARD_URL --binding all --suite full --slow-prompt slow` (VoltAgent's A2A server runs the agent
+    to the end: no input-required to ask for)."""
+    result = await run_suite_interfaces(Target(name="voltagent", url=voltagent_peer.card_url, timeout=10.0), client,
+                                        SuiteOptions(timeout=60.0, slow_prompt="slow"))
+    _voltagent_verdict(result)
+    assert _failed(result) == VOLTAGENT | VOLTAGENT_SUITE
+    assert "got HTTP 400, JSON-RPC InternalError -32603: Body is not a valid JSON-RPC request" in _message(
+        result, "errors.invalid_request")
+    assert _message(result, "lifecycle.message_to_terminal") == "a message to a COMPLETED task was accepted"
+    cancel = result.check("lifecycle.cancel")  # 'slow' ran its 30 s before answering: blocking false is a MAY in 0.2
+    assert cancel is not None and cancel.status is Status.SKIP and "came back COMPLETED" in cancel.message
+    for check_id in ("lifecycle.get_task", "errors.task_not_found", "errors.parse_error", "errors.unknown_method"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    assert level(result) is Level.MINIMAL

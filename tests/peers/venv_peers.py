@@ -9,9 +9,10 @@
 | python-a2a | python-a2a, an independent Flask library (card 0.3; pre-0.2 methods) | thirdparty/python-a2a.txt  |
 | a2a-server | a2a-server, an independent FastAPI server (pre-0.2 methods)    | thirdparty/a2a-server.txt       |
 | langgraph  | LangGraph's own A2A server (langgraph-api, in memory): 1.0, JSON-RPC | thirdparty/langgraph.txt  |
+| voltagent  | VoltAgent's own A2A server (@voltagent/a2a-server) on Node: 0.2, JSON-RPC | voltagent/package-lock.json |
 
-.ci/run makes each venv under tests/peers/venvs/<name> (and js03's node_modules with `npm ci`); a test never
-installs anything, and a missing install fails with the command that makes it.
+.ci/run makes each venv under tests/peers/venvs/<name> (and js03's and voltagent's node_modules with `npm ci`); a
+test never installs anything, and a missing install fails with the command that makes it.
 """
 
 from __future__ import annotations
@@ -35,19 +36,22 @@ OLD_SDK = PEERS_DIR / "a2a_sdk_old_agent.py"  # the official Python SDK's older 
 AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": OLD_SDK, "sdk02": OLD_SDK,
           "js03": PEERS_DIR / "js03" / "agent.mjs",
           "python-a2a": PEERS_DIR / "python_a2a_agent.py", "a2a-server": PEERS_DIR / "a2a_server_agent.py",
-          "langgraph": PEERS_DIR / "langgraph_agent.py"}
+          "langgraph": PEERS_DIR / "langgraph_agent.py", "voltagent": PEERS_DIR / "voltagent" / "agent.mjs"}
 # langgraph-api makes graph "echo" (langgraph_agent.py) the assistant uuid5(NAMESPACE_GRAPH, "echo")
 # (langgraph_api.graph), served at /a2a/{assistant_id}, its card under that path
 LANGGRAPH_ASSISTANT = str(uuid5(UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "echo"))
 # where each serves A2A (its card under it), under its base URL
 A2A_PATHS = {"langgraph": f"/a2a/{LANGGRAPH_ASSISTANT}"}
 # where each serves its card, polled for readiness (a2a-server and a2a-sdk 0.2 only at the 0.2 path)
-CARD_PATHS = {"a2a-server": "/.well-known/agent.json", "sdk02": "/.well-known/agent.json"}
+CARD_PATHS = {"a2a-server": "/.well-known/agent.json", "sdk02": "/.well-known/agent.json",
+              "voltagent": "/.well-known/echo/agent-card.json"}  # VoltAgent: /.well-known/{serverId}/agent-card.json
+# what each needs in its environment: VoltAgent refreshes a model registry from the network unless in production
+ENV = {"voltagent": {"NODE_ENV": "production"}}
 GRPC = frozenset({"sdk03", "js03"})  # peers that also serve gRPC, on a second free port
 # where each serves its REST binding (HTTP+JSON), under its base URL
 REST_PATHS = {"js03": "/a2a/rest"}
 __all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "js03_peer", "langgraph_peer", "python_a2a_peer",
-           "sdk02_peer", "sdk03_peer", "start_venv_peer"]
+           "sdk02_peer", "sdk03_peer", "start_venv_peer", "voltagent_peer"]
 
 
 @dataclass(eq=False)
@@ -66,6 +70,10 @@ class VenvPeer:
     def url(self) -> str:
         """The agent's URL: its card is at <url>/.well-known/agent-card.json."""
         return self.base_url + A2A_PATHS.get(self.name, "")
+
+    @property
+    def card_url(self) -> str:
+        return self.url + CARD_PATHS.get(self.name, "/.well-known/agent-card.json")
 
     @property
     def rest_url(self) -> str:
@@ -113,10 +121,10 @@ def start_venv_peer(name: str, timeout: float = 90.0) -> VenvPeer:
     if grpc_port is not None:
         cmd += ["--grpc-port", str(grpc_port)]
     process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=PEERS_DIR,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", **ENV.get(name, {})})
     peer = VenvPeer(name, port, process, log, grpc_port)
     deadline = time.monotonic() + timeout
-    while not _card_ok(peer.url + CARD_PATHS.get(name, "/.well-known/agent-card.json")):
+    while not _card_ok(peer.card_url):
         if process.poll() is not None or time.monotonic() > deadline:
             out = peer.output()
             peer.stop()
@@ -149,3 +157,4 @@ js03_peer = _fixture("js03")
 python_a2a_peer = _fixture("python-a2a")
 a2a_server_peer = _fixture("a2a-server")
 langgraph_peer = _fixture("langgraph")
+voltagent_peer = _fixture("voltagent")
