@@ -81,8 +81,10 @@ async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> 
         suite.record("lifecycle.schema", Status.FAIL if suite.invalid else valid,
                      "; ".join(suite.invalid) or (f"{suite.validated} result(s) of the suite valid" if suite.validated
                                                   else "no Task or result of the suite's own calls to validate"))
+        aside = (f" ({len(suite.gateway_answers)} answer(s) of a gateway in front of the agent set aside: "
+                 f"{suite.gateway_answers[0]})"[:300] if suite.gateway_answers else "")
         suite.record("errors.no_server_errors", Status.FAIL if suite.server_errors else Status.PASS,
-                     "; ".join(suite.server_errors[:5]) or "no 5xx and no dropped connection")
+                     "; ".join(suite.server_errors[:5]) or "no 5xx and no dropped connection" + aside)
         run.stamps.record(result)  # the suite's own answers' timestamps join the basic run's
     step.duration_s = time.monotonic() - began
     failed = [c for c in result.checks if c.status is Status.FAIL and c.step is None]
@@ -106,7 +108,7 @@ async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:
     if only and s.binding_name not in only:
         _skip(s, ids, f"a {'/'.join(sorted(only))}-only check; this interface is {s.binding_name}")
         return
-    before = len(s.result.checks)
+    before, gateway = len(s.result.checks), len(s.gateway_answers)
     t0 = time.monotonic()
     try:
         await fn(s)
@@ -120,7 +122,10 @@ async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:
     elapsed = (time.monotonic() - t0) * 1000
     recorded = {c.id for c in s.result.checks[before:]}
     checks = s.result.checks
+    kept = s.gateway_answers[gateway:]  # a gateway answered a call of this check: the agent never saw it
     for i in range(before, len(checks)):  # a copy: a check result may be shared (probe.redact.share)
+        if kept and checks[i].status is Status.FAIL:
+            checks[i] = copy_check(checks[i], status=Status.SKIP, message=f"not judged: {kept[0]}"[:300])
         checks[i] = copy_check(checks[i], duration_ms=round(elapsed, 3))
     _skip(s, tuple(i for i in ids if i not in recorded), "not reached")
 

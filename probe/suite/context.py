@@ -17,7 +17,7 @@ from probe.inbox import PushInbox
 from probe.results import CheckResult, ProbeResult, Status
 from probe.target import Target
 from probe.wire import a2a_errors, schema
-from probe.wire.bindings import A2AError, Answer, Op
+from probe.wire.bindings import A2AError, Answer, Op, ProblemKind
 from probe.wire.card import Card
 from probe.wire.client import A2AClient, Reply
 from probe.wire.dialects import Dialect, Item, TaskState, state_name
@@ -49,6 +49,9 @@ class Suite:
     opts: SuiteOptions
     deadline: Deadline
     server_errors: list[str] = field(default_factory=list)
+    # the answers a gateway in front of the agent gave itself (its 502/503/504 page, a size limit): never the
+    # agent's crash, and a check whose call got one is not judged (probe.suite._run_check)
+    gateway_answers: list[str] = field(default_factory=list)
     validated: int = 0  # results of the suite's own calls checked against the version's definitions
     invalid: list[str] = field(default_factory=list)  # what those definitions reject (lifecycle.schema)
     completed_task: Item | None = None  # a COMPLETED task created by the suite, reused by several checks
@@ -79,7 +82,9 @@ class Suite:
             self.invalid.append(f"{label}: {'; '.join(problems[:3])}")
 
     def _watch(self, label: str, answer: Answer | None, exc: WireError | None) -> None:
-        if exc is not None:
+        if answer is not None and answer.problem is not None and answer.problem.kind is ProblemKind.GATEWAY:
+            self.gateway_answers.append(answer.problem.detail)
+        elif exc is not None:
             self.server_errors.append(f"{label}: {exc}")
         elif answer is not None and answer.status is not None and answer.status >= 500 and not _mapped_501(answer):
             self.server_errors.append(f"{label}: HTTP {answer.status} {answer.snippet[:80]}")
@@ -173,6 +178,10 @@ def expect_error(s: Suite, check_id: str, answer: Answer, names: set[str], what:
     version maps the error to)."""
     err = answer.error
     note_error_status(s.result, answer)  # also a refusal read from a stream, which no client hook sees
+    problem = answer.problem
+    gateway = problem.detail if problem is not None and problem.kind is ProblemKind.GATEWAY else None
+    if gateway is not None and not (s.gateway_answers and s.gateway_answers[-1] is gateway):  # a stream's too
+        s.gateway_answers.append(gateway)
     expected = " or ".join(f"{n} ({a2a_errors.code_of(n)})" for n in sorted(names, key=a2a_errors.code_of,
                                                                             reverse=True))
     if err is not None and err.name in names and ((answer.status or 0) < 500 or _mapped_501(answer)):

@@ -7,6 +7,8 @@ that the reason names the gateway's fault rather than the agent's (docs/runbook.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from probe.cli import main
@@ -326,3 +328,19 @@ def test_the_cli_names_the_gateway(gateway: Start, capsys: pytest.CaptureFixture
     assert "invoke_gateway_error" in out and "HTTP 502" in out, out
     assert "Fix the gateway's route, not the agent" in out, out
     assert "conformance: unknown" in out, out
+
+
+def test_the_full_suite_through_a_rate_limiting_gateway(gateway: Start, capsys: pytest.CaptureFixture[str]) -> None:
+    """`limit_req` lets the basic send and stream through, then answers the suite's calls with its 503 page. No
+    check of the agent fails for what the gateway answered: each such check is 'not judged', and the 503s are not
+    the agent's server errors."""
+    limited = route("proxy_buffering off; limit_req zone=a2a burst=2 nodelay;")
+    behind = gateway("limit_req_zone $binary_remote_addr zone=a2a:1m rate=1r/m;\n" + server(CARD, limited))
+    main(["check", behind.url, "--suite", "full", "--format", "json"])
+    rep = json.loads(capsys.readouterr().out)
+    failed = [(r["test"], r["message"]) for r in rep["results"] if r["status"] == "fail"]
+    assert failed == [("card.cache_headers", "missing Cache-Control max-age")], failed  # the SDK's own SHOULD
+    not_judged = [r for r in rep["results"] if r["message"].startswith("not judged: ")]
+    assert len(not_judged) >= 10 and all("HTTP 503" in r["message"] for r in not_judged), not_judged
+    crash = next(r for r in rep["results"] if r["test"] == "errors.no_server_errors")
+    assert crash["status"] == "pass" and "of a gateway in front of the agent set aside" in crash["message"], crash
