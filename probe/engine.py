@@ -15,8 +15,8 @@ import re
 import time
 import typing
 import uuid
-from collections.abc import Awaitable, Collection, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Awaitable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,36 @@ def _finish(run: ProbeRun) -> ProbeRun:
     return run
 
 
+def _kept(checks: Sequence[CheckResult]) -> tuple[cardcache.Kept, ...]:
+    """Checks to record again in a later run: a shared one itself (immutable, scrubbed), an unshared one (a fleet's
+    per-agent message, past the shared table's bound) as what `make_check` makes it from again."""
+    return tuple(c if redact.is_shared(c) else (c.id, c.status, c.message, c.recommendation) for c in checks)
+
+
+def _replayed(kept: Sequence[cardcache.Kept], step: StepName) -> Iterator[CheckResult]:
+    """The checks `_kept` kept, for one more result: the shared ones themselves, the others made anew (each
+    result's own, scrubbed by its walk), as `shared_check` makes them when its table is full."""
+    return (c if isinstance(c, CheckResult) else make_check(c[0], c[1], c[2], step=step, recommendation=c[3] or None)
+            for c in kept)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What validate derives from a card and the run's Target alone (ProbeRun._plan)."""
+
+    target: Target  # the very (frozen) Target it was made with
+    epoch: int  # redact's epoch then (-1: one passed meanwhile): its shared checks are shared only in it
+    iface: Interface
+    dialect: Dialect
+    url_findings: tuple[urls.Finding, ...]
+    call_url: str
+    label: str
+    checks: tuple[cardcache.Kept, ...]  # interface.selected and the interface URL checks, in order
+    public: tuple[tuple[str, str], ...]  # the calls' public headers (each run its own dict; none: the empty tuple,
+    secret: tuple[tuple[str, Any], ...]  # one object for every agent) and the secret ones, which go with the flow
+    invalid: str  # the card's MUSTs that failed ("" when none; a plan is kept only then)
+
+
 class ProbeRun:
     def __init__(self, target: Target, client: HttpClient, result: ProbeResult, deadline: Deadline,
                  bindings: Bindings | None = None) -> None:
@@ -155,6 +185,7 @@ class ProbeRun:
         self.deadline = deadline
         self.t0 = time.monotonic()
         self.bindings: Bindings = bindings if bindings is not None else {k: r.factory for k, r in BY_CARD_NAME.items()}
+        self.default_bindings = bindings is None
         self.card: Card | None = None
         self.binding: Binding | None = None
         self.a2a: A2AClient | None = None  # the one A2A client, on the selected binding
@@ -169,6 +200,7 @@ class ProbeRun:
         # reason, but the run goes on so the rest of the agent is judged too
         self.soft_failures: dict[StepName, tuple[Reason, str]] = {}
         self.cards: cardcache.CardCache | None = None  # the daemon's card cache (scheduled runs only)
+        self.entry: cardcache.Entry | None = None  # the cached card's entry this run took its card from
         # the agent's latency (`latency`): when the first call to the interface was sent, when the last answer
         # arrived, and how many answers were stamped (a step that stamped none ended at its failure)
         self.calls_from: float | None = None
@@ -459,17 +491,16 @@ class ProbeRun:
         """The stored card for one more run, judged as when it was fetched (the same body and header fields: the
         same checks, shared where shared); the detail says it came from the cache, how old and for how long."""
         card = entry.card()
+        self.entry = entry
         judged = entry.judged
         if judged is not None and judged[0] == redact.epoch():  # judged before, under today's secrets
             self._take_card(card)
-            self.r.checks.extend(c if isinstance(c, CheckResult) else make_check(*c, step=StepName.DISCOVER)
-                                 for c in judged[1])
+            self.r.checks.extend(_replayed(judged[1], StepName.DISCOVER))
         else:
             first, epoch = len(self.r.checks), redact.epoch()
             self._judge_card(card, step)
             entry.judged = (epoch if redact.epoch() == epoch else -1,  # -1: an epoch passed meanwhile
-                            tuple(c if redact.is_shared(c) else (c.id, c.status, c.message)
-                                  for c in self.r.checks[first:]))
+                            _kept(self.r.checks[first:]))
         if outcome == "hit":
             step.exchanges = entry.exchanges_for_result()
             step.http_status = entry.http_status
@@ -507,38 +538,20 @@ class ProbeRun:
         results = card_checks.validate_cached(card)
         self.r.checks += results
         self._signatures(card)
-        iface, dialect, why = select_interface(card, self.t, self.bindings)
         v = StepName.VALIDATE
-        bad = [c for c in results if c.status is Status.FAIL and c.severity == "MUST"]
-        invalid = "; ".join(f"{c.id}: {c.message}" for c in bad)
-        if iface is None or dialect is None:
-            self.check("interface.selected", Status.FAIL, why, step=v)
-            if card.family == "0.1":
-                raise StepFailed(Reason.INVOKE_LEGACY_PROTOCOL, why)
-            raise StepFailed(Reason.CARD_INVALID, invalid) if bad else StepFailed(Reason.NO_USABLE_INTERFACE, why)
-        self.check("interface.selected", Status.PASS, why, step=v)
-        self.url_findings = urls.diagnose(card.url, iface.url)
-        call_url = redact.strip_userinfo(iface.url)  # credentials in a card are a finding, never sent
-        # label by what the card says (0.2 agents are spoken to in the 0.3 dialect, but graded by 0.2's rules)
-        label = "0.2" if dialect.version == "0.3" and grading.family(iface.version) == "0.2" else dialect.version
-        self.r.interface_url, self.r.binding, self.r.protocol_version = call_url, iface.binding, label
-        flagged = {f.check_id: f for f in self.url_findings}
-        for cid in ("interface.no_path_repeat", "interface.routable_host", "interface.scheme",
-                    "interface.no_credentials"):
-            f = flagged.get(cid)
-            self.check(cid, Status.FAIL if f else Status.PASS, f.message if f else "", step=v,
-                       recommendation=f.recommendation if f else None)
-        headers = self.t.invoke_headers()
+        plan = self._planned()
+        if plan is None:
+            plan = self._plan(card, results)  # the interface and URL checks recorded; no interface: StepFailed
+        else:  # a cached card, judged with this Target before: the same interface, URLs, checks and headers
+            self.r.checks.extend(_replayed(plan.checks, v))
+        iface, dialect, call_url = plan.iface, plan.dialect, plan.call_url
+        self.url_findings = plan.url_findings
+        self.r.interface_url, self.r.binding, self.r.protocol_version = call_url, iface.binding, plan.label
         self.flow = authflows.build(self.t.auth, card.doc, [self.t.url, self.t.card_url or self.t.url, card.url],
                                     self.transport)
         self._credentials_match(card, call_url)
         config = replace(self.transport, auth=self.flow)
-        # secret headers (auth.headers, --header Authorization=...) travel with the flow, origin-bound
-        public = {k: v for k, v in headers.items() if not redact.is_secret_header(k) and k not in self.t.auth.headers}
-        required = cardwire.required_extensions(card.doc)  # activated on every call, or a conforming agent refuses
-        if required and not any(k.lower() in ("a2a-extensions", "x-a2a-extensions") for k in public):
-            public[cardwire.extensions_header(dialect.version)] = ", ".join(required)
-        secret = {k: self.t.headers[k] for k in headers if k not in public}
+        public, secret = dict(plan.public), dict(plan.secret)
         if secret:  # nothing to add: the spec as it is (nobody mutates it)
             self.flow.spec = self.flow.spec.model_copy(update={"headers": {**self.flow.spec.headers, **secret}})
         factory = self.bindings[iface.binding.upper()]
@@ -559,8 +572,54 @@ class ProbeRun:
         else:
             self.check("interface.grpc_url", Status.SKIP, f"a gRPC rule; this interface is {self.binding.name}",
                        step=v)
-        if bad:
-            raise StepFailed(Reason.CARD_INVALID, invalid)
+        if plan.invalid:
+            raise StepFailed(Reason.CARD_INVALID, plan.invalid)
+
+    def _plan(self, card: Card, results: list[CheckResult]) -> _Plan:
+        """What validate derives from the card and the Target alone: the interface (its checks recorded), the call's
+        URL and label, the public and secret headers. Kept on the card-cache entry of a cached run (`_planned`)."""
+        iface, dialect, why = select_interface(card, self.t, self.bindings)
+        v = StepName.VALIDATE
+        bad = [c for c in results if c.status is Status.FAIL and c.severity == "MUST"]
+        invalid = "; ".join(f"{c.id}: {c.message}" for c in bad)
+        if iface is None or dialect is None:
+            self.check("interface.selected", Status.FAIL, why, step=v)
+            if card.family == "0.1":
+                raise StepFailed(Reason.INVOKE_LEGACY_PROTOCOL, why)
+            raise StepFailed(Reason.CARD_INVALID, invalid) if bad else StepFailed(Reason.NO_USABLE_INTERFACE, why)
+        first, epoch = len(self.r.checks), redact.epoch()
+        self.check("interface.selected", Status.PASS, why, step=v)
+        url_findings = urls.diagnose(card.url, iface.url)
+        call_url = redact.strip_userinfo(iface.url)  # credentials in a card are a finding, never sent
+        # label by what the card says (0.2 agents are spoken to in the 0.3 dialect, but graded by 0.2's rules)
+        label = "0.2" if dialect.version == "0.3" and grading.family(iface.version) == "0.2" else dialect.version
+        flagged = {f.check_id: f for f in url_findings}
+        for cid in ("interface.no_path_repeat", "interface.routable_host", "interface.scheme",
+                    "interface.no_credentials"):
+            f = flagged.get(cid)
+            self.check(cid, Status.FAIL if f else Status.PASS, f.message if f else "", step=v,
+                       recommendation=f.recommendation if f else None)
+        headers = self.t.invoke_headers()
+        # secret headers (auth.headers, --header Authorization=...) travel with the flow, origin-bound
+        public = {k: v for k, v in headers.items() if not redact.is_secret_header(k) and k not in self.t.auth.headers}
+        required = cardwire.required_extensions(card.doc)  # activated on every call, or a conforming agent refuses
+        if required and not any(k.lower() in ("a2a-extensions", "x-a2a-extensions") for k in public):
+            public[cardwire.extensions_header(dialect.version)] = ", ".join(required)
+        secret = {k: self.t.headers[k] for k in headers if k not in public}
+        plan = _Plan(self.t, epoch if redact.epoch() == epoch else -1, iface, dialect, url_findings, call_url, label,
+                     _kept(self.r.checks[first:]), tuple(public.items()), tuple(secret.items()), invalid)
+        if self.entry is not None and self.default_bindings and not invalid:
+            self.entry.planned = plan  # a valid cached card: its next run with this Target takes it as it is
+        return plan
+
+    def _planned(self) -> _Plan | None:
+        """The plan an earlier run of this cached card (the same entry: the same body) made with this very Target
+        (frozen) and the registry's bindings, under today's secrets; None when there is none to take."""
+        plan = self.entry.planned if self.entry is not None else None
+        if (isinstance(plan, _Plan) and plan.target is self.t and plan.epoch == redact.epoch()
+                and self.default_bindings):
+            return plan
+        return None
 
     def _credentials_match(self, card: Card, call_url: str) -> None:
         assert self.flow is not None

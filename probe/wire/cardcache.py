@@ -281,9 +281,12 @@ class Entry:
     epoch: int  # redact's epoch when stored: a secret registered since makes the entry unusable
     # the discover step's checks of this card (a pure function of the fields above: the same body, the same header
     # fields, the same URLs), kept by the engine's first cached run in redact's epoch then (-1: none): each shared
-    # check itself, an unshared one (a fleet's per-agent messages, past the shared table's bound) as the id, status
-    # and message it is made again from. ~0.3 KB an agent
-    judged: tuple[int, tuple[CheckResult | tuple[str, Status, str], ...]] | None = None
+    # check itself, an unshared one (a fleet's per-agent messages, past the shared table's bound) as the id, status,
+    # message and recommendation it is made again from. ~0.3 KB an agent
+    judged: tuple[int, tuple[Kept, ...]] | None = None
+    # what the engine's validate step derived from this card and a run's Target (probe.engine._Plan: the interface,
+    # its checks, the headers), for the next run with the same Target; ~0.4 KB an agent
+    planned: object = None
 
     @classmethod
     def of(cls, key: Key, card: Card, exchanges: Sequence[Exchange], http_status: int | None, fresh: Freshness,
@@ -419,6 +422,10 @@ def _pack_body(body: bytes) -> bytes:
 def _unpack_body(blob: bytes) -> bytes:
     data = memoryview(blob)[1:]
     return _DECOMPRESSOR.decompress(data) if blob[:1] == _PLAIN else _bodies[0].decompressor.decompress(data)
+
+
+# a check result kept for later runs (probe.engine._kept): a shared one, or what makes an unshared one again
+Kept = CheckResult | tuple[str, Status, str, str]
 
 
 # an Exchange as a tuple of its field values (its phases as a tuple too): ~0.3 KB against ~1.2 KB as a model
