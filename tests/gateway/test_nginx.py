@@ -348,3 +348,16 @@ def test_the_full_suite_through_a_rate_limiting_gateway(gateway: Start, capsys: 
     assert len(not_judged) >= 10 and all("HTTP 503" in r["message"] for r in not_judged), not_judged
     crash = next(r for r in rep["results"] if r["test"] == "errors.no_server_errors")
     assert crash["status"] == "pass" and "of a gateway in front of the agent set aside" in crash["message"], crash
+
+
+@pytest.mark.parametrize("directive", ['proxy_set_header A2A-Version "";', "limit_req zone=a2a;"])
+async def test_the_daemons_ping_through_the_gateway(gateway: Start, directive: str) -> None:
+    """The daemon's default module, `ping` (GetTask of an unknown id), sees the same gateway faults: the header
+    cleared, and a rate limit's 503 (the first call passes, so the ping is the second)."""
+    zone = "limit_req_zone $binary_remote_addr zone=a2a:1m rate=1r/m;\n"
+    behind = gateway(zone + server(CARD, route("proxy_buffering off; " + directive)))
+    if "limit_req" in directive:
+        assert (await probe(behind.url, steps=(StepName.PING,))).success
+    result = await probe(behind.url, steps=(StepName.PING,))
+    assert result.reason is Reason.INVOKE_GATEWAY_ERROR, (result.reason, result.steps)
+    assert level(result) is Level.UNKNOWN
