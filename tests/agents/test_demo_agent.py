@@ -771,6 +771,7 @@ async def test_every_catalogue_entry_starts_and_serves_its_card(session: aiohttp
         "stream_task_id_changes", "stream_wrong_content_type", "stream_error_event", "invalid_card",
         "oversized_card", "duplicate_keys_card", "nan_card", "pre_03", "in_cluster_host", "task_failed",
         "slow_task", "crlf_chunked_stream", "push_code_03", "subscribe_updates_first_03", "subscribe_updates_first",
+        "timestamp_offset", "timestamp_offset_03",
     }  # fmt: skip
     for name in FAULTS:
         async with run_agent(name) as agent, session.get(agent.card_url) as resp:
