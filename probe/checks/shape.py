@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from probe.wire.dialects import NO_KIND, Item, TaskState
+from probe.wire.dialects import NO_KIND, NUMBER_NOTE, Item, TaskState
 
 # problems that are about the protocol version's spelling rather than the object's structure
 _DIALECT_MARKERS = ("state", "0.3", "1.0", "role")
 # spelling problems the official client reads past, so the object's structure stands: a 0.x object without its
-# `kind` discriminator (a2a-sdk's models default it and read the object by its fields)
-_SPELLING_ONLY = ("state", NO_KIND)
+# `kind` discriminator (a2a-sdk's models default it and read the object by its fields); a ProtoJSON enum sent as
+# its number (json_format reads it)
+_SPELLING_ONLY = ("state", NO_KIND, NUMBER_NOTE)
 
 
 def shape_problems(item: Item, *, task_expected: bool = False) -> tuple[list[str], list[str]]:

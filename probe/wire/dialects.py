@@ -35,6 +35,13 @@ INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 _RANK = {TaskState.SUBMITTED: 0, TaskState.WORKING: 1, TaskState.INPUT_REQUIRED: 2, TaskState.AUTH_REQUIRED: 2}
 
 
+# the proto TaskState numbers (the same in lf.a2a.v1 and the 0.3 a2a.v1); 0 is UNSPECIFIED
+_STATE_NUMBERS = {1: TaskState.SUBMITTED, 2: TaskState.WORKING, 3: TaskState.COMPLETED, 4: TaskState.FAILED,
+                  5: TaskState.CANCELED, 6: TaskState.INPUT_REQUIRED, 7: TaskState.REJECTED, 8: TaskState.AUTH_REQUIRED}
+# ends a dialect problem the official parsers read past: invoke.dialect grades it, invoke.result_shape does not
+NUMBER_NOTE = " (1.0 §5.5 and ProtoJSON: enum values as names; the official parsers read the number)"
+
+
 def state_name(state: TaskState | None) -> str:
     """A state for a message: its name, or "no state" (never "None")."""
     return state.value if state is not None else "no state"
@@ -95,6 +102,12 @@ class Dialect:
         return self.name or self.version
 
     def state(self, raw: Any, problems: list[str]) -> TaskState | None:
+        number = self.enum_number(raw)
+        if number is not None:  # ProtoJSON parsers read an enum's number (a2a-sdk: json_format), so the probe does
+            numbered = _STATE_NUMBERS.get(number, TaskState.UNKNOWN)
+            problems.append(f"status.state {raw!r} is the enum's number ({numbered.value}): ProtoJSON parsers read "
+                            f"it, but {self.label} sends enums as their names{NUMBER_NOTE}")
+            return numbered
         if not isinstance(raw, str):
             problems.append(f"status.state is {type(raw).__name__}, expected a string")
             return None
@@ -108,6 +121,20 @@ class Dialect:
 
     def result_item(self, result: Any) -> Item:
         return self.parse(self, result)
+
+    def enum_number(self, raw: Any) -> int | None:
+        """The number a ProtoJSON enum value gives (an integer, or a string json_format's int() reads), for the
+        proto dialects; None for a name or anything else."""
+        if not self.proto or isinstance(raw, bool):
+            return None
+        if isinstance(raw, int):
+            return raw
+        if isinstance(raw, str) and raw not in self.states and raw not in self.roles:
+            try:
+                return int(raw)
+            except ValueError:
+                return None
+        return None
 
 
 NO_KIND = "has no 'kind'"  # the words of a missing discriminator, which the official client reads past (checks.shape)
@@ -245,7 +272,12 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
         item.context_id = _str_or_none(body.get("contextId"))
         item.task_id = _str_or_none(body.get("taskId"))
         item.texts = _texts(d, body.get(d.message_parts), item.problems)
-        if body.get("role") not in d.roles:
+        role = d.enum_number(body.get("role"))
+        if role is not None:
+            name = d.roles[role - 1] if role in (1, 2) else f"number {role}"
+            item.problems.append(f"message role {body.get('role')!r} is the enum's number ({name}): ProtoJSON parsers "
+                                 f"read it, but {d.label} sends enums as their names{NUMBER_NOTE}")
+        elif body.get("role") not in d.roles:
             item.problems.append(f"message role {body.get('role')!r} is not one of {list(d.roles)}")
     else:
         item.task_id = _str_or_none(body.get("taskId"))

@@ -181,9 +181,10 @@ class _Walk:
         if why:
             self.problem(where, why)
             return _DROP
-        # a surrogate is in no enum name, and upb's name lookup fails on one instead of answering
-        if fd.enum_type is not None and isinstance(item, str) and (_SURROGATE.search(item)
-                                                                   or item not in fd.enum_type.values_by_name):
+        # a surrogate is in no enum name, and upb's name lookup fails on one instead of answering; a string
+        # json_format reads as a number (int(), its own test) is the enum's number, as an integer is
+        if fd.enum_type is not None and isinstance(item, str) and (_SURROGATE.search(item) or (
+                item not in fd.enum_type.values_by_name and not _is_int(item))):
             names = ", ".join(v.name for v in fd.enum_type.values if v.number != 0)
             self.problem(where, f"{show(item)} is not a {fd.enum_type.name} name (one of {names})")
             return _DROP
@@ -211,6 +212,14 @@ class _Walk:
                 self.problem(path, f"{' and '.join(set_)} are all set ({desc.name} allows exactly one of {names})")
                 for extra in set_[1:]:
                     del clean[extra]  # reported once here, not again by json_format
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
 
 
 _DROP: Any = object()

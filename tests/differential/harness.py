@@ -167,7 +167,8 @@ def lost(desc: Any, value: Any, path: str = "") -> list[str]:
             where = f"{path}.{key}" + (f"[{i}]" if fd.is_repeated else "")
             if sub is not None and not sub.GetOptions().map_entry and not sub.full_name.startswith("google."):
                 out += lost(sub, one, where)
-            elif fd.enum_type is not None and isinstance(one, str) and one not in fd.enum_type.values_by_name:
+            elif (fd.enum_type is not None and isinstance(one, str) and one not in fd.enum_type.values_by_name
+                  and not one.strip().lstrip("+-").isdigit()):  # json_format reads a numeric string as the number
                 out.append(f"{where}: {one!r} read as {fd.enum_type.values[0].name}")
     return out
 

@@ -194,15 +194,22 @@ _STAMP_VARIANTS = {
 _STATES = ("SUBMITTED", "WORKING", "COMPLETED", "FAILED", "CANCELED", "INPUT_REQUIRED", "REJECTED", "AUTH_REQUIRED")
 
 
-def _enum_variants(value: str) -> dict[str, str]:
-    """The other version's spelling, wrong case, and an undefined name, for an enum value of either version."""
+_NUMBERS = {f"TASK_STATE_{s}": n for n, s in enumerate(("UNSPECIFIED", *_STATES[:2], "COMPLETED", "FAILED",
+                                                          "CANCELED", "INPUT_REQUIRED", "REJECTED", "AUTH_REQUIRED"))}
+_NUMBERS |= {"ROLE_UNSPECIFIED": 0, "ROLE_USER": 1, "ROLE_AGENT": 2}
+
+
+def _enum_variants(value: str) -> dict[str, Json]:
+    """The other version's spelling, wrong case, an undefined name, and (ProtoJSON-valid) the enum's number."""
     if value.startswith("TASK_STATE_"):
         plain = value.removeprefix("TASK_STATE_")
         return {"0.3 spelling": plain.lower().replace("_", "-"), "lowercase": value.lower(), "bare": plain,
-                "unspecified": "TASK_STATE_UNSPECIFIED", "undefined": "TASK_STATE_PAUSED"}
+                "unspecified": "TASK_STATE_UNSPECIFIED", "undefined": "TASK_STATE_PAUSED", "number": _NUMBERS[value],
+                "number as string": str(_NUMBERS[value])}
     if value.startswith("ROLE_"):
         plain = value.removeprefix("ROLE_")
-        return {"0.3 spelling": plain.lower(), "lowercase": value.lower(), "unspecified": "ROLE_UNSPECIFIED"}
+        return {"0.3 spelling": plain.lower(), "lowercase": value.lower(), "unspecified": "ROLE_UNSPECIFIED",
+                "number": _NUMBERS[value]}
     if value.upper().replace("-", "_") in _STATES:
         return {"1.0 spelling": "TASK_STATE_" + value.upper().replace("-", "_"), "uppercase": value.upper(),
                 "undefined": "paused"}

@@ -32,7 +32,13 @@ CASES_10: list[Case] = [
     (V10_RPC, "send", "timestamp nanos result.task.status.timestamp", True, True),
     (V10_RPC, "send", "wrong type result.task.id", False, False),
     (V10_RPC, "send", "enum 0.3 spelling result.task.status.state = completed", False, False),  # read as UNSPECIFIED
-    (V10_RPC, "send", "wrong type result.task", False, False),  # "x": read as an empty Task
+    (V10_RPC, "send", "wrong type result.task", False, False),
+    # fixed: ProtoJSON parsers read an enum's number (and its decimal string); a MUST of 1.0 §5.5, graded, not failed
+    (V10_RPC, "send", "enum number result.task.status.state = 3", True, True),
+    (V10_RPC, "send", "enum number as string result.task.status.state = 3", True, True),
+    (V10_RPC, "send", "enum number result.message.role = 2", True, True),
+    (V10_RPC, "stream", "enum number event3.statusUpdate.status.state = 3", True, True),
+    (V10_REST, "send", "enum number result.task.status.state = 3", True, True),  # "x": read as an empty Task
     (V10_RPC, "send", "part with two contents result.message.parts[0] (+raw)", False, False),
     (V10_RPC, "send", "0.3 form (bare, kind) result", False, False),
     (V10_RPC, "send", "drop result.task.history[0].messageId", True, False),  # kept: REQUIRED, see the audit

@@ -178,7 +178,7 @@ def test_unsniffable_snapshots_are_judged_as_1_0_and_say_so(tmp_path: Path) -> N
     r = offline.validate_transcript_file(f)
     assert "not detectable, judged as 1.0" in r.steps[0].detail
     dialect = r.check("invoke.dialect")
-    assert dialect is not None and "status.state is int" in dialect.message
+    assert dialect is not None and "status.state 3 is the enum's number" in dialect.message
 
 
 def test_repeated_terminal_snapshots_are_not_a_regression(tmp_path: Path) -> None:
