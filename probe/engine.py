@@ -1019,6 +1019,12 @@ class ProbeRun:
         if op is Op.SEND:
             self.check("invoke.transport", Status.PASS, f"{answer.exchange.outcome} {answer.content_type}".strip(),
                        step=name)
+        # the request's headers never reached the agent (it names another A2A-Version; without Content-Type it could
+        # not even read the body, so its answer echoes no id): the framing is not the agent's to judge
+        lost = _header_lost(answer.error, self._client().dialect.header_version) if p is not None else None
+        if lost is not None:
+            self.check("invoke.framing", Status.SKIP, f"not judged: {lost}", step=name)
+            raise StepFailed(Reason.INVOKE_GATEWAY_ERROR, lost)
         if op is Op.SEND or p is not None:
             self.check("invoke.framing", Status.FAIL if p else Status.PASS, p.detail if p else "", step=name)
         if p is not None:
@@ -1159,16 +1165,22 @@ def _version_seen(message: str) -> str | None:
     return found.group(1).strip() if found else None
 
 
+def _header_lost(err: A2AError | None, version: str | None) -> str | None:
+    """Why a VersionNotSupportedError naming another version than the one sent is the header lost on the way."""
+    seen = _version_seen(err.message) if err is not None and err.is_(a2a_errors.VERSION_NOT_SUPPORTED) else None
+    if err is None or not version or seen is None or seen.split(".")[:2] == version.split(".")[:2]:
+        return None
+    return (f"{err.describe()}: the agent says it received A2A-Version {seen or '(none)'}, the probe sent {version}: "
+            "a gateway or proxy on the way dropped or rewrote the header (an absent one reads as 0.3)")
+
+
 def _a2a_error_reason(err: A2AError, c: A2AClient, op: Op) -> tuple[Reason, str]:
     """The reason an A2A error answer to `op` stands for; the message names the method that was really called."""
     version = c.dialect.header_version
     if err.is_(a2a_errors.VERSION_NOT_SUPPORTED):
-        seen = _version_seen(err.message)
-        if version and seen is not None and seen.split(".")[:2] != version.split(".")[:2]:
-            return (Reason.INVOKE_GATEWAY_ERROR,
-                    f"{err.describe()}: the agent says it received A2A-Version {seen or '(none)'}, the probe sent "
-                    f"{version}: a gateway or proxy on the way dropped or rewrote the header (an absent one reads "
-                    "as 0.3)")
+        lost = _header_lost(err, version)
+        if lost is not None:
+            return Reason.INVOKE_GATEWAY_ERROR, lost
         return Reason.INVOKE_VERSION_UNSUPPORTED, f"{err.describe()} (sent A2A-Version {version})"
     if err.is_(a2a_errors.METHOD_NOT_FOUND) and c.v1:
         return (Reason.INVOKE_VERSION_UNSUPPORTED,

@@ -29,16 +29,17 @@ Start = Callable[..., Behind]
 
 @pytest.fixture
 def gateway() -> Iterator[Start]:
-    """`gateway(servers, public_url=…, public_grpc=…)`: start the SDK peer advertising the gateway's URLs, then
-    nginx with `servers` (the http block's server sections). Templates may use {gw} and {ggw} (the gateway's HTTP and
-    HTTP/2 ports), {up} and {gup} (the peer's HTTP and gRPC ports) and {route}."""
+    """`gateway(servers, public_url=…, public_grpc=…, kind="python")`: start the SDK peer (a2a-sdk, or "js" for
+    @a2a-js/sdk) advertising the gateway's URLs, then nginx with `servers` (the http block's server sections).
+    Templates may use {gw} and {ggw} (the gateway's HTTP and HTTP/2 ports), {up} and {gup} (the peer's HTTP and
+    gRPC ports) and {route}."""
     started: list[Peer | Nginx] = []
 
     def start(servers: str, public_url: str = "http://127.0.0.1:{gw}{route}",
-              public_grpc: str = "http://127.0.0.1:{ggw}") -> Behind:
+              public_grpc: str = "http://127.0.0.1:{ggw}", kind: str = "python") -> Behind:
         gw, ggw = free_port(), free_port()
         ports: dict[str, object] = {"gw": gw, "ggw": ggw, "route": ROUTE}
-        peer = start_peer("python", extra_args=("--public-url", public_url.format(**ports),
+        peer = start_peer(kind, extra_args=("--public-url", public_url.format(**ports),
                                                 "--public-grpc", public_grpc.format(**ports)))
         started.append(peer)
         assert peer.grpc_port is not None

@@ -72,9 +72,10 @@ def failed_step(result: ProbeResult) -> tuple[StepName, str]:
     return step.name, step.detail or ""
 
 
-async def test_a_correct_gateway_passes_every_binding(gateway: Start) -> None:
+@pytest.mark.parametrize("kind", ["python", "js"])  # a2a-sdk and @a2a-js/sdk
+async def test_a_correct_gateway_passes_every_binding(gateway: Start, kind: str) -> None:
     """The baseline every other config changes one thing of: JSON-RPC, HTTP+JSON and gRPC (grpc_pass) all pass."""
-    behind = gateway(server(route()) + GRPC)
+    behind = gateway(server(route()) + GRPC, kind=kind)
     target = Target(name="behind-nginx", url=behind.url, message="hello gateway", expect_text="echo: hello gateway")
     async with HttpClient() as client:
         result = await run_interfaces(target, client)
@@ -175,10 +176,11 @@ async def test_the_grpc_upstream_is_down(gateway: Start) -> None:
     gateway_failure(await probe(behind.url, binding="GRPC"), "status: 502", "could not get an answer from it")
 
 
+@pytest.mark.parametrize("kind", ["python", "js"])  # a2a-sdk and @a2a-js/sdk
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
-async def test_the_agent_is_slower_than_proxy_read_timeout(gateway: Start, binding: str) -> None:
+async def test_the_agent_is_slower_than_proxy_read_timeout(gateway: Start, binding: str, kind: str) -> None:
     """A blocking SendMessage of a 30 s task behind `proxy_read_timeout 2s`: nginx's 504 page after 2 s."""
-    behind = gateway(server(route("proxy_buffering off; proxy_read_timeout 2s;")))
+    behind = gateway(server(route("proxy_buffering off; proxy_read_timeout 2s;")), kind=kind)
     result = await probe(behind.url, binding=binding, message="slow please", steps=(StepName.INVOKE,))
     gateway_failure(result, "HTTP 504", "read timeout")
 
@@ -198,12 +200,14 @@ async def test_large_client_header_buffers_too_small_for_the_token(gateway: Star
     gateway_failure(result, "HTTP 400", "large_client_header_buffers")
 
 
+@pytest.mark.parametrize("kind", ["python", "js"])  # a2a-sdk and @a2a-js/sdk
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
 @pytest.mark.parametrize("directive", ['proxy_set_header A2A-Version "";', "proxy_pass_request_headers off;"])
-async def test_the_gateway_clears_the_a2a_version_header(gateway: Start, binding: str, directive: str) -> None:
+async def test_the_gateway_clears_the_a2a_version_header(gateway: Start, binding: str, directive: str,
+                                                         kind: str) -> None:
     """`proxy_set_header A2A-Version "";` (a header allow-list, a copied snippet), or no client header passed on
     at all: the agent reads the absent header as 0.3 and refuses; it does accept 1.0, the header never reached it."""
-    behind = gateway(server(route("proxy_buffering off; " + directive)))
+    behind = gateway(server(route("proxy_buffering off; " + directive)), kind=kind)
     result = await probe(behind.url, binding=binding)
     assert result.reason is Reason.INVOKE_GATEWAY_ERROR, (result.reason, result.steps)
     _, detail = failed_step(result)
@@ -212,12 +216,14 @@ async def test_the_gateway_clears_the_a2a_version_header(gateway: Start, binding
     assert level(result) is Level.UNKNOWN
 
 
+@pytest.mark.parametrize("kind", ["python", "js"])  # a2a-sdk and @a2a-js/sdk
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
-async def test_proxy_read_timeout_cuts_the_stream_mid_way(gateway: Start, binding: str) -> None:
+async def test_proxy_read_timeout_cuts_the_stream_mid_way(gateway: Start, binding: str, kind: str) -> None:
     """A 30 s task streamed behind `proxy_read_timeout 2s`: the Task and WORKING arrive, then the agent is silent
-    (its SSE pings come every 15 s) and nginx closes the response without its last chunk. stream_reset, and the
-    detail says how long the stream had been silent, the figure to hold against the proxy's timeout."""
-    behind = gateway(server(route("proxy_buffering off; proxy_read_timeout 2s;")))
+    (a2a-sdk's SSE pings come every 15 s, @a2a-js/sdk sends none) and nginx closes the response without its last
+    chunk. stream_reset, and the detail says how long the stream had been silent, the figure to hold against the
+    proxy's timeout."""
+    behind = gateway(server(route("proxy_buffering off; proxy_read_timeout 2s;")), kind=kind)
     result = await probe(behind.url, binding=binding, message="slow please", steps=(StepName.STREAM,))
     assert result.reason is Reason.STREAM_RESET, (result.reason, result.steps)
     _, detail = failed_step(result)

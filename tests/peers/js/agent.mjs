@@ -1,6 +1,7 @@
 // Reference peer built on the official JS A2A SDK (@a2a-js/sdk 1.3.0).
 //
-// Run: node tests/peers/js/agent.mjs --port N [--grpc-port M] [--compat] [--push]
+// Run: node tests/peers/js/agent.mjs --port N [--grpc-port M] [--compat] [--push] [--public-url URL]
+// [--public-grpc URL] (the last two: advertise a gateway's URLs instead of its own, as behind a gateway)
 // --push declares capabilities.pushNotifications and wires the SDK's in-memory push store and sender.
 // Serves JSON-RPC at /a2a/jsonrpc, REST at /a2a/rest and the card at /.well-known/agent-card.json
 // on 127.0.0.1; with --grpc-port also gRPC (lf.a2a.v1.A2AService, and with --compat the 0.3 service
@@ -110,8 +111,9 @@ class Executor {
   };
 }
 
-function buildCard(port, compat, push, grpcPort) {
-  const base = `http://127.0.0.1:${port}`;
+function buildCard(port, compat, push, grpcPort, publicUrl, publicGrpc) {
+  const base = publicUrl ? publicUrl.replace(/\/+$/, '') : `http://127.0.0.1:${port}`;
+  const grpcUrl = publicGrpc || `127.0.0.1:${grpcPort}`;
   const iface = (url, protocolBinding, protocolVersion) => ({ url, protocolBinding, protocolVersion, tenant: '' });
   const supportedInterfaces = [iface(`${base}/a2a/jsonrpc`, 'JSONRPC', '1.0')];
   // With legacyCompat the SDK derives the 0.3 card from the 0.3 interfaces and throws without one.
@@ -121,8 +123,8 @@ function buildCard(port, compat, push, grpcPort) {
   // 0.3 REST on the same prefix (the SDK routes /v1/... to its 0.3 module when the header is absent or 0.3)
   if (compat) supportedInterfaces.push(iface(`${base}/a2a/rest`, 'HTTP+JSON', '0.3'));
   if (grpcPort) {  // schemeless host:port, as the SDKs advertise gRPC
-    supportedInterfaces.push(iface(`127.0.0.1:${grpcPort}`, 'GRPC', '1.0'));
-    if (compat) supportedInterfaces.push(iface(`127.0.0.1:${grpcPort}`, 'GRPC', '0.3'));
+    supportedInterfaces.push(iface(grpcUrl, 'GRPC', '1.0'));
+    if (compat) supportedInterfaces.push(iface(grpcUrl, 'GRPC', '0.3'));
   }
   return {
     name: 'js-ref',
@@ -150,6 +152,8 @@ function main() {
       'grpc-port': { type: 'string' },
       compat: { type: 'boolean', default: false },
       push: { type: 'boolean', default: false },
+      'public-url': { type: 'string' },
+      'public-grpc': { type: 'string' },
     },
   });
   const port = Number(values.port);
@@ -159,7 +163,7 @@ function main() {
   }
   const legacyCompat = values.compat ? { enabled: true } : undefined;
   const grpcPort = values['grpc-port'] ? Number(values['grpc-port']) : undefined;
-  const card = buildCard(port, values.compat, values.push, grpcPort);
+  const card = buildCard(port, values.compat, values.push, grpcPort, values['public-url'], values['public-grpc']);
   let requestHandler;
   if (values.push) {
     // The SDK's in-memory push store and its sender; with compat, 0.3 webhooks get 0.3-shaped bodies.
