@@ -1029,6 +1029,9 @@ class ProbeRun:
             self.check("invoke.framing", Status.FAIL if p else Status.PASS, p.detail if p else "", step=name)
         if p is not None:
             raise StepFailed(Reason.INVOKE_NOT_A2A, p.detail)
+        if op is Op.SEND:  # a finding of its own: the official clients read the body whatever its Content-Type
+            self.check("invoke.content_type", Status.FAIL if answer.media_type else Status.PASS,
+                       answer.media_type or answer.content_type, step=name)
 
 
 # the steps that call the agent's interface: their calls are the agent's latency (ProbeRun.latency)

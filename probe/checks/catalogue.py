@@ -127,11 +127,17 @@ CHECKS: tuple[Check, ...] = (
           "Route the advertised URL to the A2A handler of the binding the card names; a JSON-RPC endpoint answers "
           "HTTP 200 for every JSON-RPC response.", "FMT-02", side_effects=_W),
     Check("invoke.framing", _LIFE, _M,
-          "The response is framed as its binding says: a JSON-RPC 2.0 envelope (application/json, jsonrpc \"2.0\", "
-          "echoed id, one of result/error), an HTTP+JSON ProtoJSON body, or a gRPC message",
-          "Answer JSON-RPC with {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\"|\"error\":…} as "
-          "application/json; HTTP+JSON with the bare ProtoJSON object as application/a2a+json.",
+          "The response is framed as its binding says: a JSON-RPC 2.0 envelope (jsonrpc \"2.0\", echoed id, one of "
+          "result/error), an HTTP+JSON ProtoJSON body, or a gRPC message",
+          "Answer JSON-RPC with {\"jsonrpc\":\"2.0\",\"id\":<request id>,\"result\"|\"error\":…}; HTTP+JSON "
+          "with the bare ProtoJSON object.",
           "FMT-02", side_effects=_W),
+    Check("invoke.content_type", _LIFE, _S,
+          "The answer's Content-Type is its binding's JSON media type (JSON-RPC: application/json; HTTP+JSON: "
+          "application/a2a+json, or application/json as 1.0.0 and 0.3 name it)",
+          "Answer JSON-RPC with Content-Type: application/json and HTTP+JSON with application/a2a+json (1.0.1; "
+          "application/json in 1.0.0 and 0.3); a gateway that rewrites it to text/plain or text/html hides the "
+          "answer from strict clients.", "FMT-02", side_effects=_W),
     Check("invoke.version_accepted", _LIFE, _M, "The agent accepts the A2A-Version of the advertised interface",
           "Accept the A2A-Version header for every version the card advertises.", "VER-01", side_effects=_W),
     Check("invoke.result_shape", _LIFE, _M,

@@ -212,9 +212,29 @@ REQUIREMENTS: dict[str, Requirement] = {
                    "a JSON-RPC 2.0 envelope (jsonrpc \"2.0\", the request's id, one of result and error), or the "
                    "bare ProtoJSON object over HTTP+JSON"),
          "0.3": _r(_M, "§6.11 JSON-RPC Structures, §3.2.1", "jsonrpc \"2.0\", the request's id, one of result and "
-                   "error; application/json"),
+                   "error"),
          "0.2": _r(_M, "§6.11 JSON-RPC Structures", "jsonrpc \"2.0\", the request's id, one of result and error")},
         ("JSONRPC-FMT-001", "JSONRPC-FMT-002")),
+    "invoke.content_type": Requirement(
+        {"1.0": _r(_S, "§9.1 Protocol Requirements",
+                   "JSON-RPC: Content-Type: application/json for requests and responses (no RFC 2119 keyword)"),
+         "0.3": _r(_M, "§3.2.1 JSON-RPC 2.0 Transport, §3.2.3 HTTP+JSON/REST Transport",
+                   "The Content-Type header for HTTP requests and responses containing JSON-RPC payloads MUST be "
+                   "application/json; REST: MUST use application/json for request and response bodies"),
+         "0.2": _r(_M, "§3.1 Transport Protocol", "The Content-Type header for HTTP requests and responses "
+                   "containing JSON-RPC payloads MUST be application/json")},
+        ("JSONRPC-FMT-002", "HTTP_JSON-SVC-001"),
+        "graded apart from invoke.framing, which failed the call for it before: a2a-sdk's clients read the body "
+        "whatever its Content-Type (only a stream's text/event-stream is checked, stream.content_type). 1.0 words it "
+        "below a MUST: §9.1 (JSON-RPC) states application/json with no keyword, 1.0.1 §11.1 (HTTP+JSON) "
+        "\"application/a2a+json SHOULD be used\" where 1.0.0 §11.1 stated application/json: both accepted, as a card "
+        "names no patch; 0.3 and 0.2 say MUST. gRPC has no JSON media type (application/grpc is the transport's "
+        "own); the TCK's JSONRPC-FMT-002 and HTTP_JSON-SVC-001 run it as a MUST, from the 0.3 wording",
+        bindings={"1.0": {"http_json": _r(_S, "§11.1 Protocol Requirements",
+                                          "1.0.1: Content-Type: application/a2a+json SHOULD be used for requests "
+                                          "and responses (1.0.0: application/json)"),
+                          "grpc": None},
+                  "0.3": {"grpc": None}}),
     "invoke.version_accepted": Requirement(
         {"1.0": _r(_M, "§3.6.2 Server Responsibilities", "servers MUST use the requested version's semantics")},
         ("VER-SERVER-001",), "0.3 and 0.2 have no A2A-Version header"),

@@ -29,7 +29,8 @@ ALL = frozenset({
 # "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
 # (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
 # "history_order" (the follow-up first, texts changed), "offset_stamp" (GetTask's status timestamp at +00:00, not
-# 'Z'), "multi_stream" (only the last SubscribeToTask stream gets the task's events), "stream_bound" (closing a
+# 'Z'), "media_type" (every JSON-RPC answer as text/plain), "multi_stream" (only the last SubscribeToTask stream
+# gets the task's events), "stream_bound" (closing a
 # task's SendStreamingMessage stream cancels the task)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
 
@@ -259,7 +260,7 @@ class Sloppy:
     def _reply(self, rid: Any, result: Any, error: dict[str, Any] | None) -> web.Response:
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
         body |= {"error": error} if error is not None else {"result": result}
-        return web.json_response(body)
+        return web.json_response(body, content_type="text/plain" if "media_type" in self.broken else "application/json")
 
     async def _stream(self, request: web.Request, rid: Any, method: str, params: dict[str, Any]) -> web.StreamResponse:
         if method == "SubscribeToTask":

@@ -167,8 +167,8 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
     async with sloppy_agent(Sloppy({"list_tasks", "list_pagination", "history_on_send", "history_order",
                                     "multi_stream"})) as url:
         await probe(url)  # ListTasks unfiltered and unpaged, historyLength ignored, history reordered, no broadcast
-    async with sloppy_agent(Sloppy({"history_kept", "offset_stamp"})) as url:
-        await probe(url)  # no history kept at all; GetTask's timestamps at +00:00
+    async with sloppy_agent(Sloppy({"history_kept", "offset_stamp", "media_type"})) as url:
+        await probe(url)  # no history kept at all; GetTask's timestamps at +00:00; answers as text/plain
     async with sloppy_agent(Sloppy({"context_inferred", "context_mismatch"})) as url:
         await probe(url)  # follow-ups naming an INPUT_REQUIRED task: a new contextId; another contextId accepted
     async with sloppy_agent(Sloppy({"extension", "extended_card_auth", "extensions_echo"},

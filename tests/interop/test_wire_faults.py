@@ -34,7 +34,6 @@ COMPLETED = task("COMPLETED", artifacts=[{"artifactId": "a", "parts": [{"text": 
     ({"jsonrpc": "1.0", "id": "{id}", "result": COMPLETED}, {}, "jsonrpc is '1.0'"),
     ({"jsonrpc": "2.0", "id": "{id}", "result": COMPLETED, "error": {"code": 1, "message": "x"}}, {},
      "both result and error"),
-    ({"jsonrpc": "2.0", "id": "{id}", "result": COMPLETED}, {"content_type": "text/plain"}, "not application/json"),
 ])
 async def test_envelope_violations_fail_invoke(client: HttpClient, body: dict[str, object], kw: dict[str, object],
                                                fragment: str) -> None:
@@ -45,6 +44,32 @@ async def test_envelope_violations_fail_invoke(client: HttpClient, body: dict[st
     check = r.check("invoke.framing")
     assert check is not None and check.status is Status.FAIL and fragment in check.message
     assert check.recommendation == get_check("invoke.framing").recommendation
+
+
+COMPLETED_03 = {"kind": "task", "id": "t", "contextId": "c", "status": {"state": "completed"},
+                "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "ok"}]}]}
+
+
+@pytest.mark.parametrize(("version", "result", "level"), [
+    # 1.0 §9.1 states "Content-Type: application/json for requests and responses" with no RFC 2119 keyword
+    ("1.0", COMPLETED, "SHOULD"),
+    # 0.3 §3.2.1: "The Content-Type header for HTTP requests and responses containing JSON-RPC payloads MUST be
+    # application/json"
+    ("0.3", COMPLETED_03, "MUST"),
+])
+async def test_a_json_rpc_answer_in_another_media_type_is_a_finding_not_a_failed_call(
+        client: HttpClient, version: str, result: dict[str, object], level: str) -> None:
+    """a2a-sdk's clients read the body whatever its Content-Type: the call works, the media type is a finding at
+    the level of the probed version's text."""
+    raw = json.dumps({"jsonrpc": "2.0", "id": "{id}", "result": result})
+    method = "SendMessage" if version == "1.0" else "message/send"
+    async with scripted_agent({method: Reply(chunks=[raw], content_type="text/plain")}, version=version) as origin:
+        r = await _probe(client, origin, (StepName.INVOKE,), a2a_version=version)
+    assert r.success and r.reason is None, to_dict(r)
+    framing, media = r.check("invoke.framing"), r.check("invoke.content_type")
+    assert framing is not None and framing.status is Status.PASS
+    assert media is not None and media.status is Status.FAIL and media.severity == level
+    assert "'text/plain', not application/json" in media.message
 
 
 async def test_0_3_shapes_in_a_1_0_answer_are_a_bad_result(client: HttpClient) -> None:

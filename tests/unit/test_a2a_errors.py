@@ -86,12 +86,19 @@ def test_jsonrpc_error_is_read_by_name_with_its_error_info() -> None:
     (400, b"unsupported A2A version", "text/plain", ProblemKind.VERSION),
     (200, b"<html>hello</html>", "text/html", ProblemKind.FRAMING),
     (200, {"jsonrpc": "2.0", "id": "other", "result": {}}, "application/json", ProblemKind.FRAMING),
-    (200, {"jsonrpc": "2.0", "id": "r1", "result": {}}, "text/plain", ProblemKind.FRAMING),
 ])
 def test_jsonrpc_transport_problems(status: int, body: bytes | dict[str, object], ctype: str,
                                     kind: ProblemKind) -> None:
     a = _read(status, body, ctype)
     assert a.problem is not None and a.problem.kind is kind, a.problem
+
+
+def test_a_clean_envelope_in_another_media_type_is_read_and_noted() -> None:
+    """1.0 §9.1 names application/json with no RFC 2119 keyword, and a2a-sdk's client reads the body whatever it
+    says: a finding (invoke.content_type), not a framing problem."""
+    a = _read(200, {"jsonrpc": "2.0", "id": "r1", "result": {}}, "text/plain")
+    assert a.problem is None and a.has_result
+    assert a.media_type == "Content-Type is 'text/plain', not application/json"
 
 
 def test_a_clean_jsonrpc_result() -> None:

@@ -48,8 +48,11 @@ def test_a_result_and_its_content_type() -> None:
     a = _read(200, {"id": "t"})
     assert a.problem is None and a.has_result and a.result == {"id": "t"}
     assert _read(200, {"id": "t"}, "application/json").problem is None
+    assert _read(200, {"id": "t"}, "application/json").media_type is None  # 1.0.0 §11.1's, read as 1.0's
+    # 1.0.1 §11.1 "application/a2a+json SHOULD be used": a finding (invoke.content_type), not a framing fault
     wrong = _read(200, {"id": "t"}, "text/plain")
-    assert wrong.problem is not None and wrong.problem.kind is ProblemKind.FRAMING
+    assert wrong.problem is None and wrong.has_result
+    assert wrong.media_type == "Content-Type is 'text/plain', not application/a2a+json or application/json"
 
 
 @pytest.mark.parametrize(("status", "reason", "name", "mappings"), [
@@ -173,8 +176,9 @@ def test_0_3_stream_error_events_are_read_by_name() -> None:
 def test_0_3_rest_answers_in_application_json_only() -> None:
     assert _read03(200, {"task": {}}, "application/json; charset=utf-8").problem is None
     a = _read03(200, {"task": {}}, "application/a2a+json")  # the 1.0.1 media type, not 0.3's
-    assert a.has_result and a.problem is not None and a.problem.kind is ProblemKind.FRAMING
-    assert "not application/json (0.3)" in a.problem.detail
+    # a finding (invoke.content_type, MUST in 0.3 §3.2.3), not a framing fault: official clients read the body
+    assert a.has_result and a.problem is None and a.media_type is not None
+    assert "not application/json (0.3)" in a.media_type
 
 
 async def test_0_3_push_set_falls_back_to_the_protos_body_and_remembers_it(client: HttpClient) -> None:

@@ -101,6 +101,9 @@ class Answer:
     error: A2AError | None = None
     problem: Problem | None = None
     deviations: list[str] = field(default_factory=list)  # framing faults that still let the answer be read
+    # the answer's Content-Type where it is not the media type its binding and version name (invoke.content_type):
+    # a finding, not a framing fault, since the official clients read the body whatever it says
+    media_type: str | None = None
     snippet: str = ""  # the start of the body, for people
     challenge: str | None = None  # WWW-Authenticate (or gRPC equivalent), for 401s
     extensions: str | None = None  # the A2A-Extensions (0.3: X-A2A-Extensions) header of the answer: those activated

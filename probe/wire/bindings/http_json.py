@@ -277,12 +277,10 @@ def read_answer(method: str, exchange: Exchange, status: int | None, content_typ
             return answer
         answer.result, answer.has_result = (doc if doc is not None else {}), True
         if version == "0.3" and base != "application/json":  # 0.3 §3.2.3: MUST use application/json
-            answer.deviations.append(f"Content-Type is {content_type or 'missing'!r}, not application/json (0.3)")
+            answer.media_type = f"Content-Type is {content_type or 'missing'!r}, not application/json (0.3)"
         elif base not in JSON_TYPES:
-            answer.deviations.append(f"Content-Type is {content_type or 'missing'!r}, not application/a2a+json or "
-                                     "application/json")
-        if answer.deviations:
-            answer.problem = Problem(ProblemKind.FRAMING, "; ".join(answer.deviations))
+            answer.media_type = (f"Content-Type is {content_type or 'missing'!r}, not application/a2a+json or "
+                                 "application/json")
         return answer
     if version == "0.3" and isinstance(doc, dict) and status is not None and _read_03_error(answer, doc, status, where):
         return answer

@@ -261,7 +261,7 @@ def read_answer(method: str, rid: str, exchange: Exchange, status: int | None, c
         answer.error = rpc_error(env.error) if env.error else None
         answer.deviations = list(env.problems)
         if not jsonrpc.is_json_content_type(content_type):
-            answer.deviations.append(f"Content-Type is {content_type or 'missing'!r}, not application/json")
+            answer.media_type = f"Content-Type is {content_type or 'missing'!r}, not application/json"
     answer.problem = _status_problem(answer, status) or _framing_problem(answer, status, not_rpc)
     return answer
 
