@@ -73,6 +73,18 @@ _JSONRPC_10, _JSONRPC_03, _JSONRPC_02 = "§9.1 JSON-RPC Protocol Requirements", 
 _ERR_10 = "§3.3.2 Error Handling, §5.4 Error Code Mappings"
 _ERR_03 = "§8.2 A2A-Specific Errors (servers SHOULD use these codes)"
 _STD_ERR_03 = "§8.1 Standard JSON-RPC Errors, §11.1.5 Data Format Compliance"
+# 0.3 words an A2A error's code a SHOULD on JSON-RPC (§8.2) but a MUST on the other two bindings: the error a request
+# can only get (a task that does not exist) is graded MUST there
+_ERR_BY_BINDING_03 = {
+    "http_json": _r(_M, "§3.2.3 HTTP+JSON/REST Transport",
+                    "MUST use appropriate HTTP status codes (200, 400, 401, 403, 404, 500, etc.) that correspond to "
+                    "A2A error types; MUST return error responses in a consistent JSON format that maps to A2A error "
+                    "types"),
+    "grpc": _r(_M, "§3.2.2 gRPC Transport",
+               "Error Handling: MUST map A2A error codes to appropriate gRPC status codes")}
+_ERR_NOTE_03 = ("0.3 grades the code a SHOULD on JSON-RPC (§8.2: \"Servers SHOULD use these codes where "
+                "applicable\") and a MUST on HTTP+JSON (§3.2.3) and gRPC (§3.2.2); for a task that does not exist "
+                "the error is the only right answer, so the binding's level is the whole rule")
 
 # 0.3's topics/streaming-and-async.md: "The A2A protocol itself does not strictly define the HTTP body payload"
 _PUSH_BODY_03 = "§9.5 Push Notification Setup; topics/streaming-and-async (Notification Payload)"
@@ -474,11 +486,12 @@ REQUIREMENTS: dict[str, Requirement] = {
                                               "§8.1 Standard JSON-RPC Errors"), ("CORE-ERR-002",)),
     "errors.task_not_found": Requirement(
         {"1.0": _r(_M, _ERR_10, "TaskNotFoundError"), "0.3": _r(_S, _ERR_03), "0.2": _r(_S, _ERR_03)},
-        ("CORE-GET-002",)),
+        ("CORE-GET-002",), _ERR_NOTE_03, bindings={"0.3": _ERR_BY_BINDING_03}),
     "errors.cancel_unknown": Requirement(
         {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotFoundError for a task that does not exist"),
          "0.3": _r(_S, _ERR_03, "TaskNotFoundError where applicable"),
-         "0.2": _r(_S, _ERR_03, "TaskNotFoundError where applicable")}, ("CORE-CANCEL-003",)),
+         "0.2": _r(_S, _ERR_03, "TaskNotFoundError where applicable")}, ("CORE-CANCEL-003",), _ERR_NOTE_03,
+        bindings={"0.3": _ERR_BY_BINDING_03}),
     "errors.not_cancelable": Requirement(
         {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotCancelableError"), "0.3": _r(_S, _ERR_03),
          "0.2": _r(_S, _ERR_03)}, ("CORE-CANCEL-002",)),
@@ -520,7 +533,7 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_S, "§9.5 Error Handling (Error Detail Objects), §3.3.2",
                    "1.0.1: Implementations SHOULD use well-known types such as google.rpc.ErrorInfo (1.0.0: MUST "
                    "include an ErrorInfo in the data array)")},
-        ("JSONRPC-ERR-003",),
+        ("JSONRPC-ERR-003", "GRPC-ERR-001", "HTTP_JSON-ERR-002"),
         "0.3 error data is free-form. The texts differ by binding and patch: §10.6 (gRPC) and §11.6 (HTTP+JSON) say "
         "MUST in 1.0.0 and 1.0.1 (\"implementations MUST include a google.rpc.ErrorInfo\"); §9.5 (JSON-RPC) says "
         "MUST in 1.0.0 and, in 1.0.1, only \"Implementations SHOULD use well-known types such as "
@@ -528,7 +541,7 @@ REQUIREMENTS: dict[str, Requirement] = {
         "two; the HTTP/gRPC error-mapping evidence (errorMapping) is not used to raise it: the statuses that tell "
         "the mappings apart are other bindings' (often another server layer), few (409, 415, 502, UNIMPLEMENTED), "
         "and seen only when those errors were provoked, so the same JSON-RPC answer would be graded differently by "
-        "which other calls ran",
+        "which other calls ran. The TCK's JSONRPC-ERR-003 is a MUST, from the 1.0.0 wording",
         bindings={"1.0": {
             "grpc": _r(_M, "§10.6 Error Handling (A2A Error Representation)",
                        "For A2A-specific errors, implementations MUST include a google.rpc.ErrorInfo message in the "

@@ -141,3 +141,18 @@ def test_json_serialization_rules_are_not_graded_on_grpc(check_id: str) -> None:
     assert grading.level_of(check_id, "1.0", "HTTP+JSON") is Severity.MUST
     assert check_id not in {n.id for n in not_tested("1.0", {}, suite=True, binding="grpc")}
     assert check_id in {n.id for n in not_tested("1.0", {}, suite=True, binding="jsonrpc")}
+
+
+# 0.3 §8.2 "Servers SHOULD use these codes where applicable" (JSON-RPC); §3.2.3 (REST) "MUST use appropriate HTTP
+# status codes … that correspond to A2A error types"; §3.2.2 (gRPC) "MUST map A2A error codes to appropriate gRPC
+# status codes"
+@pytest.mark.parametrize("check_id", ["errors.task_not_found", "errors.cancel_unknown"])
+@pytest.mark.parametrize(("binding", "level"), [("JSONRPC", Severity.SHOULD), ("HTTP+JSON", Severity.MUST),
+                                                ("GRPC", Severity.MUST), (None, Severity.SHOULD)])
+def test_a_0_3_unknown_task_error_is_a_must_off_json_rpc(check_id: str, binding: str | None,
+                                                         level: Severity) -> None:
+    result = _result("0.3", (check_id, Status.FAIL, "HTTP 500"))
+    result.binding = binding
+    grading.grade(result)
+    assert result.checks[0].severity is level
+    assert grading.level_of(check_id, "1.0", binding) is Severity.MUST  # 1.0: MUST on every binding
