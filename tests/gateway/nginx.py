@@ -70,10 +70,6 @@ class Nginx:
         shutil.rmtree(self.prefix, ignore_errors=True)
 
 
-def available() -> bool:
-    return NGINX is not None
-
-
 def start_nginx(servers: str) -> Nginx:
     if NGINX is None:
         raise NginxStartError("nginx is not installed: .ci/run installs Debian's nginx-light")
