@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+from collections.abc import Iterator
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -19,9 +20,19 @@ PAIR = "probe-user:pa55-w0rd#x"
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _registered() -> None:
+def _registered() -> Iterator[None]:
+    """The module's secrets, and afterwards the registry as it was: the words registered here ("second-tok-...")
+    would otherwise mask text that later modules' tests read (test_bindings_agree's 'second' artifact)."""
+    before = dict(redact._secrets), dict(redact._ephemeral)
     redact.register(f"Bearer {TOKEN}")
     redact.register("Basic " + base64.b64encode(PAIR.encode()).decode())
+    yield
+    for table, kept in zip((redact._secrets, redact._ephemeral), before, strict=True):
+        table.clear()
+        table.update(kept)
+    redact._text_cached.cache_clear()
+    redact._unshare()
+    redact._index()
 
 
 @pytest.mark.parametrize("form", [
