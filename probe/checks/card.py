@@ -59,6 +59,11 @@ def required_fields(card: Card) -> CheckResult:
             problems.append(f"{name} is a {type(value).__name__}, expected {_typename(typ)}")
         elif isinstance(value, str | list) and not value and name != "skills":
             problems.append(f"{name} is empty")
+    declared = card.doc.get("protocolVersion")
+    if card.family == "0.2" and declared is not None and not isinstance(declared, str):
+        # sniffed as 0.2 (no string to read a version from), but both official clients refuse the card: the 0.3
+        # models and a2a-sdk 1.x's legacy mapping read a string (0.2.5 and 0.3 schemas: `string`, REQUIRED)
+        problems.append(f"protocolVersion is a {type(declared).__name__}, expected a string")
     if card.hybrid and not isinstance(card.doc.get("url"), str):
         problems.append("hybrid card: top-level url is not a string")
     return _result("card.required_fields", problems, f"all {card.family} required fields present")

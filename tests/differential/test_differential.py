@@ -58,7 +58,7 @@ CASES_10: list[Case] = [
 CASES_03: list[Case] = [
     (V03_RPC, "card", "valid", True, True),
     (V03_RPC, "card", "null card.capabilities.streaming", True, True),  # fixed: null is absent (bool | None)
-    (V03_RPC, "card", "wrong type card.protocolVersion", False, True),  # open: see the audit (too lenient)
+    (V03_RPC, "card", "wrong type card.protocolVersion", False, False),  # fixed: was sniffed as a 0.2 card
     (V03_RPC, "card", "drop card.preferredTransport", True, False),  # kept: 0.3 §5.6.1 REQUIRED, MUST be present
     (V03_RPC, "send", "valid", True, True),
     (V03_RPC, "send", "1.0 form (wrapped) result", False, False),
