@@ -26,7 +26,7 @@ import structlog
 
 from probe import redact
 from probe.checks import card as card_checks
-from probe.checks import catalogue, grading, timestamps, urls
+from probe.checks import catalogue, grading, required, timestamps, urls
 from probe.checks.catalogue import Severity, make_check, shared_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
@@ -207,6 +207,7 @@ class ProbeRun:
         self.answered: float | None = None
         self.answers = 0
         self.stamps = timestamps.TimestampLog()  # the answers' status timestamps (invoke.timestamps_utc)
+        self.required = required.RequiredLog()  # the answers' missing REQUIRED fields (invoke.required_fields)
 
     def answer_arrived(self, answer: Answer | None = None) -> None:
         """Stamp the end of an answer from the agent (its last byte is in): the probe's own work starts here. An
@@ -278,6 +279,7 @@ class ProbeRun:
                 break  # stream after a failed invoke would only repeat the same failure
         if steps:
             self.stamps.record(self.r)
+            self.required.record(self.r)
         if card_invalid and self.r.reason is None:
             self.r.reason = Reason.CARD_INVALID
 
@@ -813,6 +815,7 @@ class ProbeRun:
                 self.r.checks.remove(prior)
             self.check("invoke.schema", Status.SKIP, f"{what}not judged: {verdict.limit}", step=step)
             raise StepFailed(Reason.WORK_LIMIT_EXCEEDED, f"the probe stopped judging the answer: {what}{verdict.limit}")
+        self.required.see(verdict.required, "SendMessage" if shape is schema.Shape.SEND_RESULT else "GetTask")
         if verdict.snake_case and self.r.check("invoke.camel_case") is None:
             self.check("invoke.camel_case", Status.FAIL, f"{what}proto field names instead of ProtoJSON "
                        f"camelCase: {', '.join(verdict.snake_case[:5])}", step=step)
@@ -876,6 +879,11 @@ class ProbeRun:
                 raise StepFailed(Reason.INVOKE_BAD_RESULT, invalid)
             got = c.item(answer, bare_task=True)
             other = _other_task(item, got) if got is not None else None
+            if got is not None and other is None and (not got.task_id or got.state is None):
+                # json_format reads such an answer (a Message's fields are unknown to Task) as an empty Task: a
+                # caller learns no state from it (its missing REQUIRED fields are invoke.required_fields')
+                other = (f"GetTask({str(task_id)[:80]}) answered no task: "
+                         + ("; ".join(got.problems[:2]) or "no id or status"))
             if other is not None:
                 self.check("invoke.polled_task", Status.FAIL, other, step=StepName.INVOKE)
                 raise StepFailed(Reason.INVOKE_BAD_RESULT, other)
@@ -937,7 +945,7 @@ class ProbeRun:
                             version=self.r.protocol_version or c.dialect.version,
                             binding=self.r.binding or c.binding.card_name,
                             max_events=self.t.max_stream_events, max_artifacts=self.t.max_stream_artifacts,
-                            stamps=self.stamps)
+                            stamps=self.stamps, required=self.required)
         try:
             async with c.stream(self.t.message) as es:
                 step.exchanges.append(es.exchange)

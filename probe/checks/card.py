@@ -347,7 +347,8 @@ def card_schema(card: Card, reported: frozenset[str] = frozenset()) -> CheckResu
     if verdict.limit is not None:  # a big card is not an invalid one: said, never failed
         return make_check("card.schema", Status.PASS, f"{verdict.limit}: judged by the field checks", step=_V)
     # a field the field checks already failed is theirs to report (name it once); the rest is the parser's own
-    problems = [p for p in verdict.problems if _plain_path(p.split(": ", 1)[0]) not in reported]
+    # a card's REQUIRED fields stay this check's MUST (docs/conformance-audit.md: the card.schema decision)
+    problems = [p for p in verdict.problems + verdict.required if _plain_path(p.split(": ", 1)[0]) not in reported]
     return _result("card.schema", problems, f"parses as the {verdict.definitions}")
 
 

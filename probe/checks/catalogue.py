@@ -151,6 +151,11 @@ CHECKS: tuple[Check, ...] = (
           "Emit results the official clients can parse: field names and JSON types of the proto (1.0) or the 0.3 "
           "schema, enum names the version defines, RFC 3339 timestamps with a zone, valid base64.", "FMT-01",
           side_effects=_W),
+    Check("invoke.required_fields", _LIFE, _M,
+          "The answers carry every field the version's definitions mark REQUIRED (SendMessage, GetTask, stream)",
+          "Set every REQUIRED field of the proto (messageId, role and parts of a Message, artifactId and parts of an "
+          "Artifact, one content member of each Part, taskId/contextId/status of the update events); a required "
+          "array holds at least one element.", "FMT-01", side_effects=_W),
     Check("invoke.timestamps_utc", _LIFE, _M,
           "Timestamps are UTC with 'Z', not another offset (SendMessage, GetTask and stream answers)",
           "Serialise timestamps as ProtoJSON does, in UTC with a 'Z' suffix (2025-10-28T10:30:00.000Z), not "

@@ -266,6 +266,18 @@ REQUIREMENTS: dict[str, Requirement] = {
         ("DM-SERIAL-003", "CORE-SEND-001"),
         "a timestamp with an RFC 3339 offset is accepted, as both official parsers accept it; 1.0 §5.6.1's \"MUST "
         "NOT include timezone offsets other than 'Z'\" is invoke.timestamps_utc, a finding of its own"),
+    "invoke.required_fields": Requirement(
+        {"1.0": _r(_M, "§5.7 Field Presence and Optionality",
+                   "Fields marked with [(google.api.field_behavior) = REQUIRED] indicate that the field MUST be "
+                   "present and set … Arrays marked as required MUST contain at least one element"),
+         "0.3": _r(_M, "§11.1.5 Data Format Compliance", "MUST use the data structures defined in Section 6")},
+        ("DM-SERIAL-003",),
+        "Reported on its own, with the fields missing (SendMessage, GetTask, stream events, the suite's calls): "
+        "a2a-sdk's client parses with protobuf's json_format, which does not enforce field_behavior (a missing "
+        "messageId reads as \"\", a Part without content as an empty Part), so invoke.schema and stream.schema, "
+        "which fail what the official parsers refuse, pass such an answer and the verdict stays; the finding counts "
+        "for the level and --fail-on must. 0.3 over JSON-RPC: the 0.3 models refuse a missing required field, so it "
+        "is invoke.schema's there. An Agent Card's REQUIRED fields stay card.schema's (docs/conformance-audit.md)"),
     "invoke.timestamps_utc": Requirement(
         {"1.0": _r(_M, "§5.6.1 Timestamps",
                    "Timestamps MUST NOT include timezone offsets other than 'Z' (all times are UTC)")},

@@ -15,6 +15,7 @@ from typing import Any
 from probe import redact
 from probe.checks import grading
 from probe.checks.catalogue import Severity, make_check, shared_check
+from probe.checks.required import RequiredLog
 from probe.checks.timestamps import TimestampLog
 from probe.reasons import Reason
 from probe.results import CheckResult, Status, StepName
@@ -47,7 +48,7 @@ _ALL_PASSED: dict[bool, tuple[int, tuple[CheckResult, ...]]] = {}
 class StreamJudge:
     def __init__(self, dialect: Dialect, close_grace: float = 1.0, *, version: str | None = None,
                  binding: str = "JSONRPC", max_events: int = 10_000, max_artifacts: int = _MAX_ARTIFACTS,
-                 stamps: TimestampLog | None = None) -> None:
+                 stamps: TimestampLog | None = None, required: RequiredLog | None = None) -> None:
         self.d = dialect
         self.close_grace = close_grace
         # with a version, every event is also validated against that version's official definitions
@@ -56,6 +57,7 @@ class StreamJudge:
         self.max_events = max_events
         self.max_artifacts = max_artifacts
         self.stamps = stamps  # where the events' status timestamps are noted (invoke.timestamps_utc)
+        self.required = required  # where the events' missing REQUIRED fields are noted (invoke.required_fields)
         self.limit_hit: str | None = None  # the bound on work that stopped the reading
         self._valid: set[str] = set()  # raw event data already validated without a problem
         self.started = False
@@ -176,7 +178,9 @@ class StreamJudge:
                 return
             for problem in verdict.problems[:2]:
                 self._problem("stream.schema", problem)
-            if not verdict.problems and raw is not None and len(self._valid) < 1024:
+            if self.required is not None:
+                self.required.see(verdict.required, f"event {index}")
+            if not verdict.problems and not verdict.required and raw is not None and len(self._valid) < 1024:
                 self._valid.add(raw)
         item = self.d.result_item(envelope.result)
         if item.kind == "unknown":

@@ -86,6 +86,7 @@ async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> 
         suite.record("errors.no_server_errors", Status.FAIL if suite.server_errors else Status.PASS,
                      "; ".join(suite.server_errors[:5]) or "no 5xx and no dropped connection" + aside)
         run.stamps.record(result)  # the suite's own answers' timestamps join the basic run's
+        run.required.record(result)  # and their missing REQUIRED fields
     step.duration_s = time.monotonic() - began
     failed = [c for c in result.checks if c.status is Status.FAIL and c.step is None]
     step.status = Status.FAIL if failed else Status.PASS

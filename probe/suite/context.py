@@ -76,6 +76,7 @@ class Suite:
         version = self.run.r.protocol_version or self.dialect.version
         self.run.stamps.see(answer.result, label)
         verdict = schema.validate(version, self.client.binding.card_name, shape, answer.result)
+        self.run.required.see(verdict.required, label)
         self.validated += 1
         problems = verdict.problems + ([f"{p} (not camelCase)" for p in verdict.snake_case] if self.v1 else [])
         if problems and len(self.invalid) < 5:

@@ -90,6 +90,7 @@ def _list_problems(s: Suite, answer: Answer, what: str) -> list[str]:
         payload = _GRPC_ZEROS | payload
     s.run.stamps.see(payload, "ListTasks")
     verdict = schema.validate("1.0", s.client.binding.card_name, schema.Shape.LIST_TASKS, payload)
+    s.run.required.see(verdict.required, "ListTasks")
     return [f"{what}: {p}" for p in verdict.problems[:3]]
 
 

@@ -163,6 +163,8 @@ def _base64(value: Any, where: str, problems: list[str]) -> None:
 
 def _texts(d: Dialect, parts: Any, problems: list[str]) -> list[str]:
     out: list[str] = []
+    if parts is None:  # absent (or null): a REQUIRED gap json_format reads as no parts (invoke.required_fields)
+        return out
     if not isinstance(parts, list):
         problems.append("parts is not a list")
         return out
@@ -171,8 +173,8 @@ def _texts(d: Dialect, parts: Any, problems: list[str]) -> list[str]:
             problems.append("a part is not an object")
             continue
         if d.part_keys:
-            kinds = [k for k in d.part_keys if k in p]
-            if len(kinds) != 1:
+            kinds = [k for k in d.part_keys if p.get(k) is not None]
+            if len(kinds) > 1:  # none is a REQUIRED gap json_format reads as an empty Part (invoke.required_fields)
                 problems.append(f"a {d.label} part must have exactly one of {'/'.join(d.part_keys)}, found "
                                 f"{kinds or 'none'}")
             if "kind" in p and d.version != "1.0":  # 1.0 §5.7: an unrecognized field, ignored (as a2a-sdk does)

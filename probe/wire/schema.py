@@ -54,6 +54,9 @@ class Verdict:
     problems: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # unknown fields, ignored as the spec requires
     snake_case: list[str] = field(default_factory=list)  # proto field names where ProtoJSON wants lowerCamelCase
+    # REQUIRED fields absent or empty and one-ofs with no member: a MUST of the text (1.0 §5.7) the official parsers
+    # read past (json_format does not enforce field_behavior), so not a problem: invoke.required_fields reports them
+    required: list[str] = field(default_factory=list)
     limit: str | None = None  # the probe's bound on work that kept the payload from being judged (also a problem)
 
     @property
@@ -123,6 +126,10 @@ class _Walk:
     def problem(self, path: str, text: str) -> None:
         if len(self.verdict.problems) < _MAX_PROBLEMS:
             self.verdict.problems.append(f"{path}: {text}")
+
+    def gap(self, path: str, text: str) -> None:
+        if len(self.verdict.required) < _MAX_PROBLEMS:
+            self.verdict.required.append(f"{path}: {text}")
 
     def message(self, desc: Descriptor, value: Any, path: str) -> Any:
         """A copy of `value` without unknown fields and without the values already reported, for json_format."""
@@ -199,15 +206,17 @@ class _Walk:
         for fd in _layout(desc)[2]:
             present = value.get(fd.json_name, value.get(fd.name))
             if present is None or present == []:
-                self.problem(f"{path}.{fd.json_name}", f"required field is missing (in {desc.name})")
+                self.gap(f"{path}.{fd.json_name}", f"required field is missing (in {desc.name})")
 
     def oneofs(self, desc: Descriptor, clean: dict[str, Any], path: str) -> None:
         """Exactly one member of each real one-of: the A2A texts require it of every one-of they define."""
         for members in _layout(desc)[3]:
             set_ = [f.json_name for f in members if clean.get(f.json_name) is not None]
             names = "/".join(f.json_name for f in members)
-            if not set_:
+            if not set_ and desc.name in _ENVELOPES:  # a2a-sdk: 'Response has neither task nor message'
                 self.problem(path, f"none of {names} is set ({desc.name} needs exactly one)")
+            elif not set_:  # read as an empty member (a Part with no content): the text's MUST, not the parser's
+                self.gap(path, f"none of {names} is set ({desc.name} needs exactly one)")
             elif len(set_) > 1:
                 self.problem(path, f"{' and '.join(set_)} are all set ({desc.name} allows exactly one of {names})")
                 for extra in set_[1:]:
@@ -223,6 +232,9 @@ def _is_int(text: str) -> bool:
 
 
 _DROP: Any = object()
+# the results' one-of envelopes: with no member, the official clients have nothing to read (a2a-sdk's send_message
+# raises "Response has neither task nor message"; a stream event with none is no event)
+_ENVELOPES = frozenset({"SendMessageResponse", "StreamResponse"})
 _Layout = tuple[dict[str, FieldDescriptor], dict[str, FieldDescriptor], tuple[FieldDescriptor, ...],
                 tuple[tuple[FieldDescriptor, ...], ...]]
 _NO_DEFAULT_CHECK = frozenset({FieldDescriptor.CPPTYPE_BOOL, FieldDescriptor.CPPTYPE_INT32,
@@ -285,7 +297,7 @@ def _proto(cls: type[ProtoMessage], payload: Any, definitions: str, root: str) -
                  "(its bound on the work an answer may cost)")
         return Verdict(definitions, [limit], limit=limit)
     verdict = _parse(cls, desc, payload, definitions, root)
-    if key is not None and verdict.ok:
+    if key is not None and verdict.ok and not verdict.required:
         _remember(desc.full_name, key, verdict, len(root))
     return verdict
 

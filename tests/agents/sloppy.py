@@ -29,9 +29,10 @@ ALL = frozenset({
 # "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
 # (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
 # "history_order" (the follow-up first, texts changed), "offset_stamp" (GetTask's status timestamp at +00:00, not
-# 'Z'), "media_type" (every JSON-RPC answer as text/plain), "multi_stream" (only the last SubscribeToTask stream
-# gets the task's events), "stream_bound" (closing a
-# task's SendStreamingMessage stream cancels the task)
+# 'Z'), "media_type" (every JSON-RPC answer as text/plain), "required_gap" (GetTask's artifacts without their
+# REQUIRED artifactId), "stream_zoneless" (the stream's status update with a timestamp without a zone),
+# "multi_stream" (only the last SubscribeToTask stream gets the task's events), "stream_bound" (closing a task's
+# SendStreamingMessage stream cancels the task)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
 
 
@@ -172,6 +173,9 @@ class Sloppy:
             task = {**task, "status": {**task["status"], "timestamp": "2026-03-01T10:00:00"}}
         elif task is not None and "offset_stamp" in self.broken:  # one they parse, but 1.0 §5.6.1 forbids
             task = {**task, "status": {**task["status"], "timestamp": "2026-03-01T10:00:00+00:00"}}
+        if task is not None and "required_gap" in self.broken:  # json_format reads it; 1.0 §5.7 REQUIRED forbids
+            task = {**task, "artifacts": [{**a, "artifactId": None} for a in task.get("artifacts") or []]
+                    or [{"parts": [{"text": "x"}]}]}
         if task is None:
             if "task_not_found" in self.broken:
                 return next(iter(self.tasks.values()), {"id": "x", "contextId": "c",
@@ -280,9 +284,11 @@ class Sloppy:
             if error is not None:
                 return self._reply(rid, None, error)
             task = result["task"]
+            status = task["status"]
+            if "stream_zoneless" in self.broken:  # an update the official clients cannot parse (stream.schema)
+                status = {**status, "timestamp": "2026-03-01T10:00:00"}
             events = [{"task": {**task, "status": {"state": "TASK_STATE_SUBMITTED"}}},
-                      {"statusUpdate": {"taskId": task["id"], "contextId": task["contextId"],
-                                        "status": task["status"]}}]
+                      {"statusUpdate": {"taskId": task["id"], "contextId": task["contextId"], "status": status}}]
             if task["status"]["state"] == "TASK_STATE_WORKING":  # a slow task: the stream stays with it
                 return await self._follow(request, rid, task, events, origin=True)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})

@@ -22,7 +22,7 @@ CASES_10: list[Case] = [
     (V10_RPC, "card", "null card.capabilities.streaming", True, True),  # fixed: null is absent (ProtoJSON)
     (V10_RPC, "card", "wrong type card.skills[0].examples", False, False),
     (V10_RPC, "card", "extra field card.capabilities", True, True),
-    (V10_RPC, "card", "drop card.name", True, False),  # kept: REQUIRED (1.0 §5.7 MUST), json_format reads it
+    (V10_RPC, "card", "drop card.name", True, False),  # kept: a card's REQUIRED stays card.schema's (the audit)
     (V10_RPC, "send", "valid", True, True),
     (V10_RPC, "send", "valid message", True, True),
     (V10_RPC, "send", "extra field result.task", True, True),
@@ -41,7 +41,13 @@ CASES_10: list[Case] = [
     (V10_REST, "send", "enum number result.task.status.state = 3", True, True),  # "x": read as an empty Task
     (V10_RPC, "send", "part with two contents result.message.parts[0] (+raw)", False, False),
     (V10_RPC, "send", "0.3 form (bare, kind) result", False, False),
-    (V10_RPC, "send", "drop result.task.history[0].messageId", True, False),  # kept: REQUIRED, see the audit
+    # fixed: REQUIRED (1.0 §5.7 MUST) json_format does not enforce: invoke.required_fields grades it, the verdict stays
+    (V10_RPC, "send", "drop result.task.history[0].messageId", True, True),
+    (V10_RPC, "send", "part without content result.message.parts[1]", True, True),
+    (V10_RPC, "send", "empty array result.task.artifacts[0].parts", True, True),
+    (V10_RPC, "get", "null task.status.message.messageId", True, True),
+    (V10_RPC, "stream", "drop event2.artifactUpdate.artifact.parts", True, True),
+    (V10_REST, "stream", "part without content event0.task.history[0].parts[0]", True, True),
     (V10_RPC, "get", "valid", True, True),  # baseline: SendMessage answers WORKING, GetTask ends it
     (V10_RPC, "get", "wrong type task.contextId", False, False),
     (V10_RPC, "get", "extra field task.status", True, True),
@@ -96,3 +102,23 @@ async def test_0_3_mutants_are_read_as_a2a_sdk_0_3_reads_them(client: HttpClient
     if not harness.SDK03_PYTHON.exists():
         pytest.skip("the sdk03 peer venv is not installed (.ci/run)")
     await _check(client, CASES_03)
+
+
+@pytest.mark.parametrize(("flavour", "target", "name", "gap"), [
+    (V10_RPC, "send", "drop result.task.history[0].messageId", "result.task.history[0].messageId"),
+    (V10_RPC, "stream", "drop event2.artifactUpdate.artifact.parts", "event 2.artifactUpdate.artifact.parts"),
+    (V10_REST, "get", "part without content task.artifacts[0].parts[0]", "GetTask: result.artifacts[0].parts[0]"),
+])
+async def test_a_required_gap_is_graded_and_the_verdict_stays(client: HttpClient, flavour: Flavour, target: str,
+                                                              name: str, gap: str) -> None:
+    """1.0 §5.7 (MUST) graded by invoke.required_fields; the call works through a2a-sdk, so no step fails."""
+    m, = _mutants([(flavour, target, name, True, True)])
+    async with harness.served([m]) as (base,):
+        assert await harness.official10(m, base) is None
+        _, _, r = await harness.probe(client, m, base)
+    check = r.check("invoke.required_fields")
+    assert check is not None and check.status.value == "fail" and check.severity.value == "MUST", check
+    assert gap in check.message, check.message
+    schema_check = r.check("stream.schema" if target == "stream" else "invoke.schema")
+    assert schema_check is not None and schema_check.status.value == "pass", schema_check
+    assert r.reason is None or r.reason.value == "invoke_not_blocking", r.reason  # "get": SendMessage said WORKING
