@@ -55,6 +55,9 @@ class Suite:
     validated: int = 0  # results of the suite's own calls checked against the version's definitions
     invalid: list[str] = field(default_factory=list)  # what those definitions reject (lifecycle.schema)
     completed_task: Item | None = None  # a COMPLETED task created by the suite, reused by several checks
+    # an operation the agent answered MethodNotFound -> "depends on <check>, which failed: <message>": the one root
+    # cause of every later check of that operation (probe.suite.streaming: SubscribeToTask)
+    unimplemented: dict[str, str] = field(default_factory=dict)
     client: A2AClient = field(init=False)
 
     def __post_init__(self) -> None:

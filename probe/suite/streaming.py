@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
+from probe.checks import grading
 from probe.checks.stream import StreamJudge
 from probe.results import Status
 from probe.suite.context import Skip, Suite, expect_error
@@ -57,7 +58,10 @@ class Subscription:
             await asyncio.wait_for(self._task, timeout=max(0.1, min(5.0, self.s.deadline.remaining())))
         except TimeoutError:
             self.error = self.error or "the subscription did not end after the task was canceled"
-        self.s.record("streaming.subscribe", *self.verdict(expect))
+        status, message = self.verdict(expect)
+        self.s.record("streaming.subscribe", status, message)
+        if self.plain is not None and _not_implemented(self.plain):
+            _unimplemented(self.s, "streaming.subscribe", message)
 
     def verdict(self, expect: TaskState) -> tuple[Status, str]:
         if self.plain is not None:
@@ -88,6 +92,8 @@ async def subscribe_terminal(s: Suite) -> None:
     assert task.task_id is not None
     async with s.client.subscribe(task.task_id) as es:
         answer = await _refusal(es)
+    if answer is not None:
+        _depends_on_the_method(s, answer)
     if answer is None:
         if not s.v1:
             # 0.3 proto: returning the final Task and closing is also allowed
@@ -99,6 +105,7 @@ async def subscribe_terminal(s: Suite) -> None:
     names = ({E.UNSUPPORTED_OPERATION} if s.v1
              else {E.UNSUPPORTED_OPERATION, E.TASK_NOT_FOUND, E.TASK_NOT_CANCELABLE, E.INTERNAL})
     expect_error(s, "streaming.subscribe_terminal", answer, names, "SubscribeToTask on a COMPLETED task")
+    _note_unimplemented(s, "streaming.subscribe_terminal", answer)
 
 
 async def subscribe_unknown(s: Suite) -> None:
@@ -106,11 +113,42 @@ async def subscribe_unknown(s: Suite) -> None:
         raise Skip("the card does not declare streaming (streaming.not_declared covers the refusal)")
     async with s.client.subscribe(f"a2a-probe-missing-{uuid.uuid4()}") as es:
         answer = await _refusal(es)
+    if answer is not None:
+        _depends_on_the_method(s, answer)
     if answer is None:
         s.record("streaming.subscribe_unknown", Status.FAIL,
                  "a subscription to a task that does not exist was accepted as a stream")
         return
     expect_error(s, "streaming.subscribe_unknown", answer, {E.TASK_NOT_FOUND}, "SubscribeToTask with an unknown id")
+    _note_unimplemented(s, "streaming.subscribe_unknown", answer)
+
+
+# SubscribeToTask answered MethodNotFound (JSON-RPC -32601): the agent has no such operation although its card
+# declares streaming (1.0 §3.3.4, §3.1.6; 0.3 §7.9). The first check that meets it fails; every later check of the
+# operation depends on it (each would fail for that one cause, quoting the same MethodNotFound)
+_SUBSCRIBE = "SubscribeToTask"
+
+
+def _not_implemented(answer: Answer) -> bool:
+    return answer.error is not None and answer.error.name == E.METHOD_NOT_FOUND
+
+
+def _unimplemented(s: Suite, check_id: str, message: str) -> None:
+    """`check_id` failed on the MethodNotFound: it carries the cause, if its version grades it (0.2 has no
+    streaming.subscribe_terminal, whose failure is then no finding to depend on)."""
+    if grading.level_of(check_id, s.result.protocol_version, s.result.binding) is not None:
+        s.unimplemented.setdefault(_SUBSCRIBE, f"depends on {check_id}, which failed: {message}"[:300])
+
+
+def _depends_on_the_method(s: Suite, answer: Answer) -> None:
+    if _not_implemented(answer) and _SUBSCRIBE in s.unimplemented:
+        raise Skip(s.unimplemented[_SUBSCRIBE])
+
+
+def _note_unimplemented(s: Suite, check_id: str, answer: Answer) -> None:
+    recorded = s.result.check(check_id)
+    if _not_implemented(answer) and recorded is not None and recorded.status is Status.FAIL:
+        _unimplemented(s, check_id, recorded.message)
 
 
 async def _refusal(es: AnswerStream) -> Answer | None:

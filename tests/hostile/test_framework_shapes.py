@@ -123,3 +123,34 @@ async def test_sse_data_behind_a_record_separator_is_unreadable_and_only_that(
         c = r.check(check_id)
         assert c is not None and c.status is Status.SKIP, c
         assert c.message == f"depends on stream.events_parse, which failed: 1 event(s) could not be read, {tail}"
+
+
+async def test_subscribe_to_task_not_implemented_is_one_root_cause(client: HttpClient,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    # LangGraph declares streaming but has no SubscribeToTask: every call is JSON-RPC MethodNotFound. The first
+    # check that meets it fails (1.0 §3.1.6 and §3.3.4: with streaming declared, SubscribeToTask is served, and a
+    # terminal task is refused with UnsupportedOperationError); the later ones depend on it, as the suite does for
+    # a basic run's root cause. Before: subscribe_terminal and subscribe_unknown both failed, quoting the same
+    # MethodNotFound
+    from probe.checks import grading
+    from probe.engine import execute
+    from probe.suite import _run_check, streaming
+    from probe.suite.context import Suite, SuiteOptions
+    from probe.wire.http import Deadline
+
+    done = task("COMPLETED", artifacts=[{"artifactId": "a", "parts": [{"text": "ok"}]}])
+    missing = Reply(chunks=['{"jsonrpc": "2.0", "id": "{id}", "error": {"code": -32601, '
+                            '"message": "Method not found: SubscribeToTask"}}'])
+    reply = Reply(chunks=['{"jsonrpc": "2.0", "id": "{id}", "result": ' + json.dumps(done) + "}"])
+    async with scripted_agent({"SendMessage": reply, "SubscribeToTask": missing}) as origin:
+        run = await execute(Target(name="t", url=origin, timeout=3.0), client, steps=(StepName.PING,))
+        s = Suite(run, SuiteOptions(timeout=20.0), Deadline.after(20.0))
+        for fn in (streaming.subscribe_terminal, streaming.subscribe_unknown):
+            await _run_check(s, fn, streaming.IDS[fn])
+    grading.grade(run.r)
+    assert "Traceback" not in caplog.text
+    terminal, unknown = run.r.check("streaming.subscribe_terminal"), run.r.check("streaming.subscribe_unknown")
+    assert terminal is not None and terminal.status is Status.FAIL and terminal.severity is Severity.MUST
+    assert terminal.message.endswith("JSON-RPC MethodNotFoundError -32601: Method not found: SubscribeToTask")
+    assert unknown is not None and unknown.status is Status.SKIP, unknown
+    assert unknown.message == f"depends on streaming.subscribe_terminal, which failed: {terminal.message}"

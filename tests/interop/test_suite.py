@@ -286,10 +286,14 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
             r = await run_probe(Target(name=name, url=origin, timeout=3.0, stream_close_grace=0.2), client,
                                 steps=steps)
             failed.update(await _failing(r))
-    # unknown ids answered -32601, not TaskNotFoundError; a Last-Modified that is not an HTTP-date
+    # unknown ids answered -32601, not TaskNotFoundError; a Last-Modified that is not an HTTP-date; SubscribeToTask
+    # answered InternalError whatever the task (a SubscribeToTask that is MethodNotFound is one root cause, failed by
+    # the first check that meets it: streaming.subscribe_unknown would depend on streaming.subscribe_terminal)
     completed = {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
                           "artifacts": [{"artifactId": "a", "parts": [{"text": "ok"}]}]}}
-    async with versioned_agent("1.0", {"SendMessage": rpc(completed)}, card_headers={"Last-Modified": "yesterday"},
+    internal = rpc(error={"code": -32603, "message": "internal error"})
+    async with versioned_agent("1.0", {"SendMessage": rpc(completed), "SubscribeToTask": internal},
+                               card_headers={"Last-Modified": "yesterday"},
                                card_extra={"capabilities": {"streaming": True}}) as url:
         await probe(url)
     # a probe that cannot run (its own config, or a bug) still fails a check, so JUnit agrees with the exit code
