@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from probe import redact
-from probe.results import Category, CheckResult, Severity, Status, StepName, new_check
+from probe.results import Category, CheckResult, ProbeResult, Severity, Status, StepName, new_check
 
 __all__ = ["ALL_CHECKS", "BY_ID", "CHECKS", "JSONRPC", "SUITE_CHECKS", "Category", "Check", "Rule", "Severity",
            "from_problems", "get", "make_check"]
@@ -491,3 +491,14 @@ def shared_check(check_id: str, status: Status, message: str = "", *, step: Step
         return fresh  # not shared: the result's own
     _SHARED[key] = redact.share(fresh)
     return fresh
+
+
+def record_finding(result: ProbeResult, check_id: str, failure: str | None, *, seen: bool, passed: str,
+                   none_seen: str) -> None:
+    """A run-wide finding over the answers seen (invoke.timestamps_utc, invoke.required_fields), recorded in place
+    of an earlier record of it (the suite's own calls add to the engine's): failed with `failure`, else passed when
+    answers were seen, skipped when none was."""
+    c = (make_check(check_id, Status.FAIL, failure, step=StepName.INVOKE) if failure is not None
+         else shared_check(check_id, Status.PASS if seen else Status.SKIP, passed if seen else none_seen,
+                           step=StepName.INVOKE))
+    result.checks = [x for x in result.checks if x.id != check_id] + [c]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from probe.checks.catalogue import make_check, shared_check
-from probe.results import ProbeResult, Status, StepName
+from probe.checks.catalogue import record_finding
+from probe.results import ProbeResult
 
 CHECK = "invoke.required_fields"
 _MAX_SHOWN = 5
@@ -41,11 +41,8 @@ class RequiredLog:
 
     def record(self, result: ProbeResult) -> None:
         """The check, in place of an earlier record of it (the suite's own calls add to the engine's)."""
+        failure = None
         if self.missing:
             more = f" … (+{self.missing - len(self.shown)} more)" if self.missing > len(self.shown) else ""
-            c = make_check(CHECK, Status.FAIL, f"{'; '.join(self.shown)}{more} (the official clients read past "
-                           "these: the calls work, the verdict stands)", step=StepName.INVOKE)
-        else:
-            c = shared_check(CHECK, Status.PASS if self.seen else Status.SKIP, PASSED if self.seen else NONE_SEEN,
-                             step=StepName.INVOKE)
-        result.checks = [x for x in result.checks if x.id != CHECK] + [c]
+            failure = f"{'; '.join(self.shown)}{more} (the official clients read past these: the calls work)"
+        record_finding(result, CHECK, failure, seen=bool(self.seen), passed=PASSED, none_seen=NONE_SEEN)

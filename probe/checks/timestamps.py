@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from probe.checks.catalogue import make_check, shared_check
-from probe.results import ProbeResult, Status, StepName
+from probe.checks.catalogue import record_finding
+from probe.results import ProbeResult
 from probe.wire.schema import show
 
 CHECK = "invoke.timestamps_utc"
@@ -57,14 +57,12 @@ class TimestampLog:
 
     def record(self, result: ProbeResult) -> None:
         """The check, in place of an earlier record of it (the suite's own calls add to the engine's)."""
+        failure = None
         if self.offsets:
             more = f" … (+{self.offsets - len(self.shown)} more)" if self.offsets > len(self.shown) else ""
-            c = make_check(CHECK, Status.FAIL, f"{self.offsets} of {self.seen} timestamp(s) carry an offset other "
-                           f"than 'Z': {'; '.join(self.shown)}{more}", step=StepName.INVOKE)
-        else:
-            c = shared_check(CHECK, Status.PASS if self.seen else Status.SKIP, PASSED if self.seen else NONE_SEEN,
-                             step=StepName.INVOKE)
-        result.checks = [x for x in result.checks if x.id != CHECK] + [c]
+            failure = (f"{self.offsets} of {self.seen} timestamp(s) carry an offset other than 'Z': "
+                       f"{'; '.join(self.shown)}{more}")
+        record_finding(result, CHECK, failure, seen=bool(self.seen), passed=PASSED, none_seen=NONE_SEEN)
 
 
 def _holders(payload: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
