@@ -179,7 +179,7 @@ def _texts(d: Dialect, parts: Any, problems: list[str]) -> list[str]:
                                 f"{kinds or 'none'}")
             if "kind" in p and d.version != "1.0":  # 1.0 §5.7: an unrecognized field, ignored (as a2a-sdk does)
                 problems.append(f"a {d.label} part carries the 0.3 'kind' field")
-            if "raw" in p:
+            if p.get("raw") is not None:  # null is absent (ProtoJSON)
                 _base64(p["raw"], "raw", problems)
             if isinstance(p.get("file"), dict) and "fileWithBytes" in p["file"]:
                 _base64(p["file"]["fileWithBytes"], "file.fileWithBytes", problems)

@@ -193,9 +193,7 @@ async def official10(m: Mutant, base: str) -> str | None:
                 await client.get_task(pb.GetTaskRequest(id="t1"))
         except Exception as exc:  # whatever the client raises is its refusal
             return f"{type(exc).__name__}: {exc}"[:300]
-    if m.target == "card":
-        return None
-    sent = {"send": [(pb.SendMessageResponse, m.send)], "get": [(pb.Task, m.get)],
+    sent = {"card": [(pb.AgentCard, m.card)], "send": [(pb.SendMessageResponse, m.send)], "get": [(pb.Task, m.get)],
             "stream": [(pb.StreamResponse, e) for e in m.stream]}[m.target]
     dropped = [p for cls, doc in sent for p in lost(cls.DESCRIPTOR, doc)]
     return f"read with losses: {'; '.join(dropped)}" if dropped else None

@@ -44,6 +44,7 @@ CASES_10: list[Case] = [
     # fixed: REQUIRED (1.0 §5.7 MUST) json_format does not enforce: invoke.required_fields grades it, the verdict stays
     (V10_RPC, "send", "drop result.task.history[0].messageId", True, True),
     (V10_RPC, "send", "part without content result.message.parts[1]", True, True),
+    (V10_RPC, "send", "null result.message.parts[3].raw", True, True),  # null is absent: a Part without content
     (V10_RPC, "send", "empty array result.task.artifacts[0].parts", True, True),
     (V10_RPC, "get", "null task.status.message.messageId", True, True),
     (V10_RPC, "stream", "drop event2.artifactUpdate.artifact.parts", True, True),
