@@ -57,7 +57,10 @@ def required_fields(card: Card) -> CheckResult:
             problems.append(f"{name} is missing")
         elif not isinstance(value, typ) or isinstance(value, bool):
             problems.append(f"{name} is a {type(value).__name__}, expected {_typename(typ)}")
-        elif isinstance(value, str | list) and not value and name != "skills":
+        elif isinstance(value, str | list) and not value and name != "skills" and card.family == "1.0":
+            # 1.0 §5.7: a REQUIRED field MUST be "present and set" (ProtoJSON: "" is the unset default), a required
+            # array MUST hold an element; 0.3 and 0.2 have no such rule (their schemas: `string`, `array`, no
+            # minLength/minItems), and the 0.3 models read "" and [] (a2a-sdk 0.3's resolver accepts the card)
             problems.append(f"{name} is empty")
     declared = card.doc.get("protocolVersion")
     if card.family == "0.2" and declared is not None and not isinstance(declared, str):
@@ -152,7 +155,8 @@ def skills(card: Card) -> CheckResult:
             problems.append(f"skills[{i}] is not an object")
             continue
         for name, typ in required.items():
-            if not isinstance(s.get(name), typ) or (typ is str and not s.get(name)):
+            # an empty string is unset only in 1.0 (§5.7); the 0.x schemas allow it
+            if not isinstance(s.get(name), typ) or (typ is str and not s.get(name) and card.family == "1.0"):
                 problems.append(f"skills[{i}].{name} is missing or not {_typename(typ)}")
         if isinstance(s.get("id"), str):
             if s["id"] in seen:
