@@ -187,6 +187,11 @@ class StreamJudge:
             self.unread += 1
             self._problem("stream.events_parse", f"event {index}: " + "; ".join(item.problems))
             return
+        if item.kind == "task" and not item.task_id and self.d.version != "1.0":
+            # a2a-sdk 0.3's streaming client tracks the task by its id (ClientTaskManager): a Task event without one
+            # stops it ("no current Task"); the 1.0 client reads on (it tracks nothing)
+            self._problem("stream.events_parse", f"event {index}: the Task has no id (a2a-sdk 0.3's streaming client "
+                                                 "stops: 'no current Task')")
         if self.terminal_at is not None:
             self._after_terminal(index, item)
             return

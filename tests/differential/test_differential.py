@@ -73,7 +73,8 @@ CASES_03: list[Case] = [
     (V03_RPC, "send", "drop result.kind", True, True),  # fixed: read by its fields as pydantic does; the 0.3 schema
     # requires kind: a MUST finding (invoke.dialect), the call stands (docs/conformance-audit.md, as timestamps_utc)
     (V03_RPC, "stream", "valid", True, True),
-    (V03_RPC, "stream", "empty string event0.id", False, True),  # open: see the audit (the 0.3 client's task state)
+    (V03_RPC, "stream", "empty string event0.id", False, False),  # fixed: the 0.3 client stops ('no current Task')
+    (V03_RPC, "stream", "empty string event3.taskId", True, True),  # an update's id: the tracker keeps the Task's
 ]
 
 
