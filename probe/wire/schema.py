@@ -205,7 +205,7 @@ class _Walk:
     def required(self, desc: Descriptor, value: dict[str, Any], path: str) -> None:
         for fd in _layout(desc)[2]:
             present = value.get(fd.json_name, value.get(fd.name))
-            if present is None or present == []:
+            if present is None or present == [] or present == "":  # "" is a string's unset default (§5.7: "set")
                 self.gap(f"{path}.{fd.json_name}", f"required field is missing (in {desc.name})")
 
     def oneofs(self, desc: Descriptor, clean: dict[str, Any], path: str) -> None:
@@ -427,7 +427,8 @@ def _skel_message(desc: Descriptor, value: Any, budget: list[int]) -> Any:
             else:
                 add(_exact(item, budget))
         elif kind == _K_STRING:
-            add(_ERASED if item.__class__ is str and (item.isascii() or _SURROGATE.search(item) is None)
+            # "" stays in the key: a REQUIRED string that is empty is a gap (Verdict.required), another string none
+            add(_ERASED if item.__class__ is str and item and (item.isascii() or _SURROGATE.search(item) is None)
                 else _exact(item, budget))
         elif kind == _K_MESSAGE:
             add(_skel_message(sub, item, budget))
@@ -441,7 +442,7 @@ def _skel_message(desc: Descriptor, value: Any, budget: list[int]) -> Any:
 def _skel_single(kind: int, sub: Any, value: Any, budget: list[int]) -> Any:
     """One leaf of a repeated field (see _skel_message, which handles a single field's leaves itself)."""
     if kind == _K_STRING:
-        if value.__class__ is str and (value.isascii() or _SURROGATE.search(value) is None):
+        if value.__class__ is str and value and (value.isascii() or _SURROGATE.search(value) is None):
             return _ERASED
     elif kind == _K_MESSAGE:
         return _skel_message(sub, value, budget)

@@ -152,3 +152,13 @@ def test_base64(value: Any, ok: bool) -> None:
 def test_long_values_are_shortened() -> None:
     problems = _v1({"task": {**_TASK, "status": {"state": "X" * 500}}})
     assert problems and len(problems[0]) < 400
+
+
+def test_an_empty_required_string_is_a_gap_even_after_a_cached_pass() -> None:
+    """1.0 §5.7: a REQUIRED field "MUST be present and set"; "" is a proto3 string's unset default. The passed-verdict
+    cache (keyed by the payload's skeleton, strings erased) must not answer for it from a valid message."""
+    assert validate("1.0", "JSONRPC", Shape.SEND_RESULT, {"message": _MSG}).required == []
+    verdict = validate("1.0", "JSONRPC", Shape.SEND_RESULT, {"message": {**_MSG, "messageId": ""}})
+    assert verdict.ok and verdict.required == ["result.message.messageId: required field is missing (in Message)"]
+    optional = validate("1.0", "JSONRPC", Shape.SEND_RESULT, {"message": {**_MSG, "contextId": ""}})
+    assert optional.ok and optional.required == []
