@@ -112,8 +112,9 @@ def base64_problem(value: Any) -> str | None:
 
 _REQUIRED = field_behavior_pb2.REQUIRED
 # ProtoJSON omits default values, so for fields without presence "absent" only means "empty"; these may be
-# legitimately empty although the proto marks them REQUIRED (no tasks on the page; a flow with no scopes)
-_EMPTY_ALLOWED = frozenset({"lf.a2a.v1.ListTasksResponse.tasks"})
+# legitimately empty although the proto marks them REQUIRED (no tasks on the page; the last page's token is "",
+# 1.0 §3.1.4 — its presence is the suite's lifecycle.list_tasks rule)
+_EMPTY_ALLOWED = frozenset({"lf.a2a.v1.ListTasksResponse.tasks", "lf.a2a.v1.ListTasksResponse.next_page_token"})
 _FREE_FORM = frozenset({"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue",
                         "google.protobuf.Any", "google.protobuf.FieldMask", "google.protobuf.Duration"})
 _WRAPPERS = re.compile(r"google\.protobuf\.\w+Value")

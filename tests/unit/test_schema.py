@@ -162,3 +162,10 @@ def test_an_empty_required_string_is_a_gap_even_after_a_cached_pass() -> None:
     assert verdict.ok and verdict.required == ["result.message.messageId: required field is missing (in Message)"]
     optional = validate("1.0", "JSONRPC", Shape.SEND_RESULT, {"message": {**_MSG, "contextId": ""}})
     assert optional.ok and optional.required == []
+
+
+def test_the_last_pages_empty_token_is_no_gap() -> None:
+    """1.0 §3.1.4: nextPageToken is "" on the final page; REQUIRED in the proto, so 9b17b6b's "" = unset rule made it
+    a gap on every correct agent's last page (invoke.required_fields failed the suite's ListTasks)."""
+    page = {"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0}
+    assert validate("1.0", "JSONRPC", Shape.LIST_TASKS, page).required == []
