@@ -79,7 +79,7 @@ async def test_a_correct_gateway_passes_every_binding(gateway: Start, kind: str)
     target = Target(name="behind-nginx", url=behind.url, message="hello gateway", expect_text="echo: hello gateway")
     async with HttpClient() as client:
         result = await run_interfaces(target, client)
-    assert result.success, (result.reason, [(i.binding, i.reason, i.steps) for i in result.interfaces])
+    assert result.success, (result.reason, result.steps, [(i.binding, i.reason, i.steps) for i in result.interfaces])
     assert sorted(i.binding for i in result.interfaces) == ["grpc", "http_json", "jsonrpc"]
     for i in result.interfaces:  # every call went through the gateway
         port = behind.grpc_port if i.binding == "grpc" else behind.port
