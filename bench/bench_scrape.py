@@ -64,6 +64,7 @@ def _state(n: int) -> tuple[Any, list[Any]]:
     for r in results:
         m.add_job(r.agent, "ping", 60, 10)
         m.observe("ping", r)
+    getattr(m, "flush", lambda: None)()  # what waits written (trees that batch the writes)
     return m, results
 
 

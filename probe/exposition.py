@@ -21,7 +21,7 @@ the values in one C call under the GIL, so it sees each series either before or 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 
 from prometheus_client import Metric
@@ -342,14 +342,17 @@ class HistogramChild:
 class FamilyCollector(Collector):
     """The families as a prometheus_client collector."""
 
-    def __init__(self, families: Sequence[Family]) -> None:
+    def __init__(self, families: Sequence[Family], before: Callable[[], None] | None = None) -> None:
         self.families = tuple(families)
+        self.before = before  # called first on every collection (the writes still waiting: `Metrics.flush`)
 
     def describe(self) -> Iterator[Metric]:
         for f in self.families:
             yield Metric(f.name, f.documentation, f.kind)
 
     def collect(self) -> Iterator[Metric]:
+        if self.before is not None:
+            self.before()
         for f in self.families:
             yield f.metric()
 

@@ -249,6 +249,7 @@ class Metrics:
         self.info_labels = tuple(info_labels)
         self._m: dict[str, MetricWrapperBase] = {}
         self._f: dict[str, Family] = {}
+        self._pending: list[tuple[str, ProbeResult, float]] = []  # results not written yet, and when (`observe`)
         for spec in CATALOGUE:
             labels = spec.labels + (self.info_labels if spec.name == "agent_info" else ())
             name = PREFIX + spec.name
@@ -268,7 +269,7 @@ class Metrics:
         standard = [collector(registry=self._own) for collector in (ProcessCollector, PlatformCollector, GCCollector)]
         for own in (*self._m.values(), *standard):
             self.registry.register(own)
-        self.registry.register(FamilyCollector(list(self._f.values())))
+        self.registry.register(FamilyCollector(list(self._f.values()), before=self.flush))
         for cause in Refused:
             self.counter("push_receiver_refused").labels(cause.value)
         for outcome in CARD_CACHE_RESULTS:  # every result starts at 0
@@ -311,16 +312,22 @@ class Metrics:
     # the per-agent families (labels begin with `agent`): kept rendered, see probe/exposition.py
 
     def agent_gauge(self, name: str) -> GaugeFamily:
+        if self._pending:
+            self.flush()
         f = self._f[name]
         assert isinstance(f, GaugeFamily)
         return f
 
     def agent_counter(self, name: str) -> CounterFamily:
+        if self._pending:
+            self.flush()
         f = self._f[name]
         assert isinstance(f, CounterFamily)
         return f
 
     def agent_histogram(self, name: str) -> HistogramFamily:
+        if self._pending:
+            self.flush()
         f = self._f[name]
         assert isinstance(f, HistogramFamily)
         return f
@@ -330,6 +337,8 @@ class Metrics:
     def add_job(self, agent: str, module: str, interval: float, timeout: float, detailed: bool = False) -> None:
         """Create the series a job will have. Detailed jobs get every reason and cause at 0 as well;
         lean ones only what fits the per-agent series budget (docs/metrics.md)."""
+        if self._pending:
+            self.flush()
         key = (agent, module)  # one tuple for the job's series keys (50,000 jobs)
         self.agent_gauge("interval_seconds").set(key, interval)
         self.agent_gauge("timeout_seconds").set(key, timeout)
@@ -347,6 +356,8 @@ class Metrics:
 
     def add_push_job(self, agent: str, module: str) -> None:
         """The push series of a `push` job, at 0 from the start."""
+        if self._pending:
+            self.flush()
         self.agent_counter("push_deliveries").labels(agent, module)
         for problem in DeliveryProblem:
             self.agent_counter("push_delivery_problems").labels(agent, module, problem.value)
@@ -369,13 +380,19 @@ class Metrics:
                 self.agent_counter("push_delivery_problems").inc((agent, module, problem))
 
     def detailed(self, agent: str, module: str) -> bool:
+        if self._pending:
+            self.flush()
         return (agent, module) in self._detailed
 
     def set_agent_info(self, agent: str, labels: dict[str, str]) -> None:
+        if self._pending:
+            self.flush()
         self._replace_info("agent_info", self._info, agent, tuple(labels.get(k, "") for k in self.info_labels))
 
     def remove_job(self, agent: str, module: str) -> None:
         """Drop every series of an agent/module that left the config, so dashboards don't show ghosts."""
+        if self._pending:
+            self.flush()
         self._drop(agent, module, {spec.name for spec in CATALOGUE if spec.labels[:2] == AM})
         for binding in self._bindings.pop((agent, module), ()):
             self._reason.pop((agent, module, binding), None)
@@ -395,6 +412,8 @@ class Metrics:
                 family.remove(*labelvalues)
 
     def remove_agent(self, agent: str) -> None:
+        if self._pending:
+            self.flush()
         for name in ("agent_info", "agent_card_info", *TLS_METRICS):
             family = self._f[name]
             for labelvalues in family.series():
@@ -413,14 +432,34 @@ class Metrics:
                 self.gauge("agents_configured").set(agents)
 
     def missed(self, agent: str, module: str, cause: str) -> None:
+        if self._pending:
+            self.flush()
         self.agent_counter("scheduler_missed_runs").inc((agent, module, cause))
 
     # ---- per probe
 
     def observe(self, module: str, r: ProbeResult) -> None:
+        """Record a finished probe's series. The result waits until `BATCH` are waiting, then all are written in
+        order: a write costs about half as much right after another as between two probes, when its code and the
+        interpreter's state have left the CPU's caches (docs/performance.md). Every reader of the per-agent series
+        (a scrape, `registry` collections, the family accessors) and every other writer writes what waits first
+        (`flush`), so none can tell; at most `BATCH` results are held (the history holds the same ones)."""
+        pending = self._pending
+        pending.append((module, r, time.time()))  # the time it finished: its last-run and last-success value
+        if len(pending) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the series of every result waiting (see `observe`), in order. The loop's thread only: the
+        scrape's render flushes on the loop before its thread joins the text."""
+        pending, self._pending = self._pending, []
+        for module, r, finished in pending:
+            self._observe(module, r, finished)
+
+    def _observe(self, module: str, r: ProbeResult, finished: float) -> None:
         a = r.agent
         job = (a, module)
-        now = exposition.value_text(time.time())  # formatted once: last run and last success share it
+        now = exposition.value_text(finished)  # formatted once: last run and last success share it
         self._last_run.set_text(job, now)
         before = self._bindings.get(job, ())
         outs = outcomes(r, before)
@@ -503,6 +542,10 @@ class Metrics:
 
         Concurrent scrapes asking for the same thing share one render. Returns (body, content type, gzipped).
         """
+        if self._pending:  # on the loop, before the render's thread reads the series; its CPU is recording's
+            t0 = time.thread_time()
+            self.flush()
+            self.counter("bookkeeping_cpu_seconds").inc(time.thread_time() - t0)
         key = (accept, gzip_accepted(accept_encoding), names)
         pending = self._renders.get(key)
         if pending is None:
@@ -567,6 +610,10 @@ class Metrics:
             seen[key] = _shared(values)
         g.flag((agent, *values), True)  # also when unchanged: a series removed elsewhere comes back
 
+
+# Results waiting before their series are written in one go (`Metrics.observe`): as the history's kept parts
+# (probe/history.py `BATCH`).
+BATCH = 32
 
 # Label-value tuples most of a fleet's agents have alike (their bindings, their card's versions), kept as one
 # tuple each; bounded, past the bound a tuple is its agent's own.

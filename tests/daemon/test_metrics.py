@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -209,6 +210,58 @@ def test_an_unchanged_info_series_is_not_rewritten_and_comes_back_after_its_job_
     m.add_job("a", "ping", 30, 5)
     m.observe("ping", failed)
     assert info() == first
+
+
+def test_recorded_probes_wait_in_a_batch_that_every_reader_and_writer_writes_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`observe` keeps a result until `BATCH` wait, then writes them all in order; a scrape, a registry
+    collection, a family accessor and every other writer write what waits first, so each sees every probe
+    recorded before it; last-run times are the probes' own, not the write's."""
+    import asyncio
+
+    from probe import metrics as metrics_mod
+
+    runs = PREFIX + "runs_total"
+    labels = {"agent": "a", "module": "ping", "binding": "jsonrpc"}
+    clock = iter(1_764_604_800.0 + i for i in range(1000))
+    monkeypatch.setattr(metrics_mod.time, "time", lambda: next(clock))
+
+    def fresh() -> Metrics:
+        m = Metrics([1], [])
+        m.add_job("a", "ping", 30, 5)
+        m.observe("ping", _result())
+        assert not m._f["runs"].lines and len(m._pending) == 1  # waiting, not written
+        return m
+
+    m = fresh()
+    body, _, _ = asyncio.run(m.render("text/plain", ""))
+    assert f'{runs}{{agent="a",binding="jsonrpc",module="ping"}} 1.0' in body.decode()
+    counted = m.registry.get_sample_value(PREFIX + "bookkeeping_cpu_seconds_total")
+    assert counted is not None and counted > 0  # the scrape's flush is recording's CPU
+    assert fresh().registry.get_sample_value(runs, labels) == 1.0
+    assert fresh().agent_counter("runs").value(("a", "ping", "jsonrpc")) == 1.0
+    m = fresh()  # the last run's time is when the probe was recorded, not when it was written
+    recorded = m._pending[0][2]
+    next(clock)
+    assert m.registry.get_sample_value(PREFIX + "last_run_timestamp_seconds", {"agent": "a", "module": "ping"}) \
+        == recorded
+    m = fresh()  # the job leaves after its probe: nothing of it stays
+    m.remove_job("a", "ping")
+    m.remove_agent("a")
+    assert not [s for s in _samples(m) if s[1].get("agent") == "a"]
+    m = fresh()  # a downgrade to lean after a detailed probe: the probe written as it was recorded, then dropped
+    m.add_job("a", "ping", 30, 5, detailed=True)
+    assert m.registry.get_sample_value(runs, labels) == 1.0
+    m = Metrics([1], [])
+    m.add_job("a", "ping", 30, 5)
+    for i in range(3 * metrics_mod.BATCH):
+        m.observe("ping", _result())
+        assert len(m._pending) == (i + 1) % metrics_mod.BATCH  # a full batch is written at once
+        assert m._f["runs"].value(("a", "ping", "jsonrpc")) == i + 1 - len(m._pending)
+    m.observe("ping", _result(success=False, reason=Reason.INVOKE_TIMEOUT))
+    m.missed("a", "ping", "overloaded")  # another writer: what waits is written first
+    assert not m._pending
+    assert m.registry.get_sample_value(PREFIX + "failures_total", {**labels, "reason": "invoke_timeout"}) == 1.0
 
 
 def test_probe_registry_is_blackbox_compatible() -> None:
