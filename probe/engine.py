@@ -56,7 +56,9 @@ from probe.wire.bindings import (
     Context,
     Factory,
     Op,
+    Problem,
     ProblemKind,
+    retry_after_seconds,
 )
 from probe.wire.card import Card, CardError, Interface
 from probe.wire.client import A2AClient, Hook, PollTimeout, Reply
@@ -439,6 +441,12 @@ class ProbeRun:
                     self.check("card.not_modified", Status.FAIL, "HTTP 304 to a request without validators", step=d)
                 if status in (401, 403):
                     self.check("card.public", Status.FAIL, f"the card needs credentials (HTTP {status})", step=d)
+                if status == 429 and exc.response is not None:  # RFC 6585 §4: refused by rate, not judged
+                    wait = retry_after_seconds(exc.response.headers.get("Retry-After"))
+                    self.r.retry_after_s = wait
+                    raise StepFailed(Reason.RATE_LIMITED, f"{exc}" + (f"; Retry-After {wait:.0f} s" if wait is not None
+                                     else "; no Retry-After") + ": refused by a rate limit, the agent not judged") \
+                        from None
                 raise StepFailed(Reason.CARD_HTTP_STATUS, str(exc)) from None
             self.check("card.strict_json", Status.FAIL, str(exc), step=d)
             raise StepFailed(Reason.CARD_INVALID, str(exc)) from None
@@ -980,10 +988,16 @@ class ProbeRun:
         self._outcome(final, StepName.STREAM, "stream")
         return False
 
+    def _refused(self, p: Problem) -> None:
+        """A rate limit's Retry-After, kept on the result for the daemon's next run of this job (probe.runner)."""
+        if p.kind is ProblemKind.RATE_LIMITED and p.retry_after is not None:
+            self.r.retry_after_s = p.retry_after
+
     def _not_a_stream(self, answer: Answer, c: A2AClient) -> None:
         """The answer to a stream request was not a stream: an error before the stream, or a broken server."""
         p = answer.problem
         if p is not None and p.kind is not ProblemKind.FRAMING:
+            self._refused(p)
             raise StepFailed(_PROBLEM_REASON[p.kind], p.detail)
         if answer.error is not None:
             raise StepFailed(*_a2a_error_reason(answer.error, c, Op.STREAM))
@@ -1023,6 +1037,7 @@ class ProbeRun:
         p = answer.problem
         if p is not None and p.kind is not ProblemKind.FRAMING:
             self.check("invoke.transport", Status.FAIL, p.detail, step=name)
+            self._refused(p)
             raise StepFailed(_PROBLEM_REASON[p.kind], p.detail)
         if op is Op.SEND:
             self.check("invoke.transport", Status.PASS, f"{answer.exchange.outcome} {answer.content_type}".strip(),
@@ -1049,7 +1064,7 @@ _ROUTE_REASONS = frozenset({Reason.INVOKE_UNREACHABLE, Reason.INVOKE_TIMEOUT, Re
 _PROBLEM_REASON = {ProblemKind.ROUTE: Reason.INVOKE_ROUTE_NOT_FOUND, ProblemKind.AUTH: Reason.INVOKE_AUTH,
                    ProblemKind.VERSION: Reason.INVOKE_VERSION_UNSUPPORTED,
                    ProblemKind.STATUS: Reason.INVOKE_UNEXPECTED_STATUS, ProblemKind.FRAMING: Reason.INVOKE_NOT_A2A,
-                   ProblemKind.GATEWAY: Reason.INVOKE_GATEWAY_ERROR}
+                   ProblemKind.GATEWAY: Reason.INVOKE_GATEWAY_ERROR, ProblemKind.RATE_LIMITED: Reason.RATE_LIMITED}
 
 
 def _answered(item: Item) -> str:

@@ -28,14 +28,16 @@ LEVEL_TEXT: dict[Level, str] = {
                    "lifecycle MUST check fails",
     Level.NON_CONFORMANT: "the card is missing or invalid, the basic send/get fails, or a request crashed the "
                           "server (a 5xx or a dropped connection: the most severe failure)",
-    Level.UNKNOWN: "a gateway in front of the agent failed a call itself (invoke_gateway_error), and nothing seen "
-                   "of the agent fails a MUST: what the gateway kept from the agent cannot be judged",
+    Level.UNKNOWN: "a gateway in front of the agent failed a call itself (invoke_gateway_error), or the agent or a "
+                   "gateway refused a request by rate (rate_limited), and nothing seen of the agent fails a MUST: "
+                   "what was kept from the agent cannot be judged",
 }
 # Offline (`a2a-probe validate`), with no live send: a MUST failure of the card or of a recorded task is
 # non-conformant, another MUST failure (e.g. a stream rule) minimal, only SHOULD failures partial.
 
 _BASIC = (StepName.INVOKE, StepName.PING)
 SOFT_REASONS = frozenset({Reason.INVOKE_NOT_BLOCKING})
+NOT_JUDGED = frozenset({Reason.INVOKE_GATEWAY_ERROR, Reason.RATE_LIMITED})  # the call never reached the agent
 CRASH_CHECK = "errors.no_server_errors"
 
 
@@ -46,10 +48,12 @@ def level(result: ProbeResult) -> Level:
     if result.offline:
         return _offline_level(must, failed)
     discover = result.step(StepName.DISCOVER)
+    if result.reason is Reason.RATE_LIMITED and discover is not None and discover.status is Status.FAIL:
+        return Level.UNKNOWN  # the card was refused by rate: nothing of the agent was seen
     if discover is None or discover.status is Status.FAIL:
         return Level.NON_CONFORMANT
-    if any(c.reason is Reason.INVOKE_GATEWAY_ERROR for c in failed):  # the gateway's fault is not the agent's
-        must = [c for c in must if c.reason is not Reason.INVOKE_GATEWAY_ERROR]
+    if any(c.reason in NOT_JUDGED for c in failed):  # a gateway's fault, a rate limit: not the agent's answer
+        must = [c for c in must if c.reason not in NOT_JUDGED]
         if any(c.category is Category.AGENT_CARD for c in must):
             return Level.NON_CONFORMANT
         if any(c.category is Category.LIFECYCLE for c in must):

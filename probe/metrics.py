@@ -101,8 +101,9 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("interval_seconds", "gauge", AM, "Configured probe interval"),
     Spec("timeout_seconds", "gauge", AM, "Configured probe timeout"),
     Spec("scheduler_missed_runs", "counter", (*AM, "cause"),
-         "Scheduled runs not started: cause=overlap (previous run still going), misfire (started too late) or "
-         "overloaded (no free probe slot in time: the probe's overload, not the agent's failure); "
+         "Scheduled runs not started: cause=overlap (previous run still going), misfire (started too late), "
+         "overloaded (no free probe slot in time: the probe's overload, not the agent's failure) or rate_limited "
+         "(the agent's last answer was a rate limit whose Retry-After has not passed, at most an hour); "
          "a cause's series appears with its first miss"),
     # ---- detailed, opt-in per agent or module (`detailed_metrics: true`) or for all (`metrics.detailed`)
     Spec("last_duration_seconds", "gauge", AMB, "The agent's latency in the last probe (as duration_seconds)",
@@ -171,7 +172,7 @@ CATALOGUE: tuple[Spec, ...] = (
          "it), refetched (stale, fetched anew), miss (none stored), uncacheable (no-store, no caching headers)"),
     Spec("card_cache_entries", "gauge", (), "Agent Cards the card cache holds now (one per agent at most)"),
 )
-MISSED_CAUSES = ("overlap", "misfire", "overloaded")
+MISSED_CAUSES = ("overlap", "misfire", "overloaded", "rate_limited")
 WEB_REFUSED_CAUSES = ("limit", "header_timeout", "handshake")  # the web server's connection guard (webguard.py)
 _LABEL_DOMAINS: dict[str, tuple[str, ...]] = {  # every value the labels after (agent, module, binding) can take
     "step": tuple(s.value for s in StepName), "phase": tuple(HttpPhases.model_fields),

@@ -37,6 +37,8 @@ class Reason(StrEnum):
     # task outcome
     # a gateway or proxy in front of the agent failed or changed the call itself; not the agent's answer
     INVOKE_GATEWAY_ERROR = "invoke_gateway_error"
+    # the agent or a gateway refused the request as over a rate limit (HTTP 429, gRPC RESOURCE_EXHAUSTED)
+    RATE_LIMITED = "rate_limited"
     TASK_FAILED = "task_failed"
     TASK_TIMEOUT = "task_timeout"
     EXPECTED_TEXT_MISSING = "expected_text_missing"
@@ -174,6 +176,15 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "against the agent's latency (nginx proxy_read_timeout), its body and header limits (client_max_body_size, "
         "large_client_header_buffers), and that it forwards the A2A-Version header unchanged; the report quotes "
         "the gateway's answer.",
+    ),
+    Reason.RATE_LIMITED: (
+        "The agent, or a gateway in front of it, refused the probe's request as over a rate limit (HTTP 429 Too "
+        "Many Requests, RFC 6585 §4; gRPC RESOURCE_EXHAUSTED from the server): the card or the call was not "
+        "answered, and the agent's conformance was not judged. The daemon waits out the Retry-After it names "
+        "(at most an hour) before probing that agent again.",
+        "Check the agent's or the gateway's rate limit against its real clients' rate and the probe's (one "
+        "request a step per interval, more with --suite full); give the probe its own quota or a lower frequency. "
+        "If every client is refused, the agent is unavailable to them as well.",
     ),
     Reason.TASK_FAILED: (
         "The task ended in a state other than COMPLETED (failed, rejected, canceled or interrupted).",

@@ -257,6 +257,8 @@ class ProbeResult(BaseModel):
     push: PushDelivery | None = None  # set by the push module
     # A2A errors seen on HTTP+JSON / gRPC with their status: which of the 1.0.0 and 1.0.1 mappings the agent follows
     error_statuses: list[ErrorStatus] = Field(default_factory=list)
+    # a rate limit's Retry-After (HTTP 429, or gRPC RetryInfo), in seconds: the daemon waits it out (probe.runner)
+    retry_after_s: float | None = None
 
     def note_error_status(self, error: str, binding: str, status: str, mappings: tuple[str, ...]) -> None:
         """Remember an A2A error's status once (bounded), for the report's errorMapping."""

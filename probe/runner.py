@@ -328,13 +328,21 @@ class Runner:
         planned = now if planned is None else planned
         if not held:
             self._lateness.observe(max(0.0, now - planned))
-        start_by = asyncio.get_running_loop().time() + (planned + self._plan(agent, module).grace - now)
+        plan = self._plan(agent, module)
+        if plan.hold_until > now:  # the agent asked for a pause (Retry-After): not called, counted as skipped
+            if held:
+                self.slots.release()
+            self.metrics.missed(agent.name, module_name, "rate_limited")
+            return
+        start_by = asyncio.get_running_loop().time() + (planned + plan.grace - now)
         try:
             result = await self.run(agent, module, timeout=module.timeout, start_by=start_by, held=held)
         except asyncio.CancelledError:
             # the outermost frame of the job: a drain that ran out of time ends here, quietly
             log.warning("probe_cancelled", agent=agent.name, module=module_name)
             return
+        if result.retry_after_s is not None and result.reason is Reason.RATE_LIMITED:
+            plan.hold_until = time.time() + min(result.retry_after_s, MAX_HOLD)
         self.record(module_name, result)
 
     def _plan(self, agent: Agent, module: Module) -> _JobPlan:
@@ -456,13 +464,16 @@ class Runner:
 
 
 Bindings = frozenset[BindingName] | None
+# the longest Retry-After the daemon waits out: a longer one (or an HTTP-date days ahead) is read as an hour, so a
+# wrong header cannot silence an agent's probes for longer than an alert's window
+MAX_HOLD = 3600.0
 MAX_PLANS = 65_536  # jobs remembered (as Agent.target's memo): above any fleet one daemon probes
 
 
 class _JobPlan:
     """One scheduled job's shared parts: its misfire grace, the bindings it probes and its last Target."""
 
-    __slots__ = ("agent", "base", "grace", "live", "module", "only", "remaining", "target")
+    __slots__ = ("agent", "base", "grace", "hold_until", "live", "module", "only", "remaining", "target")
 
     def __init__(self, agent: Agent, module: Module) -> None:
         self.agent, self.module = agent, module  # kept: the key's ids stay theirs
@@ -472,6 +483,7 @@ class _JobPlan:
         self.base: Target | None = None  # what Agent.target returned
         self.target: Target | None = None  # that, narrowed to the job (limits, binding)
         self.remaining = 0.0
+        self.hold_until = 0.0  # wall time: a rate limit's Retry-After, waited out before the next run (`scheduled`)
 
 
 def _narrow(target: Target, module: Module, only: Bindings) -> Target:

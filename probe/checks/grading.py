@@ -138,6 +138,7 @@ CARRIERS: dict[Reason, tuple[str, ...]] = {
     Reason.INVOKE_ROUTE_NOT_FOUND: ("invoke.transport", "stream.content_type"),
     Reason.INVOKE_UNEXPECTED_STATUS: ("invoke.transport", "stream.content_type"),
     Reason.INVOKE_GATEWAY_ERROR: ("invoke.transport", "stream.content_type"),
+    Reason.RATE_LIMITED: ("card.discovered", "invoke.transport", "stream.content_type"),
     Reason.INVOKE_AUTH: ("invoke.transport", "stream.content_type"),
     Reason.INVOKE_NOT_A2A: ("invoke.framing", "stream.events_parse"),
     Reason.INVOKE_A2A_ERROR: ("invoke.no_error", "stream.no_error"),
@@ -220,7 +221,7 @@ ROOT_CAUSES = frozenset({
     Reason.INTERFACE_PATH_DOUBLED, Reason.INTERFACE_URL_UNROUTABLE, Reason.INVOKE_UNREACHABLE,
     Reason.INVOKE_PROTOCOL_ERROR, Reason.INVOKE_TIMEOUT, Reason.INVOKE_ROUTE_NOT_FOUND,
     Reason.INVOKE_UNEXPECTED_STATUS, Reason.INVOKE_AUTH, Reason.INVOKE_NOT_A2A, Reason.INVOKE_VERSION_UNSUPPORTED,
-    Reason.INVOKE_GATEWAY_ERROR, Reason.TLS_CERTIFICATE_INVALID, Reason.TLS_CLIENT_CERT_REFUSED,
+    Reason.INVOKE_GATEWAY_ERROR, Reason.RATE_LIMITED, Reason.TLS_CERTIFICATE_INVALID, Reason.TLS_CLIENT_CERT_REFUSED,
     Reason.AUTH_TOKEN_FAILED, Reason.TARGET_NOT_ALLOWED,
 })
 

@@ -81,7 +81,8 @@ async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> 
         suite.record("lifecycle.schema", Status.FAIL if suite.invalid else valid,
                      "; ".join(suite.invalid) or (f"{suite.validated} result(s) of the suite valid" if suite.validated
                                                   else "no Task or result of the suite's own calls to validate"))
-        aside = (f" ({len(suite.gateway_answers)} answer(s) of a gateway in front of the agent set aside: "
+        aside = (f" ({len(suite.gateway_answers)} answer(s) the agent never gave (a gateway's own, a rate limit's) "
+                 "set aside: "
                  f"{suite.gateway_answers[0]})"[:300] if suite.gateway_answers else "")
         suite.record("errors.no_server_errors", Status.FAIL if suite.server_errors else Status.PASS,
                      "; ".join(suite.server_errors[:5]) or "no 5xx and no dropped connection" + aside)

@@ -40,6 +40,8 @@ class Skip(Exception):
     """Raised by a check that cannot run here; the message says why."""
 
 
+# answers the agent never gave: a gateway's own page, a refusal by rate (the suite's checks set them aside)
+SET_ASIDE = frozenset({ProblemKind.GATEWAY, ProblemKind.RATE_LIMITED})
 NO_INPUT_PROMPT = "no prompt that makes the agent ask for input (--input-prompt / input_prompt)"
 
 
@@ -86,7 +88,7 @@ class Suite:
             self.invalid.append(f"{label}: {'; '.join(problems[:3])}")
 
     def _watch(self, label: str, answer: Answer | None, exc: WireError | None) -> None:
-        if answer is not None and answer.problem is not None and answer.problem.kind is ProblemKind.GATEWAY:
+        if answer is not None and answer.problem is not None and answer.problem.kind in SET_ASIDE:
             self.gateway_answers.append(answer.problem.detail)
         elif exc is not None:
             self.server_errors.append(f"{label}: {exc}")
@@ -183,7 +185,7 @@ def expect_error(s: Suite, check_id: str, answer: Answer, names: set[str], what:
     err = answer.error
     note_error_status(s.result, answer)  # also a refusal read from a stream, which no client hook sees
     problem = answer.problem
-    gateway = problem.detail if problem is not None and problem.kind is ProblemKind.GATEWAY else None
+    gateway = problem.detail if problem is not None and problem.kind in SET_ASIDE else None
     if gateway is not None and not (s.gateway_answers and s.gateway_answers[-1] is gateway):  # a stream's too
         s.gateway_answers.append(gateway)
     expected = " or ".join(f"{n} ({a2a_errors.code_of(n)})" for n in sorted(names, key=a2a_errors.code_of,

@@ -22,8 +22,9 @@ from probe.wire.bindings.base import (
     Problem,
     ProblemKind,
     StreamEvent,
+    retry_after_seconds,
 )
 
 __all__ = ["BY_CARD_NAME", "REGISTRY", "A2AError", "Answer", "AnswerStream", "Binding", "BindingUnavailable",
            "Context", "Factory", "Headers", "Op", "Problem", "ProblemKind", "StreamEvent", "grpc_binding", "http_json",
-           "jsonrpc"]
+           "jsonrpc", "retry_after_seconds"]

@@ -9,9 +9,11 @@ at all (connect failure, deadline, oversized body, refused redirect) raises a `W
 
 from __future__ import annotations
 
+import email.utils
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urljoin, urlsplit
@@ -49,6 +51,7 @@ class ProblemKind(StrEnum):
     VERSION = "version"  # a transport-level refusal of the A2A-Version sent
     STATUS = "status"  # a transport status the binding does not use for this answer
     GATEWAY = "gateway"  # a gateway's own error page in front of the agent (502/503/504, 413, 431), no A2A body
+    RATE_LIMITED = "rate_limited"  # HTTP 429, gRPC RESOURCE_EXHAUSTED from the server: refused, not judged
     FRAMING = "framing"  # not a JSON-RPC envelope / ProtoJSON body / gRPC message, or one with deviations
 
 
@@ -56,6 +59,7 @@ class ProblemKind(StrEnum):
 class Problem:
     kind: ProblemKind
     detail: str
+    retry_after: float | None = None  # RATE_LIMITED: the seconds its Retry-After names, when it names any
 
 
 @dataclass(slots=True)
@@ -271,6 +275,36 @@ def register(name: str, card_name: str, factory: Factory) -> None:
     reg = Registration(name, card_name, factory)
     REGISTRY[name] = reg
     BY_CARD_NAME[card_name.upper()] = reg
+
+
+def rate_limited(answer: Answer, retry_after: str | None) -> None:
+    """An HTTP 429 (RFC 6585 §4) is a refusal by rate, whatever body comes with it (a JSON-RPC error, a
+    google.rpc.Status, a gateway's page): the request was not served, so nothing of the answer is the agent's to
+    judge. The Retry-After it names (RFC 9110 §10.2.3) is read as seconds, never quoted."""
+    if answer.status != 429:
+        return
+    seconds = retry_after_seconds(retry_after)
+    wait = f"; Retry-After {seconds:.0f} s" if seconds is not None else "; no Retry-After"
+    body = f" ({answer.content_type or 'no content type'}: {answer.snippet[:120]})" if answer.snippet else ""
+    answer.problem = Problem(ProblemKind.RATE_LIMITED, f"{answer.method} to {answer.exchange.url} answered HTTP 429 "
+                             f"Too Many Requests{body}{wait}: refused by a rate limit, the agent not judged",
+                             seconds)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """RFC 9110 §10.2.3: delay-seconds or an HTTP-date; None when absent or unreadable (a date in the past: 0)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(min(int(value[:12]), 10**9))
+    try:
+        when = email.utils.parsedate_to_datetime(value[:64])
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        return None  # RFC 9110 §5.6.7: an HTTP-date is GMT; a date without a zone is not one
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def redirected(answer: Answer, location: str | None) -> None:

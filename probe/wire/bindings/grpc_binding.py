@@ -272,6 +272,10 @@ class GrpcBinding:
         what = f"{self.method(op)} to {self.target} answered gRPC {status}: {(exc.details() or '')[:200]}"
         http = _NOT_GRPC.search(exc.details() or "")  # an HTTP/2 answer that was no gRPC one: a proxy's own page
         gateway = gateway_problem(int(http.group(1)), "") if http else None
+        if http and http.group(1) == "429":  # a proxy's rate limit before the gRPC service (gRPC reads UNAVAILABLE)
+            return Answer(self.method(op), exchange, "application/grpc", snippet=(exc.details() or "")[:160],
+                          problem=Problem(ProblemKind.RATE_LIMITED, f"{what}: HTTP 429 Too Many Requests, refused by "
+                                          "a rate limit on the way, the agent not judged"))
         if gateway is not None:
             return Answer(self.method(op), exchange, "application/grpc", snippet=(exc.details() or "")[:160],
                           problem=Problem(ProblemKind.GATEWAY, f"{what}: {gateway}"))
@@ -288,6 +292,12 @@ class GrpcBinding:
         reason, details = self._error_info(exc)
         if status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
             answer.problem = Problem(ProblemKind.AUTH, what)
+            return answer
+        if status == "RESOURCE_EXHAUSTED":  # the server's (not the probe's own: `_local_limit`) quota or rate limit
+            wait = _retry_delay(details)
+            answer.problem = Problem(ProblemKind.RATE_LIMITED, what + (
+                f"; RetryInfo {wait:.0f} s" if wait is not None else "") + ": refused by a rate or resource limit "
+                "of the server, the agent not judged", wait)
             return answer
         v03 = self.dialect.version == "0.3"
         named_03 = (a2a_errors.from_message_03(exc.details(), unimplemented=status == "UNIMPLEMENTED")
@@ -418,6 +428,19 @@ def _local_limit(method: str, target: str, details: str, exchange: Exchange) -> 
                            exchange)
     if (m := _METADATA_LIMIT.search(details)) is not None:
         raise ProtocolError(f"{method} to {target}: response metadata larger than gRPC's limit ({m[0]})", exchange)
+
+
+def _retry_delay(details: list[dict[str, Any]]) -> float | None:
+    """google.rpc.RetryInfo's retryDelay (ProtoJSON Duration, "30s"), in seconds, if a detail carries one."""
+    for d in details:
+        if isinstance(d, dict) and str(d.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            delay = d.get("retryDelay")
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    return min(max(0.0, float(delay[:-1][:20])), 1e9)
+                except ValueError:
+                    return None
+    return None
 
 
 def _timed(exchange: Exchange, t0: float) -> None:

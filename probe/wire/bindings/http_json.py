@@ -30,6 +30,7 @@ from probe.wire.bindings.base import (
     ProblemKind,
     StreamEvent,
     merge_headers,
+    rate_limited,
     redirected,
     register,
     snippet,
@@ -174,6 +175,7 @@ class HttpJsonBinding:
                              version=self.dialect.version)
         answer.challenge = resp.headers.get("WWW-Authenticate")
         redirected(answer, resp.headers.get("Location"))
+        rate_limited(answer, resp.headers.get("Retry-After"))
         answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
         answer.sent_at, answer.received_at = resp.sent_at, resp.received_at
         return answer
@@ -199,6 +201,7 @@ class HttpJsonBinding:
                 data = await raw.read_body(MAX_RESPONSE_BYTES)
                 stream.plain = read_answer(label, raw.exchange, raw.status, raw.content_type, data,
                                            version=self.dialect.version)
+                rate_limited(stream.plain, raw.resp.headers.get("Retry-After"))
                 p = stream.plain.problem
                 # the other documented verb, when this one is not routed at all
                 if i + 1 < len(verbs) and (raw.status == 405 or (p is not None and p.kind is ProblemKind.ROUTE)):

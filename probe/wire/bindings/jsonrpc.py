@@ -27,6 +27,7 @@ from probe.wire.bindings.base import (
     ProblemKind,
     StreamEvent,
     merge_headers,
+    rate_limited,
     redirected,
     register,
     snippet,
@@ -104,6 +105,7 @@ class JsonRpcBinding:
         answer = read_answer(method, rid, resp.exchange, resp.status, resp.content_type, resp.body)
         answer.challenge = resp.headers.get("WWW-Authenticate")
         redirected(answer, resp.headers.get("Location"))
+        rate_limited(answer, resp.headers.get("Retry-After"))
         answer.extensions = resp.headers.get(extensions_header(self.dialect.version))
         answer.sent_at, answer.received_at = resp.sent_at, resp.received_at
         return answer
@@ -138,6 +140,7 @@ class _OpenSse:
             if not stream.is_sse:
                 body = await raw.read_body(MAX_RESPONSE_BYTES)
                 stream.plain = read_answer(method, rid, raw.exchange, raw.status, raw.content_type, body)
+                rate_limited(stream.plain, raw.resp.headers.get("Retry-After"))
         except BaseException as exc:
             await self._http.__aexit__(type(exc), exc, exc.__traceback__)
             raise
