@@ -312,6 +312,8 @@ class Metrics:
 
     # the per-agent families (labels begin with `agent`): kept rendered, see probe/exposition.py
 
+    # Every reader and writer of the per-agent families comes through these accessors (or flushes itself, where it
+    # reads `_f` directly: `_drop`'s callers, the render), so the results `observe` keeps waiting are written first.
     def agent_gauge(self, name: str) -> GaugeFamily:
         if self._pending:
             self.flush()
@@ -338,8 +340,6 @@ class Metrics:
     def add_job(self, agent: str, module: str, interval: float, timeout: float, detailed: bool = False) -> None:
         """Create the series a job will have. Detailed jobs get every reason and cause at 0 as well;
         lean ones only what fits the per-agent series budget (docs/metrics.md)."""
-        if self._pending:
-            self.flush()
         key = (agent, module)  # one tuple for the job's series keys (50,000 jobs)
         self.agent_gauge("interval_seconds").set(key, interval)
         self.agent_gauge("timeout_seconds").set(key, timeout)
@@ -357,8 +357,6 @@ class Metrics:
 
     def add_push_job(self, agent: str, module: str) -> None:
         """The push series of a `push` job, at 0 from the start."""
-        if self._pending:
-            self.flush()
         self.agent_counter("push_deliveries").labels(agent, module)
         for problem in DeliveryProblem:
             self.agent_counter("push_delivery_problems").labels(agent, module, problem.value)
@@ -381,13 +379,9 @@ class Metrics:
                 self.agent_counter("push_delivery_problems").inc((agent, module, problem))
 
     def detailed(self, agent: str, module: str) -> bool:
-        if self._pending:
-            self.flush()
         return (agent, module) in self._detailed
 
     def set_agent_info(self, agent: str, labels: dict[str, str]) -> None:
-        if self._pending:
-            self.flush()
         self._replace_info("agent_info", self._info, agent, tuple(labels.get(k, "") for k in self.info_labels))
 
     def remove_job(self, agent: str, module: str) -> None:
@@ -433,8 +427,6 @@ class Metrics:
                 self.gauge("agents_configured").set(agents)
 
     def missed(self, agent: str, module: str, cause: str) -> None:
-        if self._pending:
-            self.flush()
         self.agent_counter("scheduler_missed_runs").inc((agent, module, cause))
 
     # ---- per probe

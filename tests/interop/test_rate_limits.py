@@ -25,6 +25,7 @@ from probe.results import ProbeResult, Status, StepName
 from probe.target import Target
 from probe.wire.bindings import retry_after_seconds
 from probe.wire.http import HttpClient
+from tests.agents.cards import valid_card
 from tests.agents.grpc_scripted import Call, scripted_grpc_agent
 from tests.agents.scripted import Reply, scripted_agent
 from tests.agents.server import serve
@@ -118,7 +119,6 @@ async def test_the_daemon_waits_out_retry_after_and_counts_the_skipped_runs(tmp_
         return web.Response(status=429, text="Too Many Requests", headers={"Retry-After": "600"})
 
     async def card(_request: web.Request) -> web.Response:
-        from tests.agents.cards import valid_card
         return web.json_response(valid_card(f"{origin}/rpc", name="limited"))
 
     app = web.Application()
