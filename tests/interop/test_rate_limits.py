@@ -12,17 +12,20 @@ import json
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import aiohttp
 import grpc
 import pytest
 from aiohttp import web
 
+from probe import redact
 from probe.engine import run_probe
 from probe.levels import Level, level
 from probe.reasons import Reason
-from probe.report import to_dict
+from probe.report import render, to_dict
 from probe.results import ProbeResult, Status, StepName
-from probe.target import Target
+from probe.target import AuthSpec, Target
 from probe.wire.bindings import retry_after_seconds
 from probe.wire.http import HttpClient
 from tests.agents.cards import valid_card
@@ -30,6 +33,7 @@ from tests.agents.grpc_scripted import Call, scripted_grpc_agent
 from tests.agents.scripted import Reply, scripted_agent
 from tests.agents.server import serve
 from tests.daemon.helpers import get, metric_value, running_daemon, write_config
+from tests.hostile.test_secrets import TOKEN, _assert_clean
 
 RPC_ERROR = json.dumps({"jsonrpc": "2.0", "id": "{id}", "error": {"code": -32603, "message": "rate limit exceeded"}})
 
@@ -143,3 +147,27 @@ async def test_the_daemon_waits_out_retry_after_and_counts_the_skipped_runs(tmp_
                                   cause="rate_limited")
             assert missed == 2.0
             assert d.runner.slots.used == 0  # a skipped run holds no slot
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+async def test_a_rate_limit_echoing_the_credentials_is_masked_in_every_output(
+        client: HttpClient, caplog: pytest.LogCaptureFixture, binding: str) -> None:
+    """The 429's body (and a Retry-After that is no number) or the RESOURCE_EXHAUSTED details quote the Authorization
+    the agent received: the detail the report quotes is masked like every other agent text."""
+    redact.register(TOKEN)
+    echo = "slow down, {secret}"
+    reply = Reply(status=429, content_type="text/plain", chunks=[echo], headers={"Retry-After": echo}, whole=True)
+    serving = (scripted_agent({"SendMessage": reply}) if binding == "JSONRPC"
+               else scripted_agent({}, rest={"POST /message:send": reply}) if binding == "HTTP+JSON"
+               else scripted_grpc_agent({"SendMessage": Call(code=grpc.StatusCode.RESOURCE_EXHAUSTED, details=echo)}))
+    async with serving as origin:
+        async with aiohttp.ClientSession() as session, session.get(f"{origin}/.well-known/agent-card.json") as got:
+            url = urlsplit((await got.json())["supportedInterfaces"][0]["url"])
+        r = await run_probe(Target(name="t", url=origin, timeout=3.0, binding=binding, headers={
+            "Authorization": f"Bearer {TOKEN}"}, auth=AuthSpec(allowed_origins=(f"{url.scheme}://{url.netloc}",))),
+            client, steps=(StepName.INVOKE,))
+    assert r.reason is Reason.RATE_LIMITED and r.retry_after_s is None, to_dict(r)
+    assert "<redacted>" in render(r, "json")  # the echo reached the report, masked
+    for fmt in ("json", "text", "markdown", "junit", "html"):
+        _assert_clean(f"{binding} {fmt}", render(r, fmt))
+    _assert_clean("logs", caplog.text)
