@@ -155,6 +155,8 @@ class _Timer:
     tcp_end: float = 0.0  # TCP connected, TLS handshake not yet started (https only; see _TimedConnector)
     tls: TlsInfo | None = None  # what a new TLS connection negotiated (a reused one was measured before)
     cert_requested: bool = False  # the server asked for a TLS client certificate (see _watch_handshake)
+    protocol: Any = None  # the pooled connection's protocol (a _CountingHandler) and its byte count at sending
+    received: int = 0
 
     def phases(self, done: float) -> HttpPhases:
         resolve = max(0.0, self.dns_end - self.dns_start)
@@ -171,6 +173,18 @@ class _Timer:
 _TIMER: contextvars.ContextVar[_Timer | None] = contextvars.ContextVar("a2a_probe_timer", default=None)
 
 
+class _CountingHandler(ResponseHandler):
+    """aiohttp's protocol, counting the bytes that arrive on the connection: a kept-alive connection that fails
+    before a byte of the answer arrived is retried fresh; one that had sent part of an answer (a status line, some
+    headers) failed that request, as Go's net/http tells them apart (errServerClosedIdle: nothing read)."""
+
+    received = 0
+
+    def data_received(self, data: bytes) -> None:
+        self.received += len(data)
+        super().data_received(data)
+
+
 class _TimedConnector(aiohttp.TCPConnector):
     """Times connection setup without aiohttp's TraceConfig signals (an awaited callback per event and per request
     cost more than the stamps themselves). The request's `_Timer` is found in the task's context (`_TIMER`):
@@ -179,6 +193,10 @@ class _TimedConnector(aiohttp.TCPConnector):
     the socket is connected and before the TLS handshake starts, so wrapping the protocol factory marks the
     end of TCP connect."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._factory = functools.partial(_CountingHandler, loop=self._loop)  # type: ignore[assignment]
+
     async def connect(self, req: Any, traces: Any, timeout: Any) -> Any:
         timer = _TIMER.get()
         conn = await super().connect(req, traces, timeout)
@@ -186,6 +204,8 @@ class _TimedConnector(aiohttp.TCPConnector):
             now = time.monotonic()
             if not timer.conn_start and not timer.reused:
                 timer.reused = now  # no connection was made for this request: it came from the pool
+                timer.protocol = conn.protocol
+                timer.received = getattr(conn.protocol, "received", 0)
             timer.sent = now
         return conn
 
@@ -572,11 +592,17 @@ class HttpClient:
         self._fresh_slots = asyncio.Semaphore(limit) if limit else None
 
     def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
-        return aiohttp.ClientSession(
+        session = aiohttp.ClientSession(
             connector=connector, auto_decompress=True,
             headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(total=None),
             cookie_jar=aiohttp.DummyCookieJar(),  # never carry state between probes or agents
         )
+        # aiohttp retries a GET (any idempotent method) whose pooled connection failed, even after part of the
+        # answer arrived, and says nothing: `_open` retries every method itself, only when nothing arrived, and
+        # records it (aiohttp's own test client turns it off the same way)
+        if hasattr(session, "_retry_connection"):
+            session._retry_connection = False
+        return session
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -820,8 +846,8 @@ class HttpClient:
                         resp = await self.session.request(method, url, headers=headers, data=body, ssl=tls,
                                                           allow_redirects=False)
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
-                    if not timer.reused:
-                        raise  # a fresh connection failed: that is the agent's (or the network's) doing
+                    if not timer.reused or getattr(timer.protocol, "received", 0) != timer.received:
+                        raise  # a fresh connection failed, or part of the answer came: the agent's (or network's)
                     # the server closed a kept-alive connection (after its previous answer, or idle) before a
                     # byte of this response: not this request's fault (RFC 9112 §9.3.1) — retry it once, fresh
                     exchange.retried = (f"the reused connection failed before any response byte "

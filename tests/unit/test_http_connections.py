@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
 
@@ -31,15 +31,26 @@ async def _read_request(reader: asyncio.StreamReader) -> bool:
 
 
 @asynccontextmanager
-async def raw_server(handler: Handler) -> AsyncIterator[tuple[str, list[int]]]:
-    """A loopback HTTP/1.1 server written by hand, so the test controls exactly when sockets close."""
+async def raw_server(handler: Handler, *, idle: float | None = None,
+                     idle_rst: bool = False) -> AsyncIterator[tuple[str, list[int]]]:
+    """A loopback HTTP/1.1 server written by hand, so the test controls exactly when sockets close; with `idle`,
+    a connection waiting that long for its next request is closed (reset with `idle_rst`)."""
     connections: list[int] = []
+
+    async def next_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        try:
+            async with asyncio.timeout(idle):
+                return await _read_request(reader)
+        except TimeoutError:
+            if idle_rst:
+                _reset(writer)
+            return False
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = len(connections)
         connections.append(0)
         try:
-            while await _read_request(reader):
+            while await next_request(reader, writer):
                 connections[conn] += 1
                 if not await handler(conn, connections[conn], reader, writer):
                     break
@@ -131,3 +142,73 @@ async def test_the_retry_fails_too_when_the_server_resets_every_reused_and_fresh
             await _post(client, url)
     assert info.value.exchange is not None and info.value.exchange.retried is not None  # recorded, then failed
     assert len(connections) == 2  # exactly one retry
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+@pytest.mark.parametrize("partial", [b"H", b"HTTP/1.1 200 OK\r\nContent-"])
+async def test_a_reused_connection_that_sent_part_of_the_answer_is_not_retried(method: str, partial: bytes) -> None:
+    # a byte of the answer arrived: the server took the request and failed it (Go's net/http retries only when
+    # nothing was read; aiohttp retried a GET silently, whatever had arrived)
+    async def handler(conn: int, nth: int, _r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        writer.write(partial if nth == 2 else _answer(200))
+        await writer.drain()
+        return nth == 1
+
+    async with HttpClient() as client, raw_server(handler) as (url, connections):
+        body = b"{}" if method == "POST" else None
+        assert (await client.request(method, url, deadline=Deadline.after(5), body=body)).status == 200
+        with pytest.raises(ConnectFailed) as info:
+            await client.request(method, url, deadline=Deadline.after(5), body=body)
+    assert info.value.exchange is not None and info.value.exchange.retried is None
+    assert connections == [2]  # no second connection
+
+
+async def test_a_get_on_a_dropped_kept_alive_connection_is_retried_and_recorded() -> None:
+    async def handler(conn: int, nth: int, _r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        if conn == 0 and nth == 2:
+            return False  # closed without a byte
+        writer.write(_answer(200))
+        await writer.drain()
+        return True
+
+    async with HttpClient() as client, raw_server(handler) as (url, connections):
+        assert (await client.request("GET", url, deadline=Deadline.after(5))).status == 200
+        resp = await client.request("GET", url, deadline=Deadline.after(5))
+    assert resp.status == 200 and resp.exchange.retried is not None and "fresh connection" in resp.exchange.retried
+    assert len(connections) == 2
+
+
+async def _answer_all(_conn: int, _nth: int, _r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    writer.write(_answer(200))
+    await writer.drain()
+    return True
+
+
+def idle_closing_server(idle: float, *, rst: bool) -> AbstractAsyncContextManager[tuple[str, list[int]]]:
+    """A keep-alive server that closes (FIN, or RST) a connection idle for `idle` seconds, as nginx's
+    keepalive_timeout or a NAT/load balancer's idle timer does between two probes."""
+    return raw_server(_answer_all, idle=idle, idle_rst=rst)
+
+
+@pytest.mark.parametrize("rst", [False, True], ids=["fin", "rst"])
+async def test_a_pooled_connection_closed_while_idle_between_probes_is_no_failure(rst: bool) -> None:
+    async with HttpClient() as client, idle_closing_server(0.05, rst=rst) as (url, connections):
+        assert await _post(client, url) == (200, None)
+        await asyncio.sleep(0.3)  # the server's idle timer fires between the two probes
+        status, _retried = await _post(client, url)
+    assert status == 200
+    assert connections == [1, 1]
+
+
+@pytest.mark.parametrize("rst", [False, True], ids=["fin", "rst"])
+async def test_the_server_idle_timeout_racing_the_probes_reuse_is_no_failure(rst: bool) -> None:
+    # the server's keep-alive timeout equals the probe's wait before reusing: the close and the next request cross
+    # on the wire, in either order, at each of these offsets around the server's timer
+    idle = 0.05
+    async with HttpClient() as client, idle_closing_server(idle, rst=rst) as (url, connections):
+        for offset in (-0.004, -0.002, -0.001, 0.0, 0.0005, 0.001, 0.002, 0.004):
+            assert (await _post(client, url))[0] == 200
+            await asyncio.sleep(idle + offset)
+            assert (await _post(client, url))[0] == 200
+            await asyncio.sleep(idle * 2)  # let the server close the connection before the next round
+    assert sum(connections) == 16
