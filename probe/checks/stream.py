@@ -38,6 +38,10 @@ _REASON_BY_CHECK: tuple[tuple[str, Reason], ...] = (
     ("stream.terminal", Reason.STREAM_NO_TERMINAL),
 )
 _MAX_PROBLEMS = 5
+# a leading byte order mark: dropped by the event-stream spec's UTF-8 decode (and by a2a-js), kept by a2a-sdk's httpx
+# (its "utf-8" codec), whose httpx-sse then reads the first field as "\ufeffdata" and ignores it (first event lost)
+BOM_PROBLEM = ("the stream starts with a UTF-8 byte order mark (EF BB BF): a2a-sdk's SSE reader (httpx-sse) keeps it "
+               "and drops the field after it (the first event is lost); the event-stream spec and a2a-js drop the mark")
 _MAX_TEXT_CHARS = 64 * 1024  # enough to find an expected text; an endless stream can't grow memory
 _MAX_ARTIFACTS = 10_000
 # validated or not -> (redaction epoch, the checks of a stream that broke nothing): most streams, every probe. The
@@ -133,6 +137,8 @@ class StreamJudge:
             self.comments, self.line_endings = es.comments, es.line_endings
             if self.closed and es.partial_event:
                 self._problem("stream.events_parse", "the stream ended in the middle of an event")
+            if es.bom_lost_field:
+                self._problem("stream.events_parse", BOM_PROBLEM)
             await it.aclose()  # type: ignore[attr-defined]
 
     def _over_limit(self) -> bool:

@@ -2,8 +2,13 @@
 
 Follows the WHATWG event-stream rules: lines end in LF, CRLF or CR (a CRLF split across two
 network chunks is one line end); `:` lines are comments (keep-alives, counted); `data:` lines
-join with LF; a blank line dispatches the event. Nothing is repaired: the caller gets the event
-name, the raw data and the arrival time of each event.
+join with LF; a blank line dispatches the event; one leading UTF-8 byte order mark is dropped (the
+spec's "UTF-8 decode", as a2a-js's TextDecoderStream does; noted in `bom`: a2a-sdk's httpx-sse keeps
+it and loses the first field, `bom_lost_field`). An event at the end of the stream without its blank line is not
+dispatched (the spec; a2a-sdk's httpx-sse discards it too; a2a-js dispatches one whose lines ended):
+`has_partial_event` says so. An event whose data is empty is not given either (a2a-sdk's transports
+`continue` past it, a2a-js never yields it): counted in `empty_events`. Nothing else is repaired: the
+caller gets the event name, the raw data and the arrival time of each event.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class SSEEvent(NamedTuple):
 
 
 _ENDING = {b"\n": "LF", b"\r": "CR"}
+_BOM = b"\xef\xbb\xbf"
 
 
 class SSEParser:
@@ -42,10 +48,24 @@ class SSEParser:
         self._size = 0
         self._max = max_event_bytes
         self.comments = 0
+        self.empty_events = 0  # events with empty data, not given (see the module's text)
         self.line_endings: set[str] = set()
+        self._head: bytes | None = b""  # the stream's first bytes until a leading BOM is ruled in or out
+        self.bom = False  # the stream began with a UTF-8 byte order mark (dropped)
+        self.bom_lost_field = False  # ... and a field followed it, which a2a-sdk's reader loses to it
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume one network chunk; return the events it completed, in order."""
+        if self._head is not None:
+            chunk = self._head + chunk
+            if len(chunk) <= 3 and _BOM.startswith(chunk):  # a BOM, or not (and what follows one), still to come
+                self._head = chunk
+                return []
+            self._head = None
+            if chunk.startswith(_BOM):
+                chunk = chunk[3:]
+                self.bom = True
+                self.bom_lost_field = chunk[:1] not in (b":", b"\r", b"\n")  # a comment or a blank line: no loss
         if self._buf or self._pending_cr or b"\r" in chunk or not chunk.isascii():
             return self._feed_lines(chunk)
         # the common chunk: ASCII, LF line ends, nothing held from the last one. Decoded once and split at LF,
@@ -155,10 +175,13 @@ class SSEParser:
             return None
         event = self._event
         self._data, self._event, self._size = [], "", 0
-        return SSEEvent(data[0] if len(data) == 1 else "\n".join(data), event or "message", self._id,
-                        time.monotonic())
+        joined = data[0] if len(data) == 1 else "\n".join(data)
+        if not joined:
+            self.empty_events += 1
+            return None
+        return SSEEvent(joined, event or "message", self._id, time.monotonic())
 
     @property
     def has_partial_event(self) -> bool:
         """Unterminated data at the end of the stream: the server closed mid-event."""
-        return bool(self._data) or bool(self._buf.strip())
+        return bool(self._data) or bool(self._buf.strip()) or self._head not in (None, b"", _BOM)

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import json
 import random
 import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -130,7 +133,8 @@ class _Reference:
         if not raw:
             data, event = self.data, self.event
             self.data, self.event, self.size = [], "", 0
-            return ("\n".join(data), event or "message", self.id) if data else None
+            joined = "\n".join(data)  # an event with empty data is not given (a2a-sdk and a2a-js skip it)
+            return (joined, event or "message", self.id) if joined else None
         line = raw.decode("utf-8")  # raises UnicodeDecodeError: a ValueError, as SSEError is
         if line.startswith(":"):
             self.comments += 1
@@ -167,7 +171,7 @@ def _run(parser: Any, stream: bytes, cuts: list[int]) -> tuple[Any, ...]:
             prev = cut
     except ValueError as exc:  # SSEError or the reference's UnicodeDecodeError
         error = exc
-    pending = bool(parser._data) or bool(parser._buf.strip()) if isinstance(parser, SSEParser) else \
+    pending = parser.has_partial_event if isinstance(parser, SSEParser) else \
         bool(parser.data) or bool(parser.buf.strip())
     return events, parser.comments, parser.line_endings, error is not None, pending
 
@@ -206,3 +210,87 @@ def test_a_whole_stream_in_one_ascii_chunk() -> None:
     assert [(e.event, e.data, e.id) for e in events] == [("update", '{"a":\n1}', "3"), ("message", "x", "3")]
     assert p.comments == 1 and p.line_endings == {"LF"} and p.has_partial_event
     assert [e.data for e in p.feed(b"\n\n")] == ["tail"]
+
+
+# ---- the WHATWG event-stream edge cases, at every byte boundary, against what a2a-sdk (httpx-sse) reads
+
+EDGES = ("\ufeff"  # a leading BOM: dropped
+         ": a comment\r\n"
+         "retry: 3000\r\n"  # ignored (the probe never reconnects)
+         "id: 41\r\n"
+         "event: status\r\n"
+         "data: {\"multi\":\r\n"
+         "data:\"line é ✓ 😀\"}\r\n"  # no space after the colon; 2-, 3- and 4-byte UTF-8 characters
+         "\r\n"
+         "data\r"  # a field with no colon is that field with an empty value; lone CR line ends
+         "data: second\r"
+         "unknown: field\r"
+         "\r"
+         "data:\n"  # an event whose data is empty: not given
+         "\n"
+         "id\n"  # an empty id resets the last event id
+         "data: third\n"
+         "\n"
+         "data: at eof without its blank line\n").encode()
+EDGES_EXPECTED = [("status", '{"multi":\n"line é ✓ 😀"}', "41"), ("message", "\nsecond", "41"),
+                  ("message", "third", "")]
+
+
+@pytest.mark.parametrize("cut", range(len(EDGES) + 1))
+def test_the_edge_cases_read_alike_whatever_byte_the_stream_is_cut_at(cut: int) -> None:
+    # two chunks cut at every byte: inside the BOM, inside each CRLF, inside each multi-byte character
+    p = SSEParser()
+    events = [(e.event, e.data, e.id) for e in p.feed(EDGES[:cut]) + p.feed(EDGES[cut:])]
+    assert events == EDGES_EXPECTED
+    assert p.bom and not p.bom_lost_field and p.comments == 1 and p.empty_events == 1
+    assert p.line_endings == {"CRLF", "CR", "LF"}
+    assert p.has_partial_event  # the last event is discarded (WHATWG; httpx-sse too) and said to be cut off
+
+
+def test_the_edge_cases_read_alike_byte_by_byte() -> None:
+    p = SSEParser()
+    events = [(e.event, e.data, e.id) for i in range(len(EDGES)) for e in p.feed(EDGES[i:i + 1])]
+    assert events == EDGES_EXPECTED and p.bom and p.has_partial_event
+
+
+def test_a2a_sdk_reads_the_edge_cases_as_the_parser_does_after_the_first_field() -> None:
+    """What a2a-sdk's reader (httpx-sse, as its transports use it: events with empty data skipped) gives for the
+    same bytes, run in its own venv: the same events, except the first, whose first line it loses to the BOM."""
+    python = Path(__file__).parents[1] / "peers" / "venvs" / "sdk03" / "bin" / "python"
+    if not python.exists():
+        pytest.skip("the a2a-sdk peer venv is not installed")
+    script = (
+        "import sys, json\n"
+        "from httpx_sse._decoders import SSEDecoder, SSELineDecoder\n"
+        "import codecs\n"
+        "data = sys.stdin.buffer.read()\n"
+        "text = codecs.getincrementaldecoder('utf-8')(errors='replace').decode(data, True)\n"  # as httpx decodes
+        "lines, dec, out = SSELineDecoder(), SSEDecoder(), []\n"
+        "for line in lines.decode(text) + lines.flush():\n"
+        "    sse = dec.decode(line.rstrip('\\n'))\n"
+        "    if sse is not None and sse.data:\n"
+        "        out.append([sse.event or 'message', sse.data, sse.id])\n"
+        "print(json.dumps(out))\n")
+    done = subprocess.run([str(python), "-c", script], input=EDGES, capture_output=True, check=True, timeout=60)
+    theirs = [tuple(e) for e in json.loads(done.stdout)]
+    # the BOM costs httpx-sse the comment line only here (a comment is first); what follows reads alike
+    assert theirs == EDGES_EXPECTED
+    bom_first = b"\xef\xbb\xbfdata: first\n\ndata: second\n\n"
+    done = subprocess.run([str(python), "-c", script], input=bom_first, capture_output=True, check=True, timeout=60)
+    assert [e[1] for e in json.loads(done.stdout)] == ["second"]  # the first event lost to the BOM
+    p = SSEParser()
+    assert [e.data for e in p.feed(bom_first)] == ["first", "second"] and p.bom_lost_field  # read, and said
+
+
+def test_a_bom_split_over_the_first_chunks_is_dropped_and_a_near_bom_is_not() -> None:
+    p = SSEParser()
+    assert p.feed(b"\xef") == [] and p.feed(b"\xbb") == []
+    assert p.feed(b"\xbf") == []  # what follows the BOM decides whether a2a-sdk loses a field
+    assert [e.data for e in p.feed(b"data: x\n\n")] == ["x"] and p.bom and p.bom_lost_field
+    q = SSEParser()
+    assert q.feed(b"\xef\xbb") == []
+    with pytest.raises(SSEError):  # not a BOM: the bytes are the line's, and not UTF-8
+        q.feed(b"Xdata: x\n\n")
+    assert not q.bom
+    r = SSEParser()
+    assert [e.data for e in r.feed(b"data: x\n\n\xef\xbb\xbfdata: y\n\n")] == ["x"]  # mid-stream: the field's name

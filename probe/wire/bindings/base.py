@@ -183,6 +183,9 @@ class AnswerStream(Protocol):
     @property
     def partial_event(self) -> bool: ...
 
+    @property
+    def bom_lost_field(self) -> bool: ...
+
 
 class EventByEvent:
     """`batches` and `drained` for a stream read one event at a time (gRPC's messages, a scripted stream): each

@@ -58,6 +58,7 @@ class FakeStream(EventByEvent):
     content_type: str = "text/event-stream"
     comments: int = 0
     partial_event: bool = False
+    bom_lost_field: bool = False
     line_endings: set[str] = field(default_factory=set)
     max_bytes: int = 32 << 20
 

@@ -386,6 +386,7 @@ class GrpcStream(EventByEvent):  # one message a read: each its own group
     max_bytes: int = 32 << 20
     comments: int = 0
     partial_event: bool = False
+    bom_lost_field: bool = False
     line_endings: set[str] = field(default_factory=set)
 
     @property

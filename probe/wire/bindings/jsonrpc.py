@@ -234,6 +234,10 @@ class SseStream:
     def partial_event(self) -> bool:
         return self.parser.has_partial_event
 
+    @property
+    def bom_lost_field(self) -> bool:
+        return self.parser.bom_lost_field
+
 
 def rpc_error(err: jsonrpc.RpcError) -> A2AError:
     spec = a2a_errors.from_jsonrpc(err.code)
