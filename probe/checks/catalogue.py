@@ -353,6 +353,15 @@ SUITE_CHECKS: tuple[Check, ...] = (
     Check("errors.error_info", _ERR, _S, "1.0 A2A errors carry an ErrorInfo with reason and domain a2a-protocol.org",
           "Put [{\"@type\":\"type.googleapis.com/google.rpc.ErrorInfo\",\"reason\":\"TASK_NOT_FOUND\","
           "\"domain\":\"a2a-protocol.org\"}] in error.data.", "ERR-02"),
+    Check("errors.details_typed", _ERR, _M, "Every object in a 1.0 error's details carries an @type",
+          "Send error details (JSON-RPC error.data, HTTP+JSON error.details) as an array of ProtoJSON Any objects, "
+          "each with an \"@type\" such as \"type.googleapis.com/google.rpc.ErrorInfo\"; put free-form context in "
+          "ErrorInfo.metadata.", "ERR-02", bindings=("jsonrpc", "http_json")),
+    Check("errors.error_status", _ERR, _M,
+          "A2A errors over HTTP+JSON and gRPC come with the status their version maps them to",
+          "Answer each A2A error with the HTTP status (HTTP+JSON) or gRPC status of the spec's mapping table "
+          "(1.0 §5.4; e.g. TaskNotFoundError: 404 / NOT_FOUND), not a generic 400, 500 or UNKNOWN.", "ERR-02",
+          bindings=("http_json", "grpc")),
     Check("errors.no_server_errors", _ERR, _M, "No request of the suite got a 5xx or a dropped connection",
           "Never crash on a bad request: answer with the JSON-RPC error, HTTP 200.", "ERR-01"),
     # --- security

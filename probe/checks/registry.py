@@ -561,6 +561,34 @@ REQUIREMENTS: dict[str, Requirement] = {
             "http_json": _r(_M, "§11.6 Error Handling (A2A Error Representation)",
                             "implementations MUST include a google.rpc.ErrorInfo object in the details array for "
                             "A2A-specific errors (reason, domain a2a-protocol.org)")}}),
+    "errors.details_typed": Requirement(
+        {"1.0": _r(_M, "§3.3.2 Error Handling (Error Payload Structure), §9.5, §11.6",
+                   "Each object in the data / details array MUST include a @type key that identifies the object's "
+                   "type (ProtoJSON Any representation)")},
+        ("JSONRPC-ERR-001", "HTTP_JSON-ERR-001"),
+        "1.0.1 says it in so many words (§3.3.2, §9.5, §11.6); 1.0.0 says the same by its types: error.data and "
+        "error.details are \"google.protobuf.Any messages, using ProtoJSON representation\", whose JSON form is "
+        "an object with @type. gRPC details are binary Any, typed by construction (the catalogue limits the check to "
+        "JSON-RPC and HTTP+JSON). 0.3 and 0.2 leave JSON-RPC error.data free-form (\"can be used to provide more "
+        "structured details\") and give HTTP+JSON no format"),
+    "errors.error_status": Requirement(
+        {"1.0": _r(_M, "§5.4 Error Code Mappings",
+                   "All A2A-specific errors MUST be mapped to binding-specific error representations (the table's "
+                   "gRPC and HTTP statuses; 1.0.0's or 1.0.1's)"),
+         "0.3": _r(_M, "§3.2.3 HTTP+JSON/REST Transport",
+                   "MUST use appropriate HTTP status codes (200, 400, 401, 403, 404, 500, etc.) that correspond to "
+                   "A2A error types")},
+        ("GRPC-ERR-002", "HTTP_JSON-STATUS-001"),
+        "Graded on the A2A-specific errors (-32001 to -32009) the agent answered over HTTP+JSON or gRPC during the "
+        "run; JSON-RPC's own errors (-32700 to -32603) have categories, not a table. A card names 1.0, not its "
+        "patch, so either 1.0 mapping passes (1.0.1 moved TaskNotCancelable 409 -> 400, ContentTypeNotSupported "
+        "415 -> 400, InvalidAgentResponse 502 -> 500 and three errors UNIMPLEMENTED -> FAILED_PRECONDITION); the "
+        "report's errorMapping says which one the agent follows. 0.3 HTTP+JSON: either 1.0 status or the one the "
+        "official SDKs' 0.3 REST servers chose (probe.wire.a2a_errors.http_statuses_03). 0.3 gRPC is not graded: "
+        "§3.2.2 refers to \"the proto annotations\", which the 0.3 proto does not have, and the official 0.3 "
+        "servers differ (a2a-sdk 0.3 sends TaskNotCancelable as UNIMPLEMENTED). 0.2 gives no HTTP or gRPC error "
+        "mapping",
+        bindings={"0.3": {"grpc": None}}),  # JSON-RPC: the catalogue limits the check to HTTP+JSON and gRPC
     "errors.no_server_errors": Requirement(
         _all(_M, "§3.3.2 Error Handling", "§8 Error Handling",
              words="bad requests get errors, not crashes (a 5xx or a dropped connection)")),

@@ -60,6 +60,9 @@ class Suite:
     # an operation the agent answered MethodNotFound -> "depends on <check>, which failed: <message>": the one root
     # cause of every later check of that operation (probe.suite.streaming: SubscribeToTask)
     unimplemented: dict[str, str] = field(default_factory=dict)
+    # errors whose details were read (errors.details_typed), and the first few whose details are not typed objects
+    detailed_errors: int = 0
+    untyped_details: list[str] = field(default_factory=list)
     client: A2AClient = field(init=False)
 
     def __post_init__(self) -> None:
@@ -69,6 +72,7 @@ class Suite:
         self.client.hooks.append(self._watch)
         self.client.hooks.append(error_status_hook(self.run.r))
         self.client.hooks.append(self._validate)
+        self.client.hooks.append(self._details)
         c = self.client
         self._shapes = {c.method(Op.SEND): schema.Shape.SEND_RESULT, c.method(Op.GET): schema.Shape.TASK,
                         c.method(Op.CANCEL): schema.Shape.TASK}
@@ -86,6 +90,16 @@ class Suite:
         problems = verdict.problems + ([f"{p} (not camelCase)" for p in verdict.snake_case] if self.v1 else [])
         if problems and len(self.invalid) < 5:
             self.invalid.append(f"{label}: {'; '.join(problems[:3])}")
+
+    def _details(self, label: str, answer: Answer | None, exc: WireError | None) -> None:
+        """Every error's details, for errors.details_typed (gRPC's are binary Any: typed by construction)."""
+        err = answer.error if answer is not None else None
+        if err is None or err.details is None or err.binding == "grpc":
+            return
+        self.detailed_errors += 1
+        why = a2a_errors.untyped_details(err.details)
+        if why is not None and len(self.untyped_details) < 3:
+            self.untyped_details.append(f"{label} ({err.name or err.code}): {why}")
 
     def _watch(self, label: str, answer: Answer | None, exc: WireError | None) -> None:
         if answer is not None and answer.problem is not None and answer.problem.kind in SET_ASIDE:

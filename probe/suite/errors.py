@@ -110,6 +110,55 @@ async def extended_card_not_declared(s: Suite) -> None:
                  "GetExtendedAgentCard without the capability")
 
 
+def details_typed(s: Suite) -> None:
+    """errors.details_typed, over every error of the suite's calls (recorded once all checks ran)."""
+    if not s.v1:
+        s.record("errors.details_typed", Status.SKIP, "typed error details (@type) are a 1.0 rule")
+    elif s.binding_name == "grpc":
+        s.record("errors.details_typed", Status.SKIP, "gRPC error details are binary google.protobuf.Any: typed")
+    elif s.untyped_details:
+        s.record("errors.details_typed", Status.FAIL, "; ".join(s.untyped_details)[:400])
+    else:
+        s.record("errors.details_typed", Status.PASS if s.detailed_errors else Status.SKIP,
+                 f"{s.detailed_errors} error(s) with details, each object with an @type" if s.detailed_errors
+                 else "no error of the suite carried details")
+
+
+def error_status(s: Suite) -> None:
+    """errors.error_status, over every A2A-specific error the run answered on HTTP+JSON or gRPC (the statuses
+    probe.engine.note_error_status kept, with the mappings each matches)."""
+    if s.binding_name == "jsonrpc":
+        s.record("errors.error_status", Status.SKIP, "JSON-RPC errors are named by their code; HTTP 200 carries them")
+        return
+    if not s.v1 and s.binding_name == "grpc":
+        s.record("errors.error_status", Status.SKIP, "0.3 gives gRPC no error status table (§3.2.2 names proto "
+                 "annotations its proto does not have)")
+        return
+    seen = [e for e in s.result.error_statuses if E.is_a2a_specific(e.error) and e.binding == s.binding_name
+            and e.status not in ("401", "403")]
+    where = "HTTP" if s.binding_name == "http_json" else "gRPC"
+    wrong = [f"{e.error} came with {where} {e.status}; {_expected(e.error, s.v1, where)}" for e in seen
+             if not e.mappings]
+    if wrong:
+        s.record("errors.error_status", Status.FAIL, "; ".join(wrong[:3]))
+    elif seen:
+        s.record("errors.error_status", Status.PASS, ", ".join(f"{e.error} {where} {e.status}" for e in seen[:4]))
+    else:
+        s.record("errors.error_status", Status.SKIP, f"no A2A error answered over {where} to judge")
+
+
+def _expected(name: str, v1: bool, where: str) -> str:
+    spec = E.BY_NAME[name]
+    if not v1:
+        statuses = " or ".join(map(str, E.http_statuses_03(spec)))
+        return f"0.3 (§3.2.3) wants a status that corresponds to it: HTTP {statuses}"
+    table = spec.http_statuses() if where == "HTTP" else spec.grpc_statuses()
+    return "the spec maps it to " + " or ".join(f"{where} {st} ({'/'.join(m)})" for st, m in table.items())
+
+
+FINAL = (details_typed, error_status)  # judged over the whole suite's answers, after every other check
+FINAL_IDS = ("errors.details_typed", "errors.error_status")
+
 CHECKS = (parse_error, invalid_request, unknown_method, invalid_params, task_not_found, cancel_unknown, not_cancelable,
           version_not_supported, push_not_supported, extended_card_not_declared)
 IDS = {parse_error: ("errors.parse_error",), invalid_request: ("errors.invalid_request",),

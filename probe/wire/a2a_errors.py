@@ -179,6 +179,34 @@ def details_problem(details: Any) -> str | None:
     return next((str(d[DETAILS_PROBLEM]) for d in details if isinstance(d, dict) and DETAILS_PROBLEM in d), None)
 
 
+def is_a2a_specific(name: str | None) -> bool:
+    """An error of §5.4's table (-32001 to -32099), not one of JSON-RPC's own."""
+    spec = BY_NAME.get(name or "")
+    return spec is not None and -32099 <= spec.jsonrpc <= -32001
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else "null")
+
+
+def untyped_details(details: Any) -> str | None:
+    """Why a 1.0 error's details (JSON-RPC error.data, HTTP+JSON error.details) are not ProtoJSON Any objects, each
+    with an @type (1.0.1 §3.3.2, §9.5, §11.6); None when they are, or when there are none."""
+    if details is None:
+        return None
+    if not isinstance(details, list):
+        return f"the details are {_json_kind(details)}, not an array of objects with @type"
+    for i, d in enumerate(details):
+        if not isinstance(d, dict):
+            return f"details[{i}] is {_json_kind(d)}, not an object with @type"
+        kind = d.get("@type")
+        if not isinstance(kind, str) or not kind.strip():
+            keys = ", ".join(str(k)[:40] for k in list(d)[:5]) or "none"
+            return f"details[{i}] has no @type (its keys: {keys})"
+    return None
+
+
 def error_infos(details: Any) -> list[dict[str, Any]]:
     """The ErrorInfo objects of a ProtoJSON `details`/`data` array (anything else is ignored)."""
     if not isinstance(details, list):
@@ -237,11 +265,11 @@ def mapping_followed(version: str | None, seen: list[tuple[str, str, str, tuple[
     only = {m[0] for *_, m in seen if len(m) == 1}
     lines = [f"{error} {'HTTP' if binding == 'http_json' else 'gRPC'} {status}: "
              + (f"{m[0]} only" if len(m) == 1 else "both mappings" if m else "neither mapping")
-             for error, binding, status, m in sorted(seen, key=lambda x: (len(x[3]) != 1, not x[3]))]
+             for error, binding, status, m in sorted(seen, key=lambda x: (len(x[3]) != 1, bool(x[3])))]
     if only == {FOLLOWS_100, FOLLOWS_101}:
         return MIXED, lines
     if only:
         return only.pop(), lines
-    if any(m for *_, m in seen):
+    if all(m for *_, m in seen):
         return BOTH_COMPATIBLE, lines
-    return NEITHER, lines
+    return NEITHER, lines  # a status in neither mapping: not "compatible with both" (errors.error_status fails it)

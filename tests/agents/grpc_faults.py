@@ -33,6 +33,7 @@ FAULTS = frozenset({
     # push without the capability, named by ErrorInfo: the 1.0.0 mapping (UNIMPLEMENTED) or the 1.0.1 one
     # (FAILED_PRECONDITION); without either, the servicer's default UNIMPLEMENTED with no details
     "push_unsupported_100", "push_unsupported_101",
+    "push_unsupported_unmapped",  # ... named by ErrorInfo but sent as INVALID_ARGUMENT, in neither mapping
     "no_error_info",  # TaskNotFoundError without an ErrorInfo on both sides: gRPC NOT_FOUND, JSON-RPC -32001
 })
 
@@ -105,6 +106,9 @@ class _Servicer(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
                          "PUSH_NOTIFICATION_NOT_SUPPORTED")
         if "push_unsupported_101" in self.faults:
             await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "push is not supported",
+                         "PUSH_NOTIFICATION_NOT_SUPPORTED")
+        if "push_unsupported_unmapped" in self.faults:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "push is not supported",
                          "PUSH_NOTIFICATION_NOT_SUPPORTED")
         await _abort(context, grpc.StatusCode.UNIMPLEMENTED, "Method not implemented!")
 

@@ -2,7 +2,9 @@
 
 The two mappings differ on HTTP for TaskNotCancelableError (1.0.0: 409, 1.0.1: 400) and
 ContentTypeNotSupportedError (1.0.0: 415, 1.0.1: 400); `mixed` answers the first the 1.0.0 way and the second
-the 1.0.1 way. Tasks complete at once; a part whose mediaType is not text/plain is refused.
+the 1.0.1 way; `unmapped` answers both with 422, which neither mapping gives (errors.error_status fails). With
+`untyped`, every error's details carry a second object without @type (errors.details_typed fails). Tasks complete
+at once; a part whose mediaType is not text/plain is refused.
 """
 
 from __future__ import annotations
@@ -18,22 +20,28 @@ from tests.agents.cards import valid_card
 from tests.agents.server import serve
 
 _STATUS = {  # mapping -> (TaskNotCancelable, ContentTypeNotSupported) HTTP statuses
-    "1.0.0": (409, 415), "1.0.1": (400, 400), "mixed": (409, 400),
+    "1.0.0": (409, 415), "1.0.1": (400, 400), "mixed": (409, 400), "unmapped": (422, 422),
 }
 _GRPC_NAME = {400: "FAILED_PRECONDITION", 404: "NOT_FOUND", 409: "ABORTED", 415: "INVALID_ARGUMENT"}
 
 
-def _error(status: int, reason: str, message: str) -> web.Response:
-    info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "a2a-protocol.org"}
+def _error_body(status: int, reason: str, message: str, untyped: bool = False) -> web.Response:
+    info: dict[str, Any] = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+                            "domain": "a2a-protocol.org"}
+    details = [info, {"hint": "see the docs"}] if untyped else [info]
     body = {"error": {"code": status, "status": _GRPC_NAME.get(status, "UNKNOWN"), "message": message,
-                      "details": [info]}}
+                      "details": details}}
     return web.json_response(body, status=status)
 
 
 @asynccontextmanager
-async def rest_mapping_agent(mapping: str) -> AsyncIterator[str]:
+async def rest_mapping_agent(mapping: str, *, untyped: bool = False) -> AsyncIterator[str]:
     """Serve the agent; yields its origin (the card at the well-known path, the interface at /rest)."""
     cancel_status, media_status = _STATUS[mapping]
+
+    def _error(status: int, reason: str, message: str) -> web.Response:
+        return _error_body(status, reason, message, untyped)
+
     tasks: dict[str, dict[str, Any]] = {}
 
     async def card(request: web.Request) -> web.Response:

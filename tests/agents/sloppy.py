@@ -31,6 +31,7 @@ ALL = frozenset({
 # "history_order" (the follow-up first, texts changed), "offset_stamp" (GetTask's status timestamp at +00:00, not
 # 'Z'), "media_type" (every JSON-RPC answer as text/plain), "required_gap" (GetTask's artifacts without their
 # REQUIRED artifactId), "stream_zoneless" (the stream's status update with a timestamp without a zone),
+# "untyped_details" (TaskNotFoundError's error.data holds an object without @type beside its ErrorInfo),
 # "multi_stream" (only the last SubscribeToTask stream gets the task's events), "stream_bound" (closing a task's
 # SendStreamingMessage stream cancels the task)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
@@ -164,6 +165,8 @@ class Sloppy:
         if "error_info" not in self.broken:
             err["data"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND",
                             "domain": "a2a-protocol.org"}]
+            if "untyped_details" in self.broken:  # the 1.0.0 text's own example puts such context in data
+                err["data"].append({"taskId": tid})
         return err
 
     def _get(self, params: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:

@@ -160,6 +160,13 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         await probe(url)  # with streaming declared: subscribe to a terminal task is accepted
     async with sloppy_agent(Sloppy({"subscribe", "error_info"})) as url:
         await probe(url)  # cancel works, the subscription is not a stream; errors without ErrorInfo
+    async with sloppy_agent(Sloppy({"untyped_details"})) as url:
+        await probe(url)  # an object without @type in error.data
+    from tests.agents.rest_mapping import rest_mapping_agent
+
+    async with rest_mapping_agent("unmapped") as url:  # A2A errors over HTTP+JSON in neither 1.0 mapping's status
+        rest = Target(name="t", url=url, timeout=5.0, binding="HTTP+JSON")
+        failed.update(await _failing(await run_suite(rest, client, SuiteOptions(timeout=20.0))))
     async with sloppy_agent(Sloppy(set(), streaming=False)) as url:
         await probe(url)  # streams although streaming is not declared
     async with sloppy_agent(Sloppy({"version_on_send"})) as url:
