@@ -3,6 +3,14 @@ client (httpx-sse) reads them first (see probe/wire/sse.py's module text for wha
 
 from __future__ import annotations
 
+import asyncio
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import pytest
 
 from probe.checks.stream import BOM_PROBLEM
@@ -13,6 +21,29 @@ from probe.target import Target
 from probe.wire.http import HttpClient
 from tests.agents.scripted import Reply, scripted_agent, sse, status, task
 from tests.hostile.test_semantics import _held
+
+
+@contextmanager
+def _in_a_thread(replies: dict[str, Reply]) -> Iterator[str]:
+    """A scripted agent on its own event loop in a thread: a block of the probe's loop does not stop it."""
+    origins: queue.Queue[str] = queue.Queue()
+    stop: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+    async def serve() -> None:
+        done = asyncio.Event()
+        stop.append((asyncio.get_running_loop(), done))
+        async with scripted_agent(replies) as origin:
+            origins.put(origin)
+            await done.wait()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        yield origins.get(timeout=10)
+    finally:
+        loop, done = stop[0]
+        loop.call_soon_threadsafe(done.set)
+        thread.join(10)
 
 
 def _stream(*chunks: str) -> dict[str, Reply]:
@@ -55,3 +86,32 @@ async def test_a_byte_order_mark_before_a_comment_costs_no_client_anything(
         r = await run_probe(Target(name="t", url=origin, timeout=3.0), client, steps=(StepName.STREAM,))
     rep = _held(r, caplog)
     assert r.success, rep
+
+
+async def test_a_loop_blocked_while_waiting_for_the_close_after_the_terminal_event_is_not_the_agents(
+        client: HttpClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """The agent closes 0.2 s after its terminal event; the probe's loop is blocked 1.5 s just then (a neighbour's
+    work, a GC pause), longer than the 1 s close grace. The close is in the socket when the loop wakes, and asyncio
+    runs the grace timer's callback before the read's: the probe must read what is there before blaming the agent
+    for a stream 'still open 1s after the terminal event'."""
+    from probe.checks import stream as stream_checks
+
+    original = stream_checks.StreamJudge.on_event
+    blocked: list[bool] = []
+
+    def on_event(self: stream_checks.StreamJudge, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if self.terminal_at is not None and not blocked:
+            blocked.append(True)
+            asyncio.get_running_loop().call_soon(time.sleep, 1.5)  # the probe's own loop stands still
+
+    monkeypatch.setattr(stream_checks.StreamJudge, "on_event", on_event)
+    events = sse(task("WORKING"), status("COMPLETED"))
+    reply = Reply(content_type="text/event-stream", chunks=events, hold_open=0.2)
+    with _in_a_thread({"SendStreamingMessage": reply}) as origin:  # its own loop: the probe's block is not its
+        r = await run_probe(Target(name="t", url=origin, timeout=5.0), client, steps=(StepName.STREAM,))
+    assert blocked
+    rep = _held(r, caplog)
+    assert r.success, rep
+    closes = r.check("stream.closes_after_terminal")
+    assert closes is not None and closes.status is Status.PASS, closes
