@@ -1,4 +1,4 @@
-// What both JS SDK peers (tests/peers/js/agent.mjs, tests/peers/js03/agent.mjs) do to serve: the express app on
+// What the JS SDK peers (tests/peers/js_v1_agent.mjs for js/ and js10/, tests/peers/js03/agent.mjs) do to serve: the express app on
 // 127.0.0.1:port, the gRPC server (if any) on 127.0.0.1:grpcPort, and a prompt exit on SIGTERM/SIGINT even with
 // open SSE streams (the harness waits for exit); and the behaviour table's keywords and slow work. No package
 // imports: each peer passes its own SDK's objects.

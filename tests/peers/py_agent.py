@@ -1,4 +1,5 @@
-"""Reference peer built on the official Python A2A SDK (a2a-sdk 1.3.0).
+"""Reference peer built on the official Python A2A SDK (a2a-sdk 1.3.0; also run unchanged by the 1.0 line's first
+release, 1.0.0, from its venv tests/peers/venvs/sdk10: see tests/peers/venv_peers.py).
 
 Run: ``python tests/peers/py_agent.py --port N [--grpc-port M] [--compat] [--push] [--public-url URL]
 [--public-grpc URL]``. Serves JSON-RPC at ``/a2a/jsonrpc``, REST at ``/a2a/rest`` and the card at
@@ -13,10 +14,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+from importlib.metadata import version
 
 import httpx
 import uvicorn
-from a2a.helpers import new_text_message, new_text_part
+from a2a.helpers import new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -32,11 +34,18 @@ from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    Part,
     Task,
     TaskState,
     TaskStatus,
 )
 from starlette.applications import Starlette
+
+try:
+    from a2a.helpers import new_text_part
+except ImportError:  # a2a-sdk 1.0.0 has no new_text_part (added in a later 1.x)
+    def new_text_part(text: str) -> Part:
+        return Part(text=text)
 
 SLOW_SECONDS = 30.0
 KEYWORDS = ("input", "slow", "fail", "raise", "message")
@@ -125,7 +134,7 @@ def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | Non
                                              protocol_version="0.3"))
     return AgentCard(
         name="py-ref",
-        description="a2a-sdk 1.3.0 reference peer",
+        description=f"a2a-sdk {version('a2a-sdk')} reference peer",
         version="1.0.0",
         supported_interfaces=interfaces,
         capabilities=AgentCapabilities(streaming=True, push_notifications=push),

@@ -3,6 +3,8 @@
 | name       | what                                                           | pins                            |
 |------------|----------------------------------------------------------------|---------------------------------|
 | fasta2a    | Pydantic's fasta2a, an independent A2A 1.0 server              | thirdparty/fasta2a.txt          |
+| sdk10      | a2a-sdk 1.0.0, the 1.0 line's first release (1.0: JSON-RPC, REST, gRPC) | thirdparty/sdk10.txt   |
+| js10       | @a2a-js/sdk 1.0.1, the JS 1.0 line's first release (the same), on Node | js10/package-lock.json |
 | sdk03      | the a2a-sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC) | thirdparty/sdk03.txt           |
 | sdk02      | the a2a-sdk 0.2 line's last release (0.2: JSON-RPC)            | thirdparty/sdk02.txt            |
 | js03       | the @a2a-js/sdk 0.3 line's last release (0.3: JSON-RPC, REST, gRPC), on Node | js03/package-lock.json |
@@ -11,8 +13,9 @@
 | langgraph  | LangGraph's own A2A server (langgraph-api, in memory): 1.0, JSON-RPC | thirdparty/langgraph.txt  |
 | voltagent  | VoltAgent's own A2A server (@voltagent/a2a-server) on Node: 0.2, JSON-RPC | voltagent/package-lock.json |
 
-.ci/run makes each venv under tests/peers/venvs/<name> (and js03's and voltagent's node_modules with `npm ci`); a
-test never installs anything, and a missing install fails with the command that makes it.
+.ci/run makes each venv under tests/peers/venvs/<name> (and js10's, js03's and voltagent's node_modules with
+`npm ci`); a test never installs anything, and a missing install fails with the command that makes it. sdk10 runs
+tests/peers/py_agent.py, js10 tests/peers/js_v1_agent.mjs: the current line's reference agents, unchanged.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from tests.peers.harness import PEERS_DIR, PeerStartError, _card_ok, ensure_js_d
 VENVS = PEERS_DIR / "venvs"
 OLD_SDK = PEERS_DIR / "a2a_sdk_old_agent.py"  # the official Python SDK's older lines, picked by the venv
 AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": OLD_SDK, "sdk02": OLD_SDK,
+          "sdk10": PEERS_DIR / "py_agent.py", "js10": PEERS_DIR / "js10" / "agent.mjs",
           "js03": PEERS_DIR / "js03" / "agent.mjs",
           "python-a2a": PEERS_DIR / "python_a2a_agent.py", "a2a-server": PEERS_DIR / "a2a_server_agent.py",
           "langgraph": PEERS_DIR / "langgraph_agent.py", "voltagent": PEERS_DIR / "voltagent" / "agent.mjs"}
@@ -47,11 +51,11 @@ CARD_PATHS = {"a2a-server": "/.well-known/agent.json", "sdk02": "/.well-known/ag
               "voltagent": "/.well-known/echo/agent-card.json"}  # VoltAgent: /.well-known/{serverId}/agent-card.json
 # what each needs in its environment: VoltAgent refreshes a model registry from the network unless in production
 ENV = {"voltagent": {"NODE_ENV": "production"}}
-GRPC = frozenset({"sdk03", "js03"})  # peers that also serve gRPC, on a second free port
+GRPC = frozenset({"sdk10", "js10", "sdk03", "js03"})  # peers that also serve gRPC, on a second free port
 # where each serves its REST binding (HTTP+JSON), under its base URL
-REST_PATHS = {"js03": "/a2a/rest"}
-__all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "js03_peer", "langgraph_peer", "python_a2a_peer",
-           "sdk02_peer", "sdk03_peer", "start_venv_peer", "voltagent_peer"]
+REST_PATHS = {"js03": "/a2a/rest", "sdk10": "/a2a/rest", "js10": "/a2a/rest"}
+__all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "js03_peer", "js10_peer", "langgraph_peer",
+           "python_a2a_peer", "sdk02_peer", "sdk03_peer", "sdk10_peer", "start_venv_peer", "voltagent_peer"]
 
 
 @dataclass(eq=False)
@@ -151,6 +155,8 @@ def _fixture(name: str) -> Callable[[], Iterator[VenvPeer]]:
 
 
 fasta2a_peer = _fixture("fasta2a")
+sdk10_peer = _fixture("sdk10")
+js10_peer = _fixture("js10")
 sdk03_peer = _fixture("sdk03")
 sdk02_peer = _fixture("sdk02")
 js03_peer = _fixture("js03")
