@@ -1,4 +1,5 @@
-"""A scripted gRPC agent (A2A 1.0, lf.a2a.v1; or 0.3, a2a.v1): each rpc replays ProtoJSON messages, then ends as told.
+"""A scripted gRPC agent (A2A 1.0, lf.a2a.v1; or 0.3, a2a.v1): each rpc (every one the service defines, by its
+name) replays ProtoJSON messages of its response type, then ends as told; an rpc not scripted is UNIMPLEMENTED.
 
 For semantics that need exact events and exact endings: a stream that ends OK with no terminal event, a status
 with no details, a details trailer that is not a google.rpc.Status, metadata of the agent's choosing. The token
@@ -20,7 +21,7 @@ import grpc.aio
 from a2a.compat.v0_3 import a2a_v0_3_pb2, a2a_v0_3_pb2_grpc
 from a2a.types import a2a_pb2, a2a_pb2_grpc
 from aiohttp import web
-from google.protobuf import any_pb2, json_format
+from google.protobuf import any_pb2, json_format, message_factory
 from google.rpc import error_details_pb2, status_pb2
 
 from tests.agents.cards import valid_card
@@ -28,7 +29,6 @@ from tests.agents.server import serve_grpc
 
 Json = dict[str, Any]
 _MODULES = {"1.0": (a2a_pb2, a2a_pb2_grpc), "0.3": (a2a_v0_3_pb2, a2a_v0_3_pb2_grpc)}
-_RESPONSE = {"SendMessage": "SendMessageResponse", "GetTask": "Task", "SendStreamingMessage": "StreamResponse"}
 
 
 @dataclass
@@ -81,27 +81,41 @@ class _Scripted:
         if call.code is not None:
             await context.abort(call.code, _fill(call.details, secret))
 
-    async def _unary(self, rpc: str, context: grpc.aio.ServicerContext) -> Any:
+    async def _unary(self, rpc: str, response: Any, context: grpc.aio.ServicerContext) -> Any:
         call, secret = self._call(rpc, context)
         if call.initial:
             await context.send_initial_metadata(tuple((k, _fill(v, secret)) for k, v in call.initial))
         await self._end(call, secret, context)
-        return json_format.ParseDict(_fill(call.messages[0], secret), getattr(self.pb2, _RESPONSE[rpc])())
+        return json_format.ParseDict(_fill(call.messages[0], secret), response())
 
-    async def SendMessage(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        return await self._unary("SendMessage", context)
-
-    async def GetTask(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        return await self._unary("GetTask", context)
-
-    async def SendStreamingMessage(self, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        call, secret = self._call("SendStreamingMessage", context)
+    async def _stream(self, rpc: str, response: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        call, secret = self._call(rpc, context)
         if call.initial:
             await context.send_initial_metadata(tuple((k, _fill(v, secret)) for k, v in call.initial))
         for message in call.messages:
-            yield json_format.ParseDict(_fill(message, secret), self.pb2.StreamResponse())
+            yield json_format.ParseDict(_fill(message, secret), response())
         await asyncio.sleep(call.hold)
         await self._end(call, secret, context)
+
+
+def _handlers(pb2: Any, service: str) -> dict[str, Any]:
+    """One scripted handler for every rpc of the service, answering its own response type."""
+    out: dict[str, Any] = {}
+    for method in pb2.DESCRIPTOR.services_by_name[service].methods:
+        response = message_factory.GetMessageClass(method.output_type)
+
+        if method.server_streaming:
+            async def stream(self: _Scripted, request: Any, context: grpc.aio.ServicerContext,
+                             rpc: str = method.name, response: Any = response) -> AsyncIterator[Any]:
+                async for message in self._stream(rpc, response, context):  # grpc.aio wants an async generator
+                    yield message
+            out[method.name] = stream
+        else:
+            async def unary(self: _Scripted, request: Any, context: grpc.aio.ServicerContext, rpc: str = method.name,
+                            response: Any = response) -> Any:
+                return await self._unary(rpc, response, context)
+            out[method.name] = unary
+    return out
 
 
 @asynccontextmanager
@@ -110,7 +124,7 @@ async def scripted_grpc_agent(script: dict[str, Call], *, streaming: bool = True
     """Serve the script on a gRPC port and its card (one GRPC interface of `version`) over HTTP; yields the card's
     origin."""
     pb2, pb2_grpc = _MODULES[version]
-    servicer = type("_Servicer", (_Scripted, pb2_grpc.A2AServiceServicer), {})(script, pb2)
+    servicer = type("_Servicer", (_Scripted, pb2_grpc.A2AServiceServicer), _handlers(pb2, "A2AService"))(script, pb2)
     server = grpc.aio.server()
     pb2_grpc.add_A2AServiceServicer_to_server(servicer, server)
 

@@ -32,14 +32,21 @@ async def serve_grpc(server: grpc.aio.Server, card: Callable[[web.Request, int],
     HTTP; yields the card's origin. Both stop on exit."""
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
+    try:
+        async with serve_card(card, port) as origin:
+            yield origin
+    finally:
+        await server.stop(grace=grace)
 
+
+@asynccontextmanager
+async def serve_card(card: Callable[[web.Request, int], Awaitable[web.StreamResponse]],
+                     port: int) -> AsyncIterator[str]:
+    """Serve the Agent Card (`card(request, port)`) of an agent listening on `port` over HTTP; yields its origin."""
     async def card_route(request: web.Request) -> web.StreamResponse:
         return await card(request, port)
 
     app = web.Application()
     app.router.add_get("/.well-known/agent-card.json", card_route)
-    try:
-        async with serve(app) as origin:
-            yield origin
-    finally:
-        await server.stop(grace=grace)
+    async with serve(app) as origin:
+        yield origin

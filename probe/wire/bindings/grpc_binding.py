@@ -54,6 +54,7 @@ from probe.wire.http import (
     BodyTooLarge,
     ClientConfig,
     ConnectFailed,
+    ConnectionReset,
     Deadline,
     DeadlineExceeded,
     ProbeOutOfFiles,
@@ -264,12 +265,36 @@ class GrpcBinding:
                 return self._failed(op, exchange, exc)
         _timed(exchange, t0)
         exchange.grpc_status = "OK"
+        if reply is None:  # grpc.aio's deserializer gives None for no message and for bytes it cannot parse
+            raise ProtocolError(f"{self.method(op)} to {self.target} answered gRPC OK {self._unparsed(op)}", exchange)
         return Answer(self.method(op), exchange, "application/grpc", result=self._dict(reply), has_result=True)
 
-    def _failed(self, op: Op, exchange: Exchange, exc: Any) -> Answer:
+    def _unparsed(self, op: Op, stream: bool = False) -> str:
+        service = self.pb2.DESCRIPTOR.services_by_name[self.service.name.rsplit(".", 1)[1]]
+        kind = service.methods_by_name[self.method(op)].output_type.name
+        if stream:
+            return f"that is no {kind} (bytes that do not parse)"
+        return (f"with no message that parses as a {kind} (none at all, or bytes that do not parse): a unary gRPC "
+                "answer carries exactly one")
+
+    def _failed(self, op: Op, exchange: Exchange, exc: Any, *, midstream: bool = False) -> Answer:
+        """The answer a non-OK status makes, or the WireError of a call that had no gRPC answer at all: no
+        grpc-status (a page that is no gRPC answer), a reset or a closed connection (RST_STREAM, GOAWAY) — gRPC
+        core makes a status of those client-side, which no agent sent."""
         status = exc.code().name
         exchange.grpc_status = status
-        what = f"{self.method(op)} to {self.target} answered gRPC {status}: {(exc.details() or '')[:200]}"
+        details = exc.details() or ""
+        what = f"{self.method(op)} to {self.target} answered gRPC {status}: {details[:200]}"
+        if status == "UNKNOWN" and details == "No status received":
+            raise ProtocolError(f"{self.method(op)} to {self.target}: the answer ended without a grpc-status (gRPC "
+                                "core reads UNKNOWN 'No status received'): not a gRPC answer, such as a proxy's "
+                                "page or an HTTP/2 server that is no gRPC server", exchange)
+        cut = _CUT.search(details)
+        if cut is not None and status != "RESOURCE_EXHAUSTED" and (midstream or cut[0].startswith("RST_STREAM")):
+            # RST_STREAM ENHANCE_YOUR_CALM stays the server's load refusal (gRPC reads RESOURCE_EXHAUSTED)
+            said = _CUT_WORDS[next(g for g in cut.groups() if g)]
+            raise ConnectionReset(f"{self.method(op)} to {self.target}: the agent's side {said} ({cut[0]}; gRPC "
+                                  f"core reads {status}, no status the agent sent)", exchange)
         http = _NOT_GRPC.search(exc.details() or "")  # an HTTP/2 answer that was no gRPC one: a proxy's own page
         gateway = gateway_problem(int(http.group(1)), "") if http else None
         if http and http.group(1) == "429":  # a proxy's rate limit before the gRPC service (gRPC reads UNAVAILABLE)
@@ -285,7 +310,7 @@ class GrpcBinding:
             if out_of_descriptors():  # gRPC core's "socket: Too many open files" (or a lookup that could not open)
                 raise ProbeOutOfFiles(f"{what}: the probe is out of file descriptors; the agent was not reached",
                                       exchange)
-            raise ConnectFailed(what, exchange)
+            raise self._unreachable(what, details, exchange)
         if status == "DEADLINE_EXCEEDED":
             raise DeadlineExceeded(what, exchange)
         answer = Answer(self.method(op), exchange, "application/grpc", snippet=(exc.details() or "")[:160])
@@ -317,6 +342,20 @@ class GrpcBinding:
             expected = " or ".join(spec.grpc_statuses())
             answer.problem = Problem(ProblemKind.STATUS, f"{what}; the spec maps {spec.name} to gRPC {expected}")
         return answer
+
+    def _unreachable(self, what: str, details: str, exchange: Exchange) -> ConnectFailed:
+        """No gRPC answer: the connection failed. Names the two wrong listeners gRPC core can tell apart (HTTP/1.x,
+        plain text for a TLS URL) and hints at the third (a TLS listener for a plain-text URL closes at once)."""
+        if "Trying to connect an http1.x server" in details:
+            return ProtocolError(f"{what}: the server there speaks HTTP/1.x, not HTTP/2; gRPC needs HTTP/2 end to "
+                                 "end (a server or proxy without h2/h2c on this port)", exchange)
+        if self.tls and any(words in details for words in _NOT_TLS):
+            return ConnectFailed(f"{what}: the server there does not speak TLS: the URL says https:// for a "
+                                 "plain-text listener; use http://, or terminate TLS there", exchange)
+        if not self.tls and "failed to connect" in details and details.endswith("Socket closed"):
+            return ConnectFailed(f"{what} (closed at once after the HTTP/2 preface, as a TLS listener does: if the "
+                                 "port speaks TLS, the URL must say https://)", exchange)
+        return ConnectFailed(what, exchange)
 
     def _error_info(self, exc: Any) -> tuple[str | None, list[dict[str, Any]]]:
         """The ErrorInfo reason in grpc-status-details-bin (a google.rpc.Status), with the details as ProtoJSON."""
@@ -397,13 +436,16 @@ class GrpcStream(EventByEvent):  # one message a read: each its own group
         b = self.binding
         eof = b.grpc.aio.EOF
         msg = self.first
-        while msg is not None and msg is not eof:
+        while msg is not eof:
+            if msg is None:  # grpc.aio's deserializer gives None for bytes it cannot parse
+                unparsed = b._unparsed(self.op, stream=True)
+                raise ProtocolError(f"{self.method} to {b.target}: a stream message {unparsed}", self.exchange)
             yield StreamEvent(result=b._dict(msg), has_result=True)
             try:
                 msg = await self.call.read()
             except b.grpc.aio.AioRpcError as exc:
                 try:
-                    failed = b._failed(self.op, self.exchange, exc)  # raises for no answer / deadline
+                    failed = b._failed(self.op, self.exchange, exc, midstream=True)  # raises: no answer, deadline
                 except BodyTooLarge as limit:  # a bound of the stream's reading, as the SSE reader says it
                     raise StreamLimit(str(limit)) from None
                 yield StreamEvent(error=failed.error, problem=failed.problem.detail if failed.problem and
@@ -417,6 +459,14 @@ class GrpcStream(EventByEvent):  # one message a read: each its own group
 # here, not one the agent sent.
 # gRPC core's words for an HTTP/2 response with a non-200 :status (a proxy's page, not a gRPC answer); it maps the
 # status to a gRPC code (502/503/504 -> UNAVAILABLE) per grpc/doc/http-grpc-status-mapping.md
+# gRPC core's words for a call the server's side cut: RST_STREAM (its HTTP/2 error code), GOAWAY, a closed socket
+_CUT = re.compile(r"(RST_STREAM) \(Received RST_STREAM with error code \d+\)|(GOAWAY) received[^)]*|(Socket closed)"
+                  r"|(Connection reset) by peer")
+_CUT_WORDS = {"RST_STREAM": "reset the stream", "GOAWAY": "went away (GOAWAY) with the stream open",
+              "Socket closed": "closed the connection with the stream open",
+              "Connection reset": "reset the connection (TCP RST) with the stream open"}
+# BoringSSL's words in gRPC core for a plain-text answer to a ClientHello
+_NOT_TLS = ("WRONG_VERSION_NUMBER", "Handshake read failed")
 _NOT_GRPC = re.compile(r"Received http2 header with status: (\d{3})")
 _MESSAGE_LIMIT = re.compile(r"Received message larger than max \((\d+) vs\. (\d+)\)")
 _METADATA_LIMIT = re.compile(r"received (?:initial |trailing )?metadata size exceeds (?:hard |soft )?limit[^)]*\)")

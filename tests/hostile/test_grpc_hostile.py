@@ -1,0 +1,217 @@
+"""Hostile and broken gRPC agents below the A2A layer: answers that are no gRPC answer, streams cut by RST_STREAM,
+GOAWAY or a closed socket, wrong listeners (HTTP/1.1, TLS for a plain URL and back), messages that do not parse.
+
+gRPC core turns each of these into a status of its own making (UNKNOWN "No status received", INTERNAL/CANCELLED
+"Stream removed", UNAVAILABLE); none is an A2A error the agent sent, so none is judged as one: the verdict names
+the wire fault once (invoke_protocol_error, stream_reset, invoke_unreachable with the listener named), never
+crashes and is bounded by the deadline. The agents speak HTTP/2 frames directly (tests/agents/grpc_raw.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+from a2a.types import a2a_pb2, a2a_pb2_grpc
+from aiohttp import web
+
+from probe.engine import run_probe
+from probe.reasons import Reason
+from probe.results import ProbeResult, Status, StepName
+from probe.suite import SuiteOptions, run_suite
+from probe.target import Target
+from probe.wire.http import HttpClient
+from tests.agents import grpc_raw as raw
+from tests.agents.cards import valid_card
+from tests.agents.server import serve, serve_card
+from tests.hostile import certs
+from tests.hostile.test_semantics import _held
+
+TIMEOUT = 3.0
+INVOKE, STREAM = (StepName.INVOKE,), (StepName.STREAM,)
+Json = dict[str, Any]
+_TASK: Json = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"},
+               "artifacts": [{"artifactId": "a", "parts": [{"text": "ok"}]}]}
+
+
+def _event(state: str, *, first: bool = False) -> raw.Msg:
+    doc = ({"task": {**_TASK, "status": {"state": f"TASK_STATE_{state}"}}} if first else
+           {"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": f"TASK_STATE_{state}"}}})
+    return raw.message(a2a_pb2.StreamResponse, doc)
+
+
+_SEND = raw.message(a2a_pb2.SendMessageResponse, {"task": _TASK})
+_OPEN = [raw.ok_headers(), _event("SUBMITTED", first=True), _event("WORKING"), raw.Pause(0.3)]  # then the cut
+_HTML = [raw.Headers([(":status", "200"), ("content-type", "text/html")]), raw.Msg(b"<html>"),
+         raw.Headers([], end=True)]
+_CASES: list[tuple[str, list[raw.Step], tuple[StepName, ...], Reason | None, str]] = [
+    # (id, frames, steps, reason, fragment of the step's detail)
+    ("unary: trailers-only with no grpc-status", [raw.Headers(raw.ok_headers().fields, end=True)], INVOKE,
+     Reason.INVOKE_PROTOCOL_ERROR, "the answer ended without a grpc-status"),
+    ("unary: a proxy's text/html page with :status 200", _HTML, INVOKE, Reason.INVOKE_PROTOCOL_ERROR,
+     "not a gRPC answer, such as a proxy's page"),
+    ("unary: a proxy's text/html page with :status 502", [raw.Headers([(":status", "502"), ("content-type",
+     "text/html")], end=True)], INVOKE, Reason.INVOKE_GATEWAY_ERROR, "a gateway in front of the agent"),
+    ("unary: OK with no message", [raw.ok_headers(), raw.trailers()], INVOKE, Reason.INVOKE_PROTOCOL_ERROR,
+     "answered gRPC OK with no message that parses as a SendMessageResponse"),
+    ("unary: OK with bytes that are no SendMessageResponse", [raw.ok_headers(), raw.Msg(b"\xff\xff\xff"),
+     raw.trailers()], INVOKE, Reason.INVOKE_PROTOCOL_ERROR, "no message that parses as a SendMessageResponse"),
+    ("unary: application/grpc+json with a JSON body", [raw.ok_headers("application/grpc+json"),
+     raw.Msg(b'{"task": {"id": "t1"}}'), raw.trailers()], INVOKE, Reason.INVOKE_PROTOCOL_ERROR,
+     "no message that parses as a SendMessageResponse"),
+    # gRPC core reads a protobuf body whatever application/grpc+... says, as a2a-sdk's client does: nothing to judge
+    ("unary: application/grpc+json with a protobuf body", [raw.ok_headers("application/grpc+json"), _SEND,
+     raw.trailers()], INVOKE, None, ""),
+    ("unary: the message, then INTERNAL", [raw.ok_headers(), _SEND, raw.trailers(13, "boom")], INVOKE,
+     Reason.INVOKE_A2A_ERROR, "gRPC INTERNAL error: boom"),
+    ("unary: RST_STREAM INTERNAL_ERROR", [raw.ok_headers(), raw.Reset(raw.INTERNAL_ERROR)], INVOKE,
+     Reason.INVOKE_PROTOCOL_ERROR, "the agent's side reset the stream (RST_STREAM (Received RST_STREAM with error "
+     "code 2); gRPC core reads INTERNAL, no status the agent sent)"),
+    ("unary: RST_STREAM CANCEL", [raw.Reset(raw.CANCEL)], INVOKE, Reason.INVOKE_PROTOCOL_ERROR,
+     "gRPC core reads CANCELLED, no status the agent sent"),
+    ("unary: RST_STREAM INADEQUATE_SECURITY (no credential refused)", [raw.Reset(raw.INADEQUATE_SECURITY)], INVOKE,
+     Reason.INVOKE_PROTOCOL_ERROR, "gRPC core reads PERMISSION_DENIED, no status the agent sent"),
+    # HTTP/2's own load refusal, which gRPC reads as RESOURCE_EXHAUSTED: refused, not judged
+    ("unary: RST_STREAM ENHANCE_YOUR_CALM", [raw.Reset(raw.ENHANCE_YOUR_CALM)], INVOKE, Reason.RATE_LIMITED,
+     "the agent not judged"),
+    ("stream: RST_STREAM mid-stream", [*_OPEN, raw.Reset(raw.INTERNAL_ERROR)], STREAM, Reason.STREAM_RESET,
+     "the agent's side reset the stream"),
+    ("stream: RST_STREAM CANCEL mid-stream", [*_OPEN, raw.Reset(raw.CANCEL)], STREAM, Reason.STREAM_RESET,
+     "after 2 event(s) (last state WORKING)"),
+    ("stream: GOAWAY mid-stream", [*_OPEN, raw.GoAway()], STREAM, Reason.STREAM_RESET,
+     "went away (GOAWAY) with the stream open"),
+    ("stream: the connection closed mid-stream", [*_OPEN, raw.Close()], STREAM, Reason.STREAM_RESET,
+     "with the stream open"),
+    ("stream: RST_STREAM after the terminal event", [raw.ok_headers(), _event("SUBMITTED", first=True),
+     _event("COMPLETED"), raw.Pause(0.3), raw.Reset(raw.INTERNAL_ERROR)], STREAM, Reason.INVOKE_PROTOCOL_ERROR,
+     "the agent's side reset the stream"),
+    ("stream: a message that is no StreamResponse", [raw.ok_headers(), _event("SUBMITTED", first=True),
+     raw.Msg(b"\xff\xff\xff"), raw.trailers()], STREAM, Reason.INVOKE_PROTOCOL_ERROR,
+     "a stream message that is no StreamResponse"),
+    ("stream: the first message is no StreamResponse", [raw.ok_headers(), raw.Msg(b"\xff\xff\xff"), raw.trailers()],
+     STREAM, Reason.INVOKE_PROTOCOL_ERROR, "a stream message that is no StreamResponse"),
+    ("stream: trailers-only with no grpc-status", [raw.Headers(raw.ok_headers().fields, end=True)], STREAM,
+     Reason.INVOKE_PROTOCOL_ERROR, "the answer ended without a grpc-status"),
+    ("stream: WORKING again and again, never terminal", [raw.ok_headers(), _event("SUBMITTED", first=True),
+     *[s for _ in range(40) for s in (_event("WORKING"), raw.Pause(0.1))], raw.trailers()], STREAM,
+     Reason.STREAM_NO_TERMINAL, "last state WORKING"),
+    ("stream: events after the terminal one", [raw.ok_headers(), _event("SUBMITTED", first=True),
+     _event("COMPLETED"), _event("WORKING"), raw.trailers()], STREAM, Reason.STREAM_STATE_REGRESSION,
+     "COMPLETED -> WORKING after the terminal state"),
+]
+
+
+async def _probe(client: HttpClient, origin: str, steps: tuple[StepName, ...], timeout: float = TIMEOUT) -> ProbeResult:
+    return await asyncio.wait_for(run_probe(Target(name="g", url=origin, timeout=timeout, binding="GRPC"), client,
+                                            steps=steps), timeout + 5)
+
+
+@pytest.mark.parametrize(("frames", "steps", "reason", "fragment"), [c[1:] for c in _CASES],
+                         ids=[c[0] for c in _CASES])
+async def test_grpc_wire_faults_name_one_root_cause(client: HttpClient, caplog: pytest.LogCaptureFixture,
+                                                    frames: list[raw.Step], steps: tuple[StepName, ...],
+                                                    reason: Reason | None, fragment: str) -> None:
+    async with raw.raw_grpc_agent(frames) as origin:
+        t0 = time.monotonic()
+        r = await _probe(client, origin, steps, timeout=1.5 if reason is Reason.STREAM_NO_TERMINAL else TIMEOUT)
+        elapsed = time.monotonic() - t0
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(steps[0])
+    assert step is not None and fragment in step.detail, step.detail
+    assert elapsed < TIMEOUT + 1
+
+
+# ---- the wrong listener on a gRPC interface
+
+
+@asynccontextmanager
+async def _grpc_server(tls: bool) -> AsyncIterator[int]:
+    server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(a2a_pb2_grpc.A2AServiceServicer(), server)
+    if tls:
+        with tempfile.TemporaryDirectory() as d:
+            pem, _, _ = certs.make(Path(d), "leaf")
+            creds = grpc.ssl_server_credentials([(pem.key.read_bytes(), pem.cert.read_bytes())])
+            port = server.add_secure_port("127.0.0.1:0", creds)
+    else:
+        port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        yield port
+    finally:
+        await server.stop(0)
+
+
+@asynccontextmanager
+async def _http1_server() -> AsyncIterator[int]:
+    async def page(_request: web.Request) -> web.Response:
+        return web.Response(text="<html>hello</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{path:.*}", page)
+    async with serve(app) as origin:
+        yield int(origin.rsplit(":", 1)[1])
+
+
+@pytest.mark.parametrize(("listener", "scheme", "reason", "fragment"), [
+    ("http1", "http", Reason.INVOKE_PROTOCOL_ERROR, "speaks HTTP/1.x, not HTTP/2"),
+    ("plain", "https", Reason.INVOKE_UNREACHABLE, "does not speak TLS: the URL says https:// for a plain-text"),
+    ("tls", "http", Reason.INVOKE_UNREACHABLE, "as a TLS listener does: if the port speaks TLS, the URL must say "
+     "https://"),
+])
+async def test_the_wrong_listener_on_a_grpc_interface_is_named(client: HttpClient, caplog: pytest.LogCaptureFixture,
+                                                               listener: str, scheme: str, reason: Reason,
+                                                               fragment: str) -> None:
+    serving = _http1_server() if listener == "http1" else _grpc_server(listener == "tls")
+    async def card(_request: web.Request, port: int) -> web.Response:
+        return web.json_response(valid_card((f"{scheme}://127.0.0.1:{port}", "GRPC", "1.0"), name="grpc-listener"))
+
+    async with serving as port, serve_card(card, port) as origin:
+        r = await _probe(client, origin, INVOKE)
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(StepName.INVOKE)
+    assert step is not None and fragment in step.detail, step.detail
+
+
+# ---- every rpc the suite calls, on an agent whose SendMessage and GetTask work and whose other rpcs answer no gRPC
+# answer at all
+
+_GOOD = {"SendMessage": [raw.ok_headers(), _SEND, raw.trailers()],
+         "GetTask": [raw.ok_headers(), raw.message(a2a_pb2.Task, _TASK), raw.trailers()]}
+_UNARY_RPCS = ("CancelTask", "CreateTaskPushNotificationConfig", "GetExtendedAgentCard")
+
+
+@pytest.mark.parametrize(("frames", "rpcs", "fragment"), [
+    ([raw.Headers(raw.ok_headers().fields, end=True)], (*_UNARY_RPCS, "SubscribeToTask", "SendStreamingMessage"),
+     "the answer ended without a grpc-status"),
+    ([raw.ok_headers(), raw.trailers()], _UNARY_RPCS, "answered gRPC OK with no message that parses as a"),
+    ([raw.ok_headers(), raw.Reset(raw.INTERNAL_ERROR)], (*_UNARY_RPCS, "SubscribeToTask", "SendStreamingMessage"),
+     "the agent's side reset the stream"),
+], ids=["trailers-only", "OK without a message", "RST_STREAM"])
+async def test_the_suite_names_no_grpc_answer_on_every_rpc(client: HttpClient, caplog: pytest.LogCaptureFixture,
+                                                           frames: list[raw.Step], rpcs: tuple[str, ...],
+                                                           fragment: str) -> None:
+    """CancelTask, CreateTaskPushNotificationConfig, GetExtendedAgentCard, SubscribeToTask and the stream each get
+    the same broken answer: the check that called it says so (no answer: the wire fault), none crashes, and none
+    reads an A2A error the agent never sent."""
+    async with raw.raw_grpc_agent({**_GOOD, "*": frames}) as origin:
+        r = await asyncio.wait_for(run_suite(Target(name="g", url=origin, timeout=TIMEOUT, binding="GRPC"), client,
+                                             SuiteOptions(timeout=20.0)), 60)
+    rep = _held(r, caplog)
+    assert not [c for c in r.checks if "internal error" in c.message], rep
+    for rpc in rpcs:
+        assert [c for c in r.checks if f"{rpc} to 127.0.0.1" in c.message and fragment in c.message], (rpc, rep)
+    for check in ("errors.cancel_unknown", "errors.not_cancelable", "errors.push_not_supported",
+                  "errors.extended_card_not_declared"):
+        found = r.check(check)
+        assert found is not None and found.status is Status.SKIP and found.message.startswith("no answer: "), found
