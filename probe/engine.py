@@ -74,6 +74,7 @@ from probe.wire.http import (
     DeadlineExceeded,
     HttpClient,
     ProbeOutOfFiles,
+    ProbePoolFull,
     ProtocolError,
     RedirectRefused,
     TargetRefused,
@@ -1119,7 +1120,9 @@ _TLS_REASONS: dict[type[Exception], Reason] = {TlsFailed: Reason.TLS_CERTIFICATE
                                                ClientCertRefused: Reason.TLS_CLIENT_CERT_REFUSED,
                                                AuthTokenFailed: Reason.AUTH_TOKEN_FAILED,
                                                # out of descriptors: the probe's overload, never the agent's
-                                               ProbeOutOfFiles: Reason.PROBE_OVERLOADED}
+                                               ProbeOutOfFiles: Reason.PROBE_OVERLOADED,
+                                               # no free connection in its own pool before the deadline: the same
+                                               ProbePoolFull: Reason.PROBE_OVERLOADED}
 
 
 def _declares_extended(card: Card) -> bool:

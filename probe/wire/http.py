@@ -104,6 +104,13 @@ class ProbeOutOfFiles(ConnectFailed):
     kind = "probe_files"
 
 
+class ProbePoolFull(ConnectFailed):
+    """The request waited for a free connection in the probe's own pool (max_connections, or the per-origin bound)
+    until its deadline: the probe's overload (the connections are held by other runs), nothing reached the agent."""
+
+    kind = "probe_pool"
+
+
 class AuthTokenFailed(WireError):
     """Getting a credential from a token endpoint (or its discovery document) failed: the probe's
     own exchange with an identity provider, never the agent's fault."""
@@ -155,6 +162,7 @@ class _Timer:
     tcp_end: float = 0.0  # TCP connected, TLS handshake not yet started (https only; see _TimedConnector)
     tls: TlsInfo | None = None  # what a new TLS connection negotiated (a reused one was measured before)
     cert_requested: bool = False  # the server asked for a TLS client certificate (see _watch_handshake)
+    queued: bool = False  # waiting for a free connection in the probe's pool (or a fresh-connection slot)
     protocol: Any = None  # the pooled connection's protocol (a _CountingHandler) and its byte count at sending
     received: int = 0
 
@@ -208,6 +216,16 @@ class _TimedConnector(aiohttp.TCPConnector):
                 timer.received = getattr(conn.protocol, "received", 0)
             timer.sent = now
         return conn
+
+    async def _wait_for_available_connection(self, key: Any, traces: Any) -> None:
+        """aiohttp's wait for a free connection (its limit or the per-origin one reached), marked on the timer: a
+        deadline that passes in it is the probe's own overload (ProbePoolFull), not the agent's slowness."""
+        timer = _TIMER.get()
+        if timer is not None:
+            timer.queued = True
+        await super()._wait_for_available_connection(key, traces)
+        if timer is not None:
+            timer.queued = False
 
     async def _create_connection(self, req: Any, traces: Any, timeout: Any) -> Any:
         timer = _TIMER.get()
@@ -629,7 +647,9 @@ class HttpClient:
         _TimedConnector does. The connection holds one of the client's fresh-connection slots until it is closed."""
         target = URL(url)
         if (slots := self._fresh_slots) is not None:
+            timer.queued = slots.locked()  # a deadline passing here is the probe's overload (see ProbePoolFull)
             await slots.acquire()
+            timer.queued = False
         try:
             protocol = await self._fresh_connection(target, tls, timer)
             try:
@@ -867,10 +887,14 @@ class HttpClient:
                 raise ClientCertRefused(f"{method} {redact.url(url)}: the server {what}, then closed the "
                                         "connection", exchange) from None
             raise
-        except WireError:
+        except WireError as exc:
             _finish(exchange, timer, t0)
             if resp is not None:
                 resp.close()
+            if isinstance(exc, DeadlineExceeded) and timer.queued:
+                raise ProbePoolFull(f"{method} {redact.url(url)}: no connection of the probe's own came free "
+                                    f"before the deadline (all {self._limit} busy, or the per-origin bound of "
+                                    f"{self._limit_per_host}); the agent was not called", exchange) from None
             raise
         finally:
             _TIMER.set(None)

@@ -9,7 +9,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
 
-from probe.wire.http import ConnectFailed, Deadline, HttpClient
+from probe.wire.http import ClientConfig, ConnectFailed, Deadline, DeadlineExceeded, HttpClient, ProbePoolFull
 
 Handler = Callable[[int, int, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[bool]]
 
@@ -212,3 +212,30 @@ async def test_the_server_idle_timeout_racing_the_probes_reuse_is_no_failure(rst
             assert (await _post(client, url))[0] == 200
             await asyncio.sleep(idle * 2)  # let the server close the connection before the next round
     assert sum(connections) == 16
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["pool", "fresh"])
+async def test_a_deadline_passing_while_waiting_for_a_pooled_connection_is_the_probes(fresh: bool) -> None:
+    # every connection of the probe's is held by another run (a neighbour that never answers): the request never
+    # left, so its deadline passing says nothing about the agent (before: DeadlineExceeded, an invoke_timeout)
+    async def hold(_conn: int, _nth: int, _r: asyncio.StreamReader, _w: asyncio.StreamWriter) -> bool:
+        await asyncio.sleep(5)
+        return False
+
+    config = ClientConfig(fresh=fresh)
+    async with HttpClient(limit=1) as client, raw_server(hold) as (held_url, _), \
+            raw_server(_answer_all) as (url, connections):
+        neighbour = asyncio.create_task(client.request("POST", held_url, deadline=Deadline.after(3), body=b"{}",
+                                                       config=config))
+        await asyncio.sleep(0.1)
+        with pytest.raises(ProbePoolFull) as info:
+            await client.request("POST", url, deadline=Deadline.after(0.3), body=b"{}", config=config)
+        neighbour.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await neighbour
+        assert info.value.kind == "probe_pool" and "the agent was not called" in str(info.value)
+        assert connections == []  # nothing reached the agent
+        # a connection that came free in time: an ordinary answer, and a slow agent's timeout is still its own
+        assert await _post(client, url) == (200, None)
+        with pytest.raises(DeadlineExceeded):
+            await client.request("POST", held_url, deadline=Deadline.after(0.3), body=b"{}", config=config)
