@@ -63,6 +63,8 @@ class Suite:
     # errors whose details were read (errors.details_typed), and the first few whose details are not typed objects
     detailed_errors: int = 0
     untyped_details: list[str] = field(default_factory=list)
+    # JSON-RPC's own errors (-32700, -326xx) whose error.data is not an array: 1.0.0 §9.5's example does that
+    free_data: list[str] = field(default_factory=list)
     client: A2AClient = field(init=False)
 
     def __post_init__(self) -> None:
@@ -97,6 +99,12 @@ class Suite:
         if err is None or err.details is None or err.binding == "grpc":
             return
         self.detailed_errors += 1
+        if err.binding == "jsonrpc" and not isinstance(err.details, list) and a2a_errors.jsonrpc_own(err.code):
+            # 1.0.0 §9.5 maps details to "error.data (array containing google.protobuf.Any messages)", yet its own
+            # example answers -32601 with `"data": {"method": ...}`, and JSON-RPC 2.0 §5.1 lets data be any value;
+            # only 1.0.1 removed that example. The card cannot tell 1.0.0 from 1.0.1: not the agent's fault.
+            self.free_data.append(f"{label} ({err.name or err.code})")
+            return
         why = a2a_errors.untyped_details(err.details)
         if why is not None and len(self.untyped_details) < 3:
             self.untyped_details.append(f"{label} ({err.name or err.code}): {why}")

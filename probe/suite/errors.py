@@ -119,9 +119,12 @@ def details_typed(s: Suite) -> None:
     elif s.untyped_details:
         s.record("errors.details_typed", Status.FAIL, "; ".join(s.untyped_details)[:400])
     else:
-        s.record("errors.details_typed", Status.PASS if s.detailed_errors else Status.SKIP,
-                 f"{s.detailed_errors} error(s) with details, each object with an @type" if s.detailed_errors
-                 else "no error of the suite carried details")
+        free = (f"; not graded: {len(s.free_data)} JSON-RPC error(s) of its own with a non-array error.data "
+                f"({', '.join(s.free_data[:2])}), as 1.0.0 §9.5's example answers -32601") if s.free_data else ""
+        typed = s.detailed_errors - len(s.free_data)
+        s.record("errors.details_typed", Status.PASS if typed else Status.SKIP,
+                 (f"{typed} error(s) with details, each object with an @type" if typed
+                  else "no error of the suite carried details to grade") + free)
 
 
 def error_status(s: Suite) -> None:

@@ -185,6 +185,12 @@ def is_a2a_specific(name: str | None) -> bool:
     return spec is not None and -32099 <= spec.jsonrpc <= -32001
 
 
+def jsonrpc_own(code: int | str | None) -> bool:
+    """A JSON-RPC 2.0 error of its own, not A2A's (-32700, -32600 to -32603, and -32000, the one server-error
+    code A2A's -32001 to -32099 leave)."""
+    return isinstance(code, int) and (code == -32700 or -32603 <= code <= -32600 or code == -32000)
+
+
 def _json_kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
         type(value), "a number" if isinstance(value, (int, float)) else "null")

@@ -32,6 +32,8 @@ ALL = frozenset({
 # 'Z'), "media_type" (every JSON-RPC answer as text/plain), "required_gap" (GetTask's artifacts without their
 # REQUIRED artifactId), "stream_zoneless" (the stream's status update with a timestamp without a zone),
 # "untyped_details" (TaskNotFoundError's error.data holds an object without @type beside its ErrorInfo),
+# "free_data" (JSON-RPC's own errors carry a non-array error.data: -32601 {"method": ...} as 1.0.0 §9.5's example,
+# -32600 and -32602 a string, as a2a-sdk 1.0.0 does), "free_data_a2a" (TaskNotFoundError's error.data an object),
 # "multi_stream" (only the last SubscribeToTask stream gets the task's events), "stream_bound" (closing a task's
 # SendStreamingMessage stream cancels the task)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
@@ -96,7 +98,8 @@ class Sloppy:
     def _send(self, params: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
         msg = params.get("message") or {}
         if (not msg.get("messageId") or not msg.get("parts")) and "invalid_params" not in self.broken:
-            return None, {"code": -32602, "message": "message needs messageId and parts"}
+            return None, {"code": -32602, "message": "message needs messageId and parts",
+                          **({"data": "Field required: messageId"} if "free_data" in self.broken else {})}
         unknown = (set(params) - {"message", "configuration", "metadata", "tenant"}) | (set(msg) - _MESSAGE_FIELDS)
         if unknown and "unknown_fields" in self.broken:  # a strict parser: unknown fields are refused
             return None, {"code": -32602, "message": f"unknown fields {sorted(unknown)}"}
@@ -167,6 +170,8 @@ class Sloppy:
                             "domain": "a2a-protocol.org"}]
             if "untyped_details" in self.broken:  # the 1.0.0 text's own example puts such context in data
                 err["data"].append({"taskId": tid})
+            if "free_data_a2a" in self.broken:
+                err["data"] = {"taskId": tid}
         return err
 
     def _get(self, params: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
@@ -227,7 +232,8 @@ class Sloppy:
         if method is None:
             if "invalid_request" in self.broken:
                 return self._reply(rid, {}, None)
-            return self._reply(rid, None, {"code": -32600, "message": "invalid request"})
+            return self._reply(rid, None, {"code": -32600, "message": "invalid request",
+                                           **({"data": "no method"} if "free_data" in self.broken else {})})
         activated = {u.strip() for u in request.headers.get("A2A-Extensions", "").split(",")}
         missing = [u for u in self._required_extensions() if u not in activated]
         if missing and method == "SendMessage" and "extension" not in self.broken:
@@ -258,7 +264,8 @@ class Sloppy:
             return self._reply(rid, None, {"code": -32004, "message": "no extended card"})
         if "unknown_method" in self.broken:
             return self._reply(rid, {}, None)
-        return self._reply(rid, None, {"code": -32601, "message": "method not found"})
+        return self._reply(rid, None, {"code": -32601, "message": "method not found",
+                                       **({"data": {"method": method}} if "free_data" in self.broken else {})})
 
     def _required_extensions(self) -> list[str]:
         exts = (self.card().get("capabilities") or {}).get("extensions") or []

@@ -192,6 +192,26 @@ async def test_error_details_without_type_fail_details_typed(client: HttpClient,
         assert info is not None and info.status is Status.PASS, info
 
 
+async def test_free_form_data_of_json_rpc_own_errors_is_1_0_0s_example_not_a_fault(client: HttpClient) -> None:
+    """1.0.0 §9.5's own example answers -32601 with `"data": {"method": "invalid/method"}` (JSON-RPC 2.0 §5.1: data
+    may be any value); 1.0.1 dropped it. The card cannot tell 1.0.0 from 1.0.1, so a non-array data on JSON-RPC's
+    own errors is not graded (a2a-sdk 1.0.0 sends -32600/-32602 a string or an object). Before: details_typed
+    failed the MUST. An A2A error's data stays graded: 1.0.0 too wants an array holding ErrorInfo."""
+    from tests.agents.sloppy import Sloppy, sloppy_agent
+
+    async with sloppy_agent(Sloppy({"free_data"})) as url:
+        result = await run_suite(Target(name="s", url=url, timeout=3.0), client, SuiteOptions(timeout=15.0))
+    typed = result.check("errors.details_typed")
+    assert typed is not None and typed.status is Status.PASS, typed
+    assert "not graded: 3 JSON-RPC error(s) of its own with a non-array error.data" in typed.message
+    assert "error(s) with details, each object with an @type; not graded" in typed.message  # ErrorInfo arrays
+    async with sloppy_agent(Sloppy({"free_data", "free_data_a2a"})) as url:
+        result = await run_suite(Target(name="s", url=url, timeout=3.0), client, SuiteOptions(timeout=15.0))
+    typed = result.check("errors.details_typed")
+    assert typed is not None and (typed.status, typed.severity) == (Status.FAIL, "MUST"), typed
+    assert "(TaskNotFoundError): the details are an object" in typed.message
+
+
 async def test_typed_details_pass_and_grpc_is_not_asked(client: HttpClient) -> None:
     async with rest_mapping_agent("1.0.1") as origin:
         result = await _rest_suite(client, origin)
