@@ -220,11 +220,12 @@ def error_infos(details: Any) -> list[dict[str, Any]]:
     return [d for d in details if isinstance(d, dict) and d.get("@type") == ERROR_INFO_TYPE]
 
 
-def a2a_reason(details: Any) -> str | None:
-    """The first ErrorInfo reason in the a2a-protocol.org domain (or any domain, failing that)."""
+def a2a_reason(details: Any, *, any_domain: bool = True) -> str | None:
+    """The first ErrorInfo reason in the a2a-protocol.org domain (or, with `any_domain`, any domain failing that:
+    a2a-sdk's HTTP clients read the reason alone, its gRPC client only an ErrorInfo of that domain)."""
     infos = error_infos(details)
     ours = [i for i in infos if i.get("domain") == DOMAIN and isinstance(i.get("reason"), str)]
-    pick = ours or [i for i in infos if isinstance(i.get("reason"), str)]
+    pick = ours or ([i for i in infos if isinstance(i.get("reason"), str)] if any_domain else [])
     return str(pick[0]["reason"]) if pick else None
 
 

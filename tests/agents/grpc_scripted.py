@@ -44,12 +44,14 @@ class Call:
     hold: float = 0.0  # seconds to wait after the messages, before the end (a task that stays WORKING)
 
 
-def rpc_status(code: grpc.StatusCode, message: str, reason: str | None = None, **metadata: str) -> bytes:
-    """A serialized google.rpc.Status (grpc-status-details-bin) with an A2A ErrorInfo when `reason` is given."""
+def rpc_status(code: grpc.StatusCode, message: str, reason: str | None = None, *, domain: str = "a2a-protocol.org",
+               **metadata: str) -> bytes:
+    """A serialized google.rpc.Status (grpc-status-details-bin) with an ErrorInfo (the A2A domain unless told)
+    when `reason` is given."""
     details = []
     if reason is not None:
         packed = any_pb2.Any()
-        packed.Pack(error_details_pb2.ErrorInfo(reason=reason, domain="a2a-protocol.org", metadata=metadata))
+        packed.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=domain, metadata=metadata))
         details.append(packed)
     return status_pb2.Status(code=code.value[0], message=message, details=details).SerializeToString()
 

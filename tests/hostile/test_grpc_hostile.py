@@ -31,6 +31,7 @@ from probe.target import Target
 from probe.wire.http import HttpClient
 from tests.agents import grpc_raw as raw
 from tests.agents.cards import valid_card
+from tests.agents.grpc_scripted import Call, rpc_status, scripted_grpc_agent
 from tests.agents.server import serve, serve_card
 from tests.hostile import certs
 from tests.hostile.test_semantics import _held
@@ -215,3 +216,28 @@ async def test_the_suite_names_no_grpc_answer_on_every_rpc(client: HttpClient, c
                   "errors.extended_card_not_declared"):
         found = r.check(check)
         assert found is not None and found.status is Status.SKIP and found.message.startswith("no answer: "), found
+
+
+# ---- ErrorInfo of another domain, or of a reason A2A does not define: a2a-sdk's gRPC client names no error by it
+
+
+@pytest.mark.parametrize(("domain", "reason", "status"), [
+    ("a2a-protocol.org", "TASK_NOT_CANCELABLE", Status.PASS),
+    ("example.com", "TASK_NOT_CANCELABLE", Status.FAIL),
+    ("a2a-protocol.org", "TASK_NOT_CANCELLABLE", Status.FAIL),  # a reason A2A does not define
+])
+async def test_an_error_info_names_an_a2a_error_only_as_a2a_sdk_reads_it(
+        client: HttpClient, caplog: pytest.LogCaptureFixture, domain: str, reason: str, status: Status) -> None:
+    """CancelTask of a COMPLETED task answers FAILED_PRECONDITION with an ErrorInfo: a2a-sdk's gRPC client
+    (_map_grpc_error) names the error only by an ErrorInfo of domain a2a-protocol.org and a reason it knows, else
+    raises a bare A2AClientError, so errors.not_cancelable passes only for the first."""
+    pre = grpc.StatusCode.FAILED_PRECONDITION
+    script = {"SendMessage": Call(messages=[{"task": _TASK}]), "GetTask": Call(messages=[_TASK]),
+              "CancelTask": Call(code=pre, details="not cancelable", trailers=[
+                  ("grpc-status-details-bin", rpc_status(pre, "not cancelable", reason, domain=domain))])}
+    async with scripted_grpc_agent(script, streaming=False) as origin:
+        r = await run_suite(Target(name="g", url=origin, timeout=TIMEOUT, binding="GRPC"), client,
+                            SuiteOptions(timeout=10.0))
+    rep = _held(r, caplog)
+    check = r.check("errors.not_cancelable")
+    assert check is not None and check.status is status, rep

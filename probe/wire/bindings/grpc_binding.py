@@ -384,7 +384,8 @@ class GrpcBinding:
                 info = error_details_pb2.ErrorInfo()
                 any_msg.Unpack(info)
                 as_dict.update({"@type": a2a_errors.ERROR_INFO_TYPE, "reason": info.reason, "domain": info.domain})
-        return a2a_errors.a2a_reason(details), details
+        # a2a-sdk's gRPC client (_map_grpc_error) names an error only by an ErrorInfo of domain a2a-protocol.org
+        return a2a_errors.a2a_reason(details, any_domain=False), details
 
     @asynccontextmanager
     async def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
