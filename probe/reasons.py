@@ -298,11 +298,14 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
     ),
     Reason.PROBE_OVERLOADED: (
         "The probe had no free concurrency slot in time, so the agent was not called, or the run ran into its "
-        "deadline while the probe's own event loop stood still for a quarter of its budget or more, or the probe "
-        "could not open a socket because it is out of file descriptors (EMFILE/ENFILE); the run is "
+        "deadline while the probe's own event loop stood still for a quarter of its budget or more, or while its "
+        "request waited for a free connection in the probe's own pool (max_connections, "
+        "max_connections_per_origin), or the probe could not open a socket because it is out of file descriptors "
+        "(EMFILE/ENFILE); the run is "
         "counted as skipped (a2a_probe_scheduler_missed_runs_total{cause=\"overloaded\"}), never as the agent's "
         "failure.",
-        "The probe itself is overloaded: raise max_concurrency, lengthen intervals, or shard the fleet "
+        "The probe itself is overloaded: raise max_concurrency (max_connections for pool waits), lengthen "
+        "intervals, or shard the fleet "
         "(docs/runbook.md, A2AProbeOverloaded).",
     ),
 }
