@@ -143,16 +143,26 @@ def test_json_serialization_rules_are_not_graded_on_grpc(check_id: str) -> None:
     assert check_id in {n.id for n in not_tested("1.0", {}, suite=True, binding="jsonrpc")}
 
 
-# 0.3 §8.2 "Servers SHOULD use these codes where applicable" (JSON-RPC); §3.2.3 (REST) "MUST use appropriate HTTP
-# status codes … that correspond to A2A error types"; §3.2.2 (gRPC) "MUST map A2A error codes to appropriate gRPC
-# status codes"
+# 0.3 §8.2 "Servers SHOULD use these codes where applicable" (JSON-RPC, gRPC); §3.2.3 (REST) Error Format "MUST return
+# error responses in a consistent JSON format that maps to A2A error types". The status is errors.error_status's:
+# §3.2.3 "MUST use appropriate HTTP status codes … that correspond to A2A error types"; §3.2.2's gRPC "MUST map A2A
+# error codes to appropriate gRPC status codes as defined in the proto annotations" is about the status alone
 @pytest.mark.parametrize("check_id", ["errors.task_not_found", "errors.cancel_unknown"])
 @pytest.mark.parametrize(("binding", "level"), [("JSONRPC", Severity.SHOULD), ("HTTP+JSON", Severity.MUST),
-                                                ("GRPC", Severity.MUST), (None, Severity.SHOULD)])
-def test_a_0_3_unknown_task_error_is_a_must_off_json_rpc(check_id: str, binding: str | None,
-                                                         level: Severity) -> None:
+                                                ("GRPC", Severity.SHOULD), (None, Severity.SHOULD)])
+def test_a_0_3_unknown_task_error_is_a_must_on_http_json_only(check_id: str, binding: str | None,
+                                                              level: Severity) -> None:
     result = _result("0.3", (check_id, Status.FAIL, "HTTP 500"))
     result.binding = binding
     grading.grade(result)
     assert result.checks[0].severity is level
     assert grading.level_of(check_id, "1.0", binding) is Severity.MUST  # 1.0: MUST on every binding
+
+
+# the status is graded apart from the error's name: 0.3 HTTP+JSON MUST (§3.2.3), 0.3 gRPC not graded (§3.2.2 names
+# proto annotations the 0.3 proto does not have), 1.0 MUST on both (§5.4)
+@pytest.mark.parametrize(("version", "binding", "level"), [
+    ("1.0", "HTTP+JSON", Severity.MUST), ("1.0", "GRPC", Severity.MUST),
+    ("0.3", "HTTP+JSON", Severity.MUST), ("0.3", "GRPC", None)])
+def test_error_status_levels_apart_from_the_error(version: str, binding: str, level: Severity | None) -> None:
+    assert grading.level_of("errors.error_status", version, binding) is level
