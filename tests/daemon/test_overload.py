@@ -389,3 +389,34 @@ async def test_the_fleets_lasting_state_is_frozen_once_every_job_has_run(tmp_pat
         assert gc.get_freeze_count() >= frozen + len(kept)
     finally:
         await d.stop()
+
+
+async def test_a_really_blocked_loop_during_runs_in_flight_makes_skips_not_failures(tmp_path: Path) -> None:
+    """The whole chain on a real daemon: its SelfMonitor's stall clock, the runner and the engine. A healthy agent whose
+    streams take 0.4 s of a 1 s budget; three times while runs are in flight the daemon's loop is blocked 1.3 s (a
+    neighbour's CPU work, a GC pause): the runs that ran out of time during a block are the probe's overload (skipped,
+    scheduler_missed_runs_total{cause="overloaded"}), never a failure of the agent."""
+    from tests.agents.catalogue import run_agent
+    from tests.agents.fault_agent import Faults
+
+    async with run_agent(Faults(task_delay=0.4)) as agent:
+        agents = [{"name": f"s{i}", "url": agent.origin, "modules": ["s"]} for i in range(3)]
+        cfg = write_config(tmp_path / "c.yaml", agents,
+                           modules={"s": {"prober": "stream", "interval": "1s", "timeout": "1s", "jitter": 0}})
+        async with running_daemon(cfg) as (d, _url):
+            await wait_for(lambda: len(d.history.keys()) == 3, timeout=10)
+            for _ in range(3):
+                await wait_for(lambda: d.runner.slots.used > 0, timeout=5)
+                await asyncio.sleep(0.1)  # the runs' requests are out, their answers 0.3 s away
+                time.sleep(1.3)  # noqa: ASYNC251  (the point: the probe's own loop stands still past their deadline)
+                await asyncio.sleep(1.0)
+            registry = d.metrics.registry
+
+    def total(name: str, **labels: str) -> float:
+        return sum(s.value for fam in registry.collect() for s in fam.samples
+                   if s.name == PREFIX + name and all(s.labels.get(k) == v for k, v in labels.items()))
+
+    assert total("failures_total") == 0, [(s.labels, s.value) for fam in registry.collect() for s in fam.samples
+                                          if s.name == PREFIX + "failures_total"]
+    assert total("scheduler_missed_runs_total", cause="overloaded") >= 1  # the blocks did hit runs in flight
+    assert total("runs_total") >= 3
