@@ -108,8 +108,12 @@ def frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
     return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
 
 
-def _grpc_message(body: bytes | Message) -> bytes:
-    raw = body if isinstance(body, bytes) else body.SerializeToString()
+def serialized(msg: Msg) -> bytes:
+    return msg.body if isinstance(msg.body, bytes) else msg.body.SerializeToString()
+
+
+def _grpc_message(msg: Msg) -> bytes:
+    raw = serialized(msg)
     return b"\x00" + struct.pack(">I", len(raw)) + raw
 
 
@@ -119,7 +123,7 @@ async def _answer(writer: asyncio.StreamWriter, stream: int, script: Sequence[St
         if isinstance(step, Headers):
             writer.write(frame(HEADERS, END_HEADERS | (END_STREAM if step.end else 0), stream, hpack(step.fields)))
         elif isinstance(step, Msg):
-            writer.write(frame(DATA, END_STREAM if step.end else 0, stream, _grpc_message(step.body)))
+            writer.write(frame(DATA, END_STREAM if step.end else 0, stream, _grpc_message(step)))
         elif isinstance(step, Reset):
             writer.write(frame(RST_STREAM, 0, stream, struct.pack(">I", step.code)))
         elif isinstance(step, GoAway):

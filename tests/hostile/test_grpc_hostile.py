@@ -16,24 +16,29 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import aiohttp
 import grpc
 import grpc.aio
 import pytest
 from a2a.types import a2a_pb2, a2a_pb2_grpc
 from aiohttp import web
 
+from probe import redact
 from probe.engine import run_probe
 from probe.reasons import Reason
+from probe.report import render
 from probe.results import ProbeResult, Status, StepName
 from probe.suite import SuiteOptions, run_suite
-from probe.target import Target
+from probe.target import AuthSpec, Target
 from probe.wire.http import HttpClient
 from tests.agents import grpc_raw as raw
 from tests.agents.cards import valid_card
 from tests.agents.grpc_scripted import Call, rpc_status, scripted_grpc_agent
 from tests.agents.server import serve, serve_card
 from tests.hostile import certs
+from tests.hostile.test_secrets import TOKEN, _assert_clean
 from tests.hostile.test_semantics import _held
 
 TIMEOUT = 3.0
@@ -53,7 +58,32 @@ _SEND = raw.message(a2a_pb2.SendMessageResponse, {"task": _TASK})
 _OPEN = [raw.ok_headers(), _event("SUBMITTED", first=True), _event("WORKING"), raw.Pause(0.3)]  # then the cut
 _HTML = [raw.Headers([(":status", "200"), ("content-type", "text/html")]), raw.Msg(b"<html>"),
          raw.Headers([], end=True)]
+
+
+def _ld(field: int, body: bytes) -> bytes:
+    """A length-delimited protobuf field (short bodies only)."""
+    return bytes([field << 3 | 2, len(body)]) + body
+
+
+_FULL = raw.serialized(_SEND)
+
+
+def _unary(body: bytes) -> list[raw.Step]:
+    return [raw.ok_headers(), raw.Msg(body), raw.trailers()]
+
+
 _CASES: list[tuple[str, list[raw.Step], tuple[StepName, ...], Reason | None, str]] = [
+    # unknown fields and wrong wire types read as protobuf reads them (a2a-sdk's parser): unknown fields are kept
+    # aside, a known field of the wrong wire type is an unknown field, so the message lacks it
+    ("unary: an unknown field (999)", _unary(_FULL + b"\xb8\x3e\x01"), INVOKE, None, ""),
+    ("unary: SendMessageResponse.task as a varint", _unary(b"\x08\x01"), INVOKE, Reason.INVOKE_BAD_RESULT,
+     "found []"),
+    ("unary: Task.status.state as a string", _unary(_ld(1, _ld(1, b"t1") + _ld(2, b"c1") + _ld(3, _ld(1, b"X")))),
+     INVOKE, Reason.INVOKE_BAD_RESULT, "no status.state the protocol version defines"),
+    ("unary: a string field that is no UTF-8", _unary(_ld(1, _ld(1, b"\xff\xfe") + _ld(2, b"c1"))), INVOKE,
+     Reason.INVOKE_PROTOCOL_ERROR, "no message that parses as a SendMessageResponse"),
+    ("unary: a truncated message", _unary(_FULL[:-3]), INVOKE, Reason.INVOKE_PROTOCOL_ERROR,
+     "no message that parses as a SendMessageResponse"),
     # (id, frames, steps, reason, fragment of the step's detail)
     ("unary: trailers-only with no grpc-status", [raw.Headers(raw.ok_headers().fields, end=True)], INVOKE,
      Reason.INVOKE_PROTOCOL_ERROR, "the answer ended without a grpc-status"),
@@ -241,3 +271,40 @@ async def test_an_error_info_names_an_a2a_error_only_as_a2a_sdk_reads_it(
     rep = _held(r, caplog)
     check = r.check("errors.not_cancelable")
     assert check is not None and check.status is status, rep
+
+
+# ---- every rpc echoes the probe's Authorization: in its status message, its details trailer (as a
+# google.rpc.Status, and as bytes that are none), its metadata
+
+
+def _echo_everywhere(rpc: str, code: grpc.StatusCode) -> Call:
+    echo = "echo {secret}"
+    blob = (lambda secret: rpc_status(code, f"echo {secret}", "TASK_NOT_FOUND", auth=f"echo {secret}")) \
+        if rpc != "GetExtendedAgentCard" else (lambda secret: f"not a Status {secret}".encode())
+    return Call(code=code, details=echo, trailers=[("grpc-status-details-bin", blob), ("x-echo", echo)],
+                initial=[("x-seen", echo)])
+
+
+async def test_echoed_credentials_in_every_rpcs_error_are_masked(client: HttpClient,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """SendMessage and GetTask work; every other rpc the suite calls (CancelTask, the push-config rpcs,
+    GetExtendedAgentCard, SubscribeToTask, ListTasks, the stream) fails with the Authorization echoed everywhere a
+    gRPC answer has room: the report quotes the errors masked, in every format, and the logs are clean."""
+    redact.register(TOKEN)
+    nf = grpc.StatusCode.NOT_FOUND
+    service = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"]
+    script = {m.name: _echo_everywhere(m.name, nf) for m in service.methods}
+    script |= {"SendMessage": Call(messages=[{"task": _TASK}]), "GetTask": Call(messages=[_TASK])}
+    async with scripted_grpc_agent(script) as origin:
+        async with aiohttp.ClientSession() as session, session.get(f"{origin}/.well-known/agent-card.json") as got:
+            url = urlsplit((await got.json())["supportedInterfaces"][0]["url"])
+        auth = AuthSpec(allowed_origins=(f"{url.scheme}://{url.netloc}",))
+        r = await run_suite(Target(name="t", url=origin, timeout=TIMEOUT, binding="GRPC", auth=auth,
+                                   headers={"Authorization": f"Bearer {TOKEN}"}), client, SuiteOptions(timeout=20.0))
+    _held(r, caplog)
+    called = {c.id for c in r.checks if "<redacted>" in c.message}
+    assert {"errors.cancel_unknown", "errors.push_not_supported", "errors.extended_card_not_declared",
+            "streaming.subscribe_unknown", "lifecycle.list_tasks", "stream.no_error"} <= called, called
+    for fmt in ("json", "text", "markdown", "junit", "html"):
+        _assert_clean(f"suite {fmt}", render(r, fmt))
+    _assert_clean("logs", caplog.text)
