@@ -29,6 +29,18 @@ Each verdict was checked against the text of the version the agent's card speaks
   request without a method answered InternalError at HTTP 400, not -32600 (JSON-RPC 2.0 §5.1, MUST), historyLength
   ignored, no TaskNotFoundError for a message or tasks/resubscribe naming an unknown task, MethodNotFound for push
   config and InvalidParams for an unaccepted media type (the SHOULD codes of 0.2 §8.2).
+* Google ADK (google-adk[a2a] 2.13.0, to_a2a; an LlmAgent on an echoing BaseLlm): ADK takes a2a-sdk >=0.3.4,<2 and
+  a fresh install resolves 1.3.0, so it serves a2a-sdk 1.3's routes: a 1.0 card with one interface, JSON-RPC 1.0 at
+  its root (a2a-sdk's 0.3 compatibility on the same route, not advertised), no REST, no gRPC. It passes; the suite's
+  findings are SHOULDs of a2a-sdk 1.3 itself: no card cache headers (§8.6.1), an unaccepted media type accepted
+  (§3.3.4 ContentTypeNotSupportedError). Its `adk_*` metadata on tasks and events is allowed (metadata is free).
+* Strands Agents (strands-agents[a2a] 1.62.0, A2AServer; an Agent on an echoing Model): Strands pins a2a-sdk
+  >=0.3.0,<0.4 (0.3.26), an older SDK line than ADK's: a 0.3 card (protocolVersion 0.3.0, preferredTransport
+  JSONRPC), JSON-RPC only. It passes, full; the suite finds a2a-sdk 0.3.26's push refusal, InternalError -32603
+  "Push notifications are not supported by the agent" (0.3 §8.2 SHOULD -32003: its @validate raises outside the
+  handler's try, and JSONRPCApplication's catch-all answers -32603), and an unaccepted media type accepted (§8.2).
+  Its default legacy streaming (the answer in a WORKING status message, then the artifact, then COMPLETED with
+  final) is valid 0.3 and what a2a-sdk's client reads to the end.
 """
 
 from __future__ import annotations
@@ -47,6 +59,7 @@ from tests.peers.venv_peers import VenvPeer
 
 pytestmark = pytest.mark.external
 langgraph_peer, voltagent_peer = venv_peers.langgraph_peer, venv_peers.voltagent_peer  # the session fixtures
+adk_peer, strands_peer = venv_peers.adk_peer, venv_peers.strands_peer
 
 M, S = Severity.MUST, Severity.SHOULD
 STREAM = {("stream.events_parse", M), ("stream.schema", M)}
@@ -176,3 +189,87 @@ async def test_voltagent_suite(client: HttpClient, voltagent_peer: VenvPeer) -> 
         c = result.check(check_id)
         assert c is not None and c.status is Status.PASS, c
     assert level(result) is Level.MINIMAL
+
+
+# ---- Google ADK (google-adk[a2a] 2.13.0 on a2a-sdk 1.3.0) and Strands Agents (strands-agents[a2a] 1.62.0 on
+# a2a-sdk 0.3.26): both build on the official Python SDK's server, so what they get wrong is mostly its
+
+ADK_SUITE = {("errors.content_type_not_supported", S)}
+STRANDS_SUITE = {("errors.push_not_supported", S), ("errors.content_type_not_supported", S)}
+
+
+def _one_jsonrpc_interface(result: ProbeResult, version: str) -> None:
+    assert result.protocol_version == version and result.success and result.reason is None
+    assert [(i.binding, i.protocol_version, i.reason) for i in result.interfaces] == [("jsonrpc", version, None)]
+    for check_id in ("invoke.schema", "invoke.result_shape", "invoke.dialect", "invoke.task_completed",
+                     "stream.events_parse", "stream.first_event", "stream.terminal"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+
+
+async def test_adk_check(client: HttpClient, adk_peer: VenvPeer) -> None:
+    # to_a2a's card: supportedInterfaces [JSONRPC 1.0 at its root], no REST, no gRPC. a2a-sdk 1.3's card route
+    # sends no Cache-Control (1.0 §8.6.1 SHOULD), the one finding
+    result = await run_interfaces(Target(name="adk", url=adk_peer.url, timeout=10.0), client)
+    _one_jsonrpc_interface(result, "1.0")
+    assert _failed(result) == {("card.cache_headers", S)}
+    assert _message(result, "card.cache_headers") == "missing Cache-Control max-age"
+
+
+async def test_adk_suite(client: HttpClient, adk_peer: VenvPeer) -> None:
+    """`a2a-probe check URL --binding all --suite full --slow-prompt slow` (ADK asks for no input)."""
+    result = await run_suite_interfaces(Target(name="adk", url=adk_peer.url, timeout=10.0), client,
+                                        SuiteOptions(timeout=60.0, slow_prompt="slow"))
+    _one_jsonrpc_interface(result, "1.0")
+    assert _failed(result) == ADK_SUITE | {("card.cache_headers", S)}
+    # a2a-sdk 1.3's handler never compares a part's media type with the card's input modes (1.0 §3.3.4 SHOULD)
+    assert _message(result, "errors.content_type_not_supported").endswith("expected ContentTypeNotSupportedError "
+                                                                          "(-32005), got HTTP 200 with a result")
+    for check_id in ("lifecycle.cancel", "lifecycle.return_immediately", "lifecycle.get_task", "lifecycle.list_tasks",
+                     "streaming.subscribe", "streaming.subscribe_terminal", "errors.push_not_supported",
+                     "errors.version_not_supported", "errors.task_not_found", "errors.invalid_params",
+                     "errors.parse_error", "errors.error_info", "errors.details_typed"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    assert level(result) is Level.PARTIAL
+
+
+async def test_strands_check(client: HttpClient, strands_peer: VenvPeer) -> None:
+    # A2AServer's card: protocolVersion 0.3.0, preferredTransport JSONRPC at its url, no additionalInterfaces.
+    # Its legacy streaming (the default) sends the answer as a WORKING status message, then the artifact, then
+    # COMPLETED final: valid 0.3 events (the SDK warns it is not what the spec expects; no 0.3 rule is broken)
+    result = await run_interfaces(Target(name="strands", url=strands_peer.url, timeout=10.0), client)
+    _one_jsonrpc_interface(result, "0.3")
+    assert _failed(result) == set()
+    assert level(result) is Level.FULL
+
+
+async def test_strands_suite(client: HttpClient, strands_peer: VenvPeer) -> None:
+    """`a2a-probe check URL --binding all --suite full --slow-prompt slow`."""
+    result = await run_suite_interfaces(Target(name="strands", url=strands_peer.url, timeout=10.0), client,
+                                        SuiteOptions(timeout=60.0, slow_prompt="slow"))
+    _one_jsonrpc_interface(result, "0.3")
+    assert _failed(result) == STRANDS_SUITE
+    # a2a-sdk 0.3.26's JSON-RPC handler: @validate(capabilities.push_notifications) raises outside the method's
+    # try, and JSONRPCApplication's catch-all answers InternalError with its text (0.3 §8.2 SHOULD -32003)
+    assert _message(result, "errors.push_not_supported") == (
+        "a push-notification config without the capability: expected PushNotificationNotSupportedError (-32003), "
+        "got HTTP 200, JSON-RPC InternalError -32603: Push notifications are not supported by the agent")
+    for check_id in ("lifecycle.cancel", "lifecycle.get_task", "streaming.subscribe", "errors.task_not_found",
+                     "errors.invalid_params", "errors.parse_error", "errors.unknown_method"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    assert level(result) is Level.PARTIAL
+
+
+@pytest.mark.parametrize("name", ["adk", "strands"])
+async def test_a_model_that_raises_is_a_failed_task(client: HttpClient, name: str,
+                                                    request: pytest.FixtureRequest) -> None:
+    # the echo model raises on "fail": each framework's executor fails the task (ADK's status message carries the
+    # exception's text, Strands' "Agent execution failed"): the agent's own outcome, named once, by invoke
+    peer: VenvPeer = request.getfixturevalue(f"{name}_peer")
+    result = await run_interfaces(Target(name=name, url=peer.url, message="please fail", timeout=10.0), client)
+    assert result.reason is Reason.TASK_FAILED
+    assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["invoke.task_completed"]
+    text = {"adk": "failed on request", "strands": "Agent execution failed"}[name]
+    assert _message(result, "invoke.task_completed").endswith(f"ended FAILED: {text}")

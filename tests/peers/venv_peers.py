@@ -12,6 +12,8 @@
 | a2a-server | a2a-server, an independent FastAPI server (pre-0.2 methods)    | thirdparty/a2a-server.txt       |
 | langgraph  | LangGraph's own A2A server (langgraph-api, in memory): 1.0, JSON-RPC | thirdparty/langgraph.txt  |
 | voltagent  | VoltAgent's own A2A server (@voltagent/a2a-server) on Node: 0.2, JSON-RPC | voltagent/package-lock.json |
+| adk        | Google ADK's to_a2a (google-adk[a2a], on a2a-sdk 1.3): 1.0, JSON-RPC | thirdparty/adk.txt           |
+| strands    | Strands Agents' A2AServer (strands-agents[a2a], on a2a-sdk 0.3): 0.3, JSON-RPC | thirdparty/strands.txt |
 
 .ci/run makes each venv under tests/peers/venvs/<name> (and js10's, js03's and voltagent's node_modules with
 `npm ci`); a test never installs anything, and a missing install fails with the command that makes it. sdk10 runs
@@ -40,7 +42,8 @@ AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": OLD_SDK, "sdk02": 
           "sdk10": PEERS_DIR / "py_agent.py", "js10": PEERS_DIR / "js10" / "agent.mjs",
           "js03": PEERS_DIR / "js03" / "agent.mjs",
           "python-a2a": PEERS_DIR / "python_a2a_agent.py", "a2a-server": PEERS_DIR / "a2a_server_agent.py",
-          "langgraph": PEERS_DIR / "langgraph_agent.py", "voltagent": PEERS_DIR / "voltagent" / "agent.mjs"}
+          "langgraph": PEERS_DIR / "langgraph_agent.py", "voltagent": PEERS_DIR / "voltagent" / "agent.mjs",
+          "adk": PEERS_DIR / "adk_agent.py", "strands": PEERS_DIR / "strands_agent.py"}
 # langgraph-api makes graph "echo" (langgraph_agent.py) the assistant uuid5(NAMESPACE_GRAPH, "echo")
 # (langgraph_api.graph), served at /a2a/{assistant_id}, its card under that path
 LANGGRAPH_ASSISTANT = str(uuid5(UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "echo"))
@@ -54,8 +57,9 @@ ENV = {"voltagent": {"NODE_ENV": "production"}}
 GRPC = frozenset({"sdk10", "js10", "sdk03", "js03"})  # peers that also serve gRPC, on a second free port
 # where each serves its REST binding (HTTP+JSON), under its base URL
 REST_PATHS = {"js03": "/a2a/rest", "sdk10": "/a2a/rest", "js10": "/a2a/rest"}
-__all__ = ["VenvPeer", "a2a_server_peer", "fasta2a_peer", "js03_peer", "js10_peer", "langgraph_peer",
-           "python_a2a_peer", "sdk02_peer", "sdk03_peer", "sdk10_peer", "start_venv_peer", "voltagent_peer"]
+__all__ = ["VenvPeer", "a2a_server_peer", "adk_peer", "fasta2a_peer", "js03_peer", "js10_peer", "langgraph_peer",
+           "python_a2a_peer", "sdk02_peer", "sdk03_peer", "sdk10_peer", "start_venv_peer", "strands_peer",
+           "voltagent_peer"]
 
 
 @dataclass(eq=False)
@@ -164,3 +168,5 @@ python_a2a_peer = _fixture("python-a2a")
 a2a_server_peer = _fixture("a2a-server")
 langgraph_peer = _fixture("langgraph")
 voltagent_peer = _fixture("voltagent")
+adk_peer = _fixture("adk")
+strands_peer = _fixture("strands")
