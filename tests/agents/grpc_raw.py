@@ -41,10 +41,12 @@ class Headers:
 
 @dataclass(frozen=True)
 class Msg:
-    """One gRPC message (a 5-byte prefix and the serialized protobuf, or raw bytes as given)."""
+    """One gRPC message (a 5-byte prefix and the serialized protobuf, or raw bytes as given; `compressed` sets the
+    prefix's compressed flag, the body as given)."""
 
     body: bytes | Message
     end: bool = False
+    compressed: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ def serialized(msg: Msg) -> bytes:
 
 def _grpc_message(msg: Msg) -> bytes:
     raw = serialized(msg)
-    return b"\x00" + struct.pack(">I", len(raw)) + raw
+    return (b"\x01" if msg.compressed else b"\x00") + struct.pack(">I", len(raw)) + raw
 
 
 async def _answer(writer: asyncio.StreamWriter, stream: int, script: Sequence[Step]) -> bool:

@@ -10,6 +10,7 @@ crashes and is bounded by the deadline. The agents speak HTTP/2 frames directly 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -72,7 +73,35 @@ def _unary(body: bytes) -> list[raw.Step]:
     return [raw.ok_headers(), raw.Msg(body), raw.trailers()]
 
 
+def _bomb() -> bytes:
+    """A gzip body of 6 KB that inflates to a SendMessageResponse of 6 MiB."""
+    big = a2a_pb2.SendMessageResponse(task=a2a_pb2.Task(id="t1", context_id="c1"))
+    big.task.metadata["x"] = "y" * (6 << 20)
+    return gzip.compress(big.SerializeToString())
+
+
+def _gzip(encoding: str | None, body: bytes) -> list[raw.Step]:
+    head = raw.Headers([*raw.ok_headers().fields, *([("grpc-encoding", encoding)] if encoding else [])])
+    return [head, raw.Msg(body, compressed=True), raw.trailers()]
+
+
+_SMALL_GZIP = gzip.compress(_FULL)
 _CASES: list[tuple[str, list[raw.Step], tuple[StepName, ...], Reason | None, str]] = [
+    # compression (the probe offers grpc-accept-encoding: identity, deflate, gzip)
+    ("unary: a gzip message", _gzip("gzip", _SMALL_GZIP), INVOKE, None, ""),
+    # the probe's own bound, as for a 5 MiB message (test_grpc_limits.py): not the server's quota
+    ("unary: a gzip message that inflates past 4 MiB", _gzip("gzip", _bomb()), INVOKE, Reason.WORK_LIMIT_EXCEEDED,
+     "a compressed gRPC message decompresses past the 4194304-byte limit"),
+    ("unary: the compressed flag without grpc-encoding", _gzip(None, _SMALL_GZIP), INVOKE,
+     Reason.INVOKE_PROTOCOL_ERROR, "gRPC framing is broken (Compression bit set but no encoding configured"),
+    ("unary: an encoding the probe did not offer (br)", _gzip("br", _SMALL_GZIP), INVOKE,
+     Reason.INVOKE_PROTOCOL_ERROR, "gRPC framing is broken (Error parsing 'grpc-encoding' metadata"),
+    ("unary: gzip that does not inflate", _gzip("gzip", _SMALL_GZIP[:10] + bytes(20) + _SMALL_GZIP[30:]), INVOKE,
+     Reason.INVOKE_PROTOCOL_ERROR, "gRPC framing is broken (Decompression failed"),
+    ("stream: a gzip message that inflates past 4 MiB, mid-stream", [
+        raw.Headers([*raw.ok_headers().fields, ("grpc-encoding", "gzip")]), _event("SUBMITTED", first=True),
+        raw.Msg(_bomb(), compressed=True), raw.trailers()], STREAM, Reason.WORK_LIMIT_EXCEEDED,
+     "decompresses past the 4194304-byte limit"),
     # unknown fields and wrong wire types read as protobuf reads them (a2a-sdk's parser): unknown fields are kept
     # aside, a known field of the wrong wire type is an unknown field, so the message lacks it
     ("unary: an unknown field (999)", _unary(_FULL + b"\xb8\x3e\x01"), INVOKE, None, ""),

@@ -289,6 +289,9 @@ class GrpcBinding:
             raise ProtocolError(f"{self.method(op)} to {self.target}: the answer ended without a grpc-status (gRPC "
                                 "core reads UNKNOWN 'No status received'): not a gRPC answer, such as a proxy's "
                                 "page or an HTTP/2 server that is no gRPC server", exchange)
+        if status == "INTERNAL" and (bad := _BAD_FRAMING.search(details)) is not None:
+            raise ProtocolError(f"{self.method(op)} to {self.target}: the answer's gRPC framing is broken ({bad[0]}; "
+                                "gRPC core reads INTERNAL, no status the agent sent)", exchange)
         cut = _CUT.search(details)
         if cut is not None and status != "RESOURCE_EXHAUSTED" and (midstream or cut[0].startswith("RST_STREAM")):
             # RST_STREAM ENHANCE_YOUR_CALM stays the server's load refusal (gRPC reads RESOURCE_EXHAUSTED)
@@ -468,8 +471,14 @@ _CUT_WORDS = {"RST_STREAM": "reset the stream", "GOAWAY": "went away (GOAWAY) wi
               "Connection reset": "reset the connection (TCP RST) with the stream open"}
 # BoringSSL's words in gRPC core for a plain-text answer to a ClientHello
 _NOT_TLS = ("WRONG_VERSION_NUMBER", "Handshake read failed")
+DEFAULT_MAX_RECEIVE = 4 << 20  # gRPC core's default max_receive_message_length
 _NOT_GRPC = re.compile(r"Received http2 header with status: (\d{3})")
 _MESSAGE_LIMIT = re.compile(r"Received message larger than max \((\d+) vs\. (\d+)\)")
+_DECOMPRESSED_LIMIT = re.compile(r"Decompressed message larger than max(?: \((\d+) vs\. (\d+)\))?")
+# gRPC core's words for a message the client cannot decode: a compressed flag without grpc-encoding, an encoding
+# it did not offer (grpc-accept-encoding: identity, deflate, gzip), a body that does not inflate
+_BAD_FRAMING = re.compile(r"Compression bit set but no encoding configured|Error parsing 'grpc-encoding' metadata"
+                          r"|Decompression failed[^)]{0,80}|Unexpected error decompressing[^)]{0,80}")
 _METADATA_LIMIT = re.compile(r"received (?:initial |trailing )?metadata size exceeds (?:hard |soft )?limit[^)]*\)")
 
 
@@ -478,6 +487,10 @@ def _local_limit(method: str, target: str, details: str, exchange: Exchange) -> 
     if (m := _MESSAGE_LIMIT.search(details)) is not None:
         raise BodyTooLarge(f"{method} to {target}: a gRPC message of {m[1]} bytes exceeds the {m[2]}-byte limit",
                            exchange)
+    if (m := _DECOMPRESSED_LIMIT.search(details)) is not None:  # a small message that inflates past the limit
+        limit = m[2] or str(DEFAULT_MAX_RECEIVE)
+        raise BodyTooLarge(f"{method} to {target}: a compressed gRPC message decompresses past the {limit}-byte "
+                           "limit", exchange)
     if (m := _METADATA_LIMIT.search(details)) is not None:
         raise ProtocolError(f"{method} to {target}: response metadata larger than gRPC's limit ({m[0]})", exchange)
 
