@@ -1,8 +1,10 @@
 """The shapes agent frameworks' own A2A servers send (LangGraph's langgraph-api 0.16.7, VoltAgent's
-@voltagent/a2a-server 2.0.3), replayed by a scripted agent.
+@voltagent/a2a-server 2.0.3, Strands Agents' A2AServer 1.62.0 on a2a-sdk 0.3.26, Google ADK's to_a2a 2.13.0 on
+a2a-sdk 1.3.0), replayed by a scripted agent.
 
-The live peer is in tests/interop/test_framework_peers.py; these pin each probe rule the peer showed wrong, on the
-exact bytes, with no framework installed. Expectations follow v1.0.1 docs/specification.md and a2a-sdk 1.3's client.
+The live peer is in tests/interop/test_framework_peers.py; these pin each probe rule the peer showed wrong, and each
+deviation or shape it showed, on the exact bytes, with no framework installed. Expectations follow the text of the
+version each speaks (v1.0.1 or v0.3.0 docs/specification.md) and a2a-sdk's client of that line.
 """
 
 from __future__ import annotations
@@ -154,3 +156,101 @@ async def test_subscribe_to_task_not_implemented_is_one_root_cause(client: HttpC
     assert terminal.message.endswith("JSON-RPC MethodNotFoundError -32601: Method not found: SubscribeToTask")
     assert unknown is not None and unknown.status is Status.SKIP, unknown
     assert unknown.message == f"depends on streaming.subscribe_terminal, which failed: {terminal.message}"
+
+
+# ---- Strands Agents (strands-agents 1.62.0 on a2a-sdk 0.3.26) and Google ADK (google-adk 2.13.0 on a2a-sdk 1.3.0)
+
+STRANDS_PUSH_REFUSAL = ('{"error":{"code":-32603,"message":"Push notifications are not supported by the agent"},'
+                        '"id":"{id}","jsonrpc":"2.0"}')
+
+
+async def test_a2a_sdk_0_3_push_refusal_is_internal_error_a_should_finding(
+        client: HttpClient, caplog: pytest.LogCaptureFixture) -> None:
+    # Strands' A2AServer (a2a-sdk 0.3.26's JSONRPCHandler) on tasks/pushNotificationConfig/set without the
+    # capability: @validate raises ServerError(UnsupportedOperationError) outside the handler's try, and
+    # JSONRPCApplication's catch-all answers InternalError with its text, at HTTP 200. 0.3 §8.2: servers SHOULD use
+    # PushNotificationNotSupportedError (-32003): a SHOULD finding, the only one this answer makes (not a server
+    # error in errors.no_server_errors' sense: it names why it refused)
+    from probe.checks import grading
+    from probe.engine import execute
+    from probe.suite import _run_check, errors
+    from probe.suite.context import Suite, SuiteOptions
+    from probe.wire.http import Deadline
+
+    async with scripted_agent({"tasks/pushNotificationConfig/set": Reply(chunks=[STRANDS_PUSH_REFUSAL])},
+                              version="0.3") as origin:
+        run = await execute(Target(name="t", url=origin, timeout=3.0), client, steps=(StepName.PING,))
+        s = Suite(run, SuiteOptions(timeout=20.0), Deadline.after(20.0))
+        await _run_check(s, errors.push_not_supported, errors.IDS[errors.push_not_supported])
+    grading.grade(run.r)
+    assert "Traceback" not in caplog.text
+    push = run.r.check("errors.push_not_supported")
+    assert push is not None and push.status is Status.FAIL and push.severity is Severity.SHOULD, push
+    assert push.message == ("a push-notification config without the capability: expected "
+                            "PushNotificationNotSupportedError (-32003), got HTTP 200, JSON-RPC InternalError -32603: "
+                            "Push notifications are not supported by the agent")
+    assert run.r.reason is None
+
+
+def _raw_sse(*results: str) -> list[str]:
+    return ['data: {"id":"{id}","jsonrpc":"2.0","result":' + r + "}\n\n" for r in results]
+
+
+STRANDS_USER = ('{"contextId":"c1","kind":"message","messageId":"m2","parts":[{"kind":"text","text":"hi"}],'
+                '"role":"user","taskId":"t1"}')
+# A2AServer's default (legacy) streaming, as strands 1.62.0 writes it: the answer in a WORKING status message, the
+# artifact, then COMPLETED with final (the SDK warns it "does not conform to what is expected in the A2A spec")
+STRANDS_LEGACY_STREAM = _raw_sse(
+    '{"contextId":"c1","history":[' + STRANDS_USER + '],"id":"t1","kind":"task","status":{"state":"submitted"}}',
+    '{"contextId":"c1","final":false,"kind":"status-update","status":{"message":{"contextId":"c1","kind":"message",'
+    '"messageId":"m3","parts":[{"kind":"text","text":"echo: hi"}],"role":"agent","taskId":"t1"},"state":"working",'
+    '"timestamp":"2026-12-05T07:36:57.507790+00:00"},"taskId":"t1"}',
+    '{"artifact":{"artifactId":"a1","name":"agent_response","parts":[{"kind":"text","text":"echo: hi\\n"}]},'
+    '"contextId":"c1","kind":"artifact-update","taskId":"t1"}',
+    '{"contextId":"c1","final":true,"kind":"status-update","status":{"state":"completed",'
+    '"timestamp":"2026-12-05T07:36:57.508068+00:00"},"taskId":"t1"}')
+# enable_a2a_compliant_streaming=True: no WORKING state, the artifact in two chunks (the last one empty)
+STRANDS_COMPLIANT_STREAM = _raw_sse(
+    '{"contextId":"c1","history":[' + STRANDS_USER + '],"id":"t1","kind":"task","status":{"state":"submitted"}}',
+    '{"append":false,"artifact":{"artifactId":"a1","name":"agent_response","parts":[{"kind":"text",'
+    '"text":"echo: hi"}]},"contextId":"c1","kind":"artifact-update","taskId":"t1"}',
+    '{"append":true,"artifact":{"artifactId":"a1","name":"agent_response","parts":[{"kind":"text","text":""}]},'
+    '"contextId":"c1","kind":"artifact-update","lastChunk":true,"taskId":"t1"}',
+    '{"contextId":"c1","final":true,"kind":"status-update","status":{"state":"completed",'
+    '"timestamp":"2026-12-05T07:41:43.379910+00:00"},"taskId":"t1"}')
+ADK_META = '"metadata":{"adk_app_name":"echo","adk_user_id":"A2A_USER_c1","adk_session_id":"c1"}'
+# to_a2a's SendStreamingMessage (a2a-sdk 1.3's serializer: ", " and ": " separators): WORKING, WORKING with the
+# answer, the artifact with lastChunk, COMPLETED; ADK's own fields under each event's metadata
+ADK_STREAM = [
+    'data: {"result": {"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED", '
+    '"timestamp": "2026-12-05T07:37:21.383889Z"}, "history": [{"messageId": "m2", "contextId": "c1", "taskId": "t1", '
+    '"role": "ROLE_USER", "parts": [{"text": "hi"}]}]}}, "id": "{id}", "jsonrpc": "2.0"}\n\n',
+    'data: {"result": {"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING", '
+    '"timestamp": "2026-12-05T07:37:21.384328Z"}, ' + ADK_META + '}}, "id": "{id}", "jsonrpc": "2.0"}\n\n',
+    'data: {"result": {"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING", '
+    '"message": {"messageId": "m3", "role": "ROLE_AGENT", "parts": [{"text": "echo: hi"}]}, '
+    '"timestamp": "2026-12-05T07:37:21.386984Z"}, ' + ADK_META + '}}, "id": "{id}", "jsonrpc": "2.0"}\n\n',
+    'data: {"result": {"artifactUpdate": {"taskId": "t1", "contextId": "c1", "artifact": {"artifactId": "a1", '
+    '"parts": [{"text": "echo: hi"}]}, "lastChunk": true, ' + ADK_META + '}}, "id": "{id}", "jsonrpc": "2.0"}\n\n',
+    'data: {"result": {"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": '
+    '"TASK_STATE_COMPLETED", "timestamp": "2026-12-05T07:37:21.399270Z"}, ' + ADK_META + '}}, "id": "{id}", '
+    '"jsonrpc": "2.0"}\n\n']
+
+
+@pytest.mark.parametrize(("method", "version", "events"), [
+    ("message/stream", "0.3", STRANDS_LEGACY_STREAM), ("message/stream", "0.3", STRANDS_COMPLIANT_STREAM),
+    ("SendStreamingMessage", "1.0", ADK_STREAM)], ids=["strands-legacy", "strands-compliant", "adk"])
+async def test_framework_streams_on_the_official_sdks_reach_their_terminal_event(
+        client: HttpClient, caplog: pytest.LogCaptureFixture, method: str, version: str, events: list[str]) -> None:
+    # each is valid in the version it speaks and a2a-sdk's client reads it to COMPLETED: the answer in a WORKING
+    # status message (0.3 §7.2.2, 1.0 §3.2.3 allow any status message), an artifact closed by an empty chunk,
+    # framework metadata (free-form), offsets "+00:00" on 0.3 (ISO 8601; only 1.0 §5.6.1 asks for 'Z')
+    async with scripted_agent({method: Reply(content_type="text/event-stream", chunks=events)},
+                              version=version) as origin:
+        r = await run_probe(Target(name="t", url=origin, timeout=3.0), client, steps=(StepName.STREAM,))
+    rep = _held(r, caplog)
+    assert r.success and r.reason is None, rep
+    assert not r.failed_checks(), rep
+    for check_id in ("stream.events_parse", "stream.first_event", "stream.terminal"):
+        c = r.check(check_id)
+        assert c is not None and c.status is Status.PASS, c

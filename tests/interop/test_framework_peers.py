@@ -50,7 +50,7 @@ import pytest
 from probe.engine import run_interfaces
 from probe.levels import Level, level
 from probe.reasons import Reason
-from probe.results import ProbeResult, Severity, Status
+from probe.results import ProbeResult, Severity, Status, StepName
 from probe.suite import SuiteOptions, run_suite_interfaces
 from probe.target import Target
 from probe.wire.http import HttpClient
@@ -273,3 +273,20 @@ async def test_a_model_that_raises_is_a_failed_task(client: HttpClient, name: st
     assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["invoke.task_completed"]
     text = {"adk": "failed on request", "strands": "Agent execution failed"}[name]
     assert _message(result, "invoke.task_completed").endswith(f"ended FAILED: {text}")
+
+
+@pytest.mark.parametrize("name", ["adk", "strands"])
+@pytest.mark.parametrize("steps", [(StepName.PING,), (StepName.INVOKE,), (StepName.STREAM,)],
+                         ids=["ping", "invoke", "stream"])
+async def test_each_daemon_module_passes(client: HttpClient, name: str, steps: tuple[StepName, ...],
+                                         request: pytest.FixtureRequest) -> None:
+    # the daemon's ping, invoke and stream modules, each on its own as a scheduled job runs it (agree=False): each
+    # reaches its end (SendMessage a COMPLETED task, the stream its COMPLETED final event) with no MUST failed
+    peer: VenvPeer = request.getfixturevalue(f"{name}_peer")
+    result = await run_interfaces(Target(name=name, url=peer.url, timeout=10.0), client, steps=steps, agree=False)
+    assert result.success and result.reason is None, _failed(result)
+    assert {sev for _, sev in _failed(result)} <= {S}
+    step = {StepName.PING: None, StepName.INVOKE: "invoke.task_completed", StepName.STREAM: "stream.terminal"}[steps[0]]
+    if step is not None:
+        c = result.check(step)
+        assert c is not None and c.status is Status.PASS, c
