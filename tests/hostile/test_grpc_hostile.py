@@ -337,3 +337,36 @@ async def test_echoed_credentials_in_every_rpcs_error_are_masked(client: HttpCli
     for fmt in ("json", "text", "markdown", "junit", "html"):
         _assert_clean(f"suite {fmt}", render(r, fmt))
     _assert_clean("logs", caplog.text)
+
+
+# ---- a stream that ends with a status naming no A2A error, after its events
+
+
+def _mid(code: grpc.StatusCode, details: str) -> Call:
+    su = {"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}}
+    return Call(messages=[{"task": {**_TASK, "status": {"state": "TASK_STATE_SUBMITTED"}}}, su], code=code,
+                details=details)
+
+
+@pytest.mark.parametrize(("code", "reason", "fragment"), [
+    # an error that ends the stream, as INTERNAL does (test_semantics.py): no event of the stream was malformed,
+    # and a quota the server says after its events is no refusal of the probe's request
+    (grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.INVOKE_A2A_ERROR,
+     "the stream carried an error: gRPC RESOURCE_EXHAUSTED error: quota"),
+    (grpc.StatusCode.UNAUTHENTICATED, Reason.INVOKE_A2A_ERROR,
+     "the stream carried an error: gRPC UNAUTHENTICATED error: quota"),
+    (grpc.StatusCode.UNIMPLEMENTED, Reason.INVOKE_A2A_ERROR,
+     "the stream carried an error: gRPC UNIMPLEMENTED error: quota"),
+    # the agent was reached: no "unreachable" after its events
+    (grpc.StatusCode.UNAVAILABLE, Reason.STREAM_RESET, "the stream ended UNAVAILABLE after its events"),
+])
+async def test_a_stream_ended_by_a_status_that_names_no_a2a_error(client: HttpClient,
+                                                                  caplog: pytest.LogCaptureFixture,
+                                                                  code: grpc.StatusCode, reason: Reason,
+                                                                  fragment: str) -> None:
+    async with scripted_grpc_agent({"SendStreamingMessage": _mid(code, "quota")}) as origin:
+        r = await _probe(client, origin, STREAM)
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(StepName.STREAM)
+    assert step is not None and fragment in step.detail, step.detail

@@ -298,6 +298,9 @@ class GrpcBinding:
             said = _CUT_WORDS[next(g for g in cut.groups() if g)]
             raise ConnectionReset(f"{self.method(op)} to {self.target}: the agent's side {said} ({cut[0]}; gRPC "
                                   f"core reads {status}, no status the agent sent)", exchange)
+        if midstream and status == "UNAVAILABLE":  # after events the agent was reached: a server draining, restarting
+            raise ConnectionReset(f"{what}: the stream ended UNAVAILABLE after its events (a server draining or "
+                                  "restarting)", exchange)
         http = _NOT_GRPC.search(exc.details() or "")  # an HTTP/2 answer that was no gRPC one: a proxy's own page
         gateway = gateway_problem(int(http.group(1)), "") if http else None
         if http and http.group(1) == "429":  # a proxy's rate limit before the gRPC service (gRPC reads UNAVAILABLE)
@@ -452,8 +455,10 @@ class GrpcStream(EventByEvent):  # one message a read: each its own group
                     failed = b._failed(self.op, self.exchange, exc, midstream=True)  # raises: no answer, deadline
                 except BodyTooLarge as limit:  # a bound of the stream's reading, as the SSE reader says it
                     raise StreamLimit(str(limit)) from None
-                yield StreamEvent(error=failed.error, problem=failed.problem.detail if failed.problem and
-                                  failed.error is None else None)
+                # a status that names no A2A error (a quota, an auth refusal, UNIMPLEMENTED) after the stream's
+                # events ends the stream with that error, as INTERNAL does: no event of the stream was malformed
+                yield StreamEvent(error=failed.error or A2AError(name=None, message=exc.details() or "",
+                                                                 code=exc.code().name, binding="grpc"))
                 return
         self.exchange.grpc_status = "OK"
 
