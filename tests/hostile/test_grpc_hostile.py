@@ -370,3 +370,44 @@ async def test_a_stream_ended_by_a_status_that_names_no_a2a_error(client: HttpCl
     assert r.reason is reason, rep
     step = r.step(StepName.STREAM)
     assert step is not None and fragment in step.detail, step.detail
+
+
+# ---- the same wire faults on a 0.3 interface (a2a.v1.A2AService): gRPC's own framing, whatever the A2A version
+
+
+def _cases_03() -> list[tuple[str, list[raw.Step], tuple[StepName, ...], Reason, str]]:
+    from a2a.compat.v0_3 import a2a_v0_3_pb2 as pb03
+
+    first = raw.message(pb03.StreamResponse, {"task": {"id": "t1", "contextId": "c1",
+                                                       "status": {"state": "TASK_STATE_SUBMITTED"}}})
+    working = raw.message(pb03.StreamResponse, {"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {
+        "state": "TASK_STATE_WORKING"}}})
+    return [
+        ("0.3 unary: trailers-only with no grpc-status", [raw.Headers(raw.ok_headers().fields, end=True)], INVOKE,
+         Reason.INVOKE_PROTOCOL_ERROR, "the answer ended without a grpc-status"),
+        ("0.3 unary: OK with no message", [raw.ok_headers(), raw.trailers()], INVOKE, Reason.INVOKE_PROTOCOL_ERROR,
+         "answered gRPC OK with no message that parses as a SendMessageResponse"),
+        ("0.3 unary: RST_STREAM", [raw.Reset(raw.INTERNAL_ERROR)], INVOKE, Reason.INVOKE_PROTOCOL_ERROR,
+         "the agent's side reset the stream"),
+        ("0.3 stream: GOAWAY mid-stream", [raw.ok_headers(), first, working, raw.Pause(0.3), raw.GoAway()], STREAM,
+         Reason.STREAM_RESET, "went away (GOAWAY) with the stream open"),
+        ("0.3 stream: a message that is no StreamResponse", [raw.ok_headers(), first, raw.Msg(b"\xff\xff\xff"),
+         raw.trailers()], STREAM, Reason.INVOKE_PROTOCOL_ERROR, "a stream message that is no StreamResponse"),
+    ]
+
+
+_CASES_03 = _cases_03()
+
+
+@pytest.mark.parametrize(("frames", "steps", "reason", "fragment"), [c[1:] for c in _CASES_03],
+                         ids=[c[0] for c in _CASES_03])
+async def test_grpc_wire_faults_on_a_0_3_interface(client: HttpClient, caplog: pytest.LogCaptureFixture,
+                                                   frames: list[raw.Step], steps: tuple[StepName, ...],
+                                                   reason: Reason, fragment: str) -> None:
+    async with raw.raw_grpc_agent(frames, version="0.3") as origin:
+        r = await asyncio.wait_for(run_probe(Target(name="g", url=origin, timeout=TIMEOUT, binding="GRPC",
+                                                    a2a_version="0.3"), client, steps=steps), TIMEOUT + 5)
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(steps[0])
+    assert step is not None and fragment in step.detail, step.detail
