@@ -34,6 +34,8 @@ Each verdict was checked against the text of the version the agent's card speaks
   its root (a2a-sdk's 0.3 compatibility on the same route, not advertised), no REST, no gRPC. It passes; the suite's
   findings are SHOULDs of a2a-sdk 1.3 itself: no card cache headers (§8.6.1), an unaccepted media type accepted
   (§3.3.4 ContentTypeNotSupportedError). Its `adk_*` metadata on tasks and events is allowed (metadata is free).
+  A long-running tool makes the task INPUT_REQUIRED and the next message on it a new turn: lifecycle.input_required
+  and the §3.4.3 context checks pass.
 * Strands Agents (strands-agents[a2a] 1.62.0, A2AServer; an Agent on an echoing Model): Strands pins a2a-sdk
   >=0.3.0,<0.4 (0.3.26), an older SDK line than ADK's: a 0.3 card (protocolVersion 0.3.0, preferredTransport
   JSONRPC), JSON-RPC only. It passes, full; the suite finds a2a-sdk 0.3.26's push refusal, InternalError -32603
@@ -217,15 +219,18 @@ async def test_adk_check(client: HttpClient, adk_peer: VenvPeer) -> None:
 
 
 async def test_adk_suite(client: HttpClient, adk_peer: VenvPeer) -> None:
-    """`a2a-probe check URL --binding all --suite full --slow-prompt slow` (ADK asks for no input)."""
+    """`a2a-probe check URL --binding all --suite full --slow-prompt slow --input-prompt 'input please'`."""
     result = await run_suite_interfaces(Target(name="adk", url=adk_peer.url, timeout=10.0), client,
-                                        SuiteOptions(timeout=60.0, slow_prompt="slow"))
+                                        SuiteOptions(timeout=60.0, slow_prompt="slow", input_prompt="input please"))
     _one_jsonrpc_interface(result, "1.0")
     assert _failed(result) == ADK_SUITE | {("card.cache_headers", S)}
     # a2a-sdk 1.3's handler never compares a part's media type with the card's input modes (1.0 §3.3.4 SHOULD)
     assert _message(result, "errors.content_type_not_supported").endswith("expected ContentTypeNotSupportedError "
                                                                           "(-32005), got HTTP 200 with a result")
-    for check_id in ("lifecycle.cancel", "lifecycle.return_immediately", "lifecycle.get_task", "lifecycle.list_tasks",
+    # a long-running tool call: INPUT_REQUIRED (its call as a data part in the status message), the follow-up on
+    # the task a new turn to COMPLETED, the context inferred from the task and a mismatched one refused (§3.4.3)
+    for check_id in ("lifecycle.input_required", "lifecycle.context_inferred", "lifecycle.context_mismatch_rejected",
+                     "lifecycle.cancel", "lifecycle.return_immediately", "lifecycle.get_task", "lifecycle.list_tasks",
                      "streaming.subscribe", "streaming.subscribe_terminal", "errors.push_not_supported",
                      "errors.version_not_supported", "errors.task_not_found", "errors.invalid_params",
                      "errors.parse_error", "errors.error_info", "errors.details_typed"):

@@ -8,7 +8,9 @@ no gRPC.
 
 The agent is an LlmAgent on EchoLlm, a BaseLlm that answers without any LLM or network, keyed on the user's text like
 the other peers where the framework can express it: "fail" raises (the task FAILED), "slow" sleeps 30 s before
-answering (so CancelTask has a task under way), anything else echoes.
+answering (so CancelTask has a task under way), "input please" calls ask_the_user, a LongRunningFunctionTool (ADK's
+way to wait for the user: its A2A executor ends the turn INPUT_REQUIRED, and the next message on the task runs a new
+turn), anything else echoes.
 """
 
 from __future__ import annotations
@@ -29,9 +31,16 @@ from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
 SLOW_SECONDS = 30.0
+INPUT_PROMPT = "input please"
+
+
+def ask_the_user() -> dict[str, str]:
+    """Ask the user for more input (a long-running tool: the answer comes in a later message)."""
+    return {"status": "waiting for the user"}
 
 
 def _last_user_text(request: LlmRequest) -> str:
@@ -47,6 +56,14 @@ class EchoLlm(BaseLlm):
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False,
                                      **kwargs: Any) -> AsyncGenerator[LlmResponse, None]:
         text = _last_user_text(llm_request)
+        last = llm_request.contents[-1] if llm_request.contents else None
+        if last is not None and any(p.function_response for p in last.parts or []):
+            return  # the long-running tool's first answer: the turn ends, the task waits for input
+        if INPUT_PROMPT in text:
+            call = types.FunctionCall(name="ask_the_user", args={})
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+                              turn_complete=True)
+            return
         if "slow" in text:
             await asyncio.sleep(SLOW_SECONDS)
         elif "fail" in text:
@@ -56,7 +73,8 @@ class EchoLlm(BaseLlm):
 
 
 agent = LlmAgent(name="echo", description="Echoes the user's text (Google ADK, no LLM)",
-                 model=EchoLlm(model="echo"), instruction="Echo the user.")
+                 model=EchoLlm(model="echo"), instruction="Echo the user.",
+                 tools=[LongRunningFunctionTool(func=ask_the_user)])
 
 
 def main() -> None:
