@@ -25,6 +25,8 @@ import grpc.aio
 import pytest
 from a2a.types import a2a_pb2, a2a_pb2_grpc
 from aiohttp import web
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from probe import redact
 from probe.engine import run_probe
@@ -277,29 +279,50 @@ async def test_the_suite_names_no_grpc_answer_on_every_rpc(client: HttpClient, c
         assert found is not None and found.status is Status.SKIP and found.message.startswith("no answer: "), found
 
 
-# ---- ErrorInfo of another domain, or of a reason A2A does not define: a2a-sdk's gRPC client names no error by it
+# ---- ErrorInfo of another domain, of a reason A2A does not define, beside a detail of the agent's own type, or
+# that does not parse: the error is named as a2a-sdk's gRPC client names it
 
 
-@pytest.mark.parametrize(("domain", "reason", "status"), [
-    ("a2a-protocol.org", "TASK_NOT_CANCELABLE", Status.PASS),
-    ("example.com", "TASK_NOT_CANCELABLE", Status.FAIL),
-    ("a2a-protocol.org", "TASK_NOT_CANCELLABLE", Status.FAIL),  # a reason A2A does not define
-])
+def _packed(message: Any) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
+
+
+def _info(reason: str = "TASK_NOT_CANCELABLE", domain: str = "a2a-protocol.org") -> any_pb2.Any:
+    return _packed(error_details_pb2.ErrorInfo(reason=reason, domain=domain))
+
+
+_CUSTOM = any_pb2.Any(type_url="type.googleapis.com/example.AgentOwnDetail", value=b"\x08\x01")
+_BAD_REQUEST = _packed(error_details_pb2.BadRequest(field_violations=[
+    error_details_pb2.BadRequest.FieldViolation(field="id", description="completed")]))
+_CORRUPT_INFO = any_pb2.Any(type_url="type.googleapis.com/google.rpc.ErrorInfo", value=b"\xff\xff\xff")
+
+
+@pytest.mark.parametrize(("details", "status"), [
+    ([_info()], Status.PASS),
+    ([_info(domain="example.com")], Status.FAIL),  # _map_grpc_error reads the a2a-protocol.org domain only
+    ([_info("TASK_NOT_CANCELLABLE")], Status.FAIL),  # a reason A2A does not define
+    ([_CUSTOM, _info()], Status.PASS),  # a type the probe has no descriptor for is skipped, as a2a-sdk skips it
+    ([_info(), _BAD_REQUEST], Status.PASS),
+    ([_CORRUPT_INFO], Status.FAIL),  # a2a-sdk's Unpack raises DecodeError: nothing named, no probe error
+], ids=["ErrorInfo", "another domain", "an undefined reason", "an unknown detail type first", "with a BadRequest",
+        "an ErrorInfo that does not parse"])
 async def test_an_error_info_names_an_a2a_error_only_as_a2a_sdk_reads_it(
-        client: HttpClient, caplog: pytest.LogCaptureFixture, domain: str, reason: str, status: Status) -> None:
-    """CancelTask of a COMPLETED task answers FAILED_PRECONDITION with an ErrorInfo: a2a-sdk's gRPC client
-    (_map_grpc_error) names the error only by an ErrorInfo of domain a2a-protocol.org and a reason it knows, else
-    raises a bare A2AClientError, so errors.not_cancelable passes only for the first."""
+        client: HttpClient, caplog: pytest.LogCaptureFixture, details: list[any_pb2.Any], status: Status) -> None:
+    """CancelTask of a COMPLETED task answers FAILED_PRECONDITION with these google.rpc.Status details:
+    errors.not_cancelable passes where a2a-sdk's gRPC client raises TaskNotCancelableError."""
     pre = grpc.StatusCode.FAILED_PRECONDITION
+    blob = status_pb2.Status(code=pre.value[0], message="not cancelable", details=details).SerializeToString()
     script = {"SendMessage": Call(messages=[{"task": _TASK}]), "GetTask": Call(messages=[_TASK]),
-              "CancelTask": Call(code=pre, details="not cancelable", trailers=[
-                  ("grpc-status-details-bin", rpc_status(pre, "not cancelable", reason, domain=domain))])}
+              "CancelTask": Call(code=pre, details="not cancelable", trailers=[("grpc-status-details-bin", blob)])}
     async with scripted_grpc_agent(script, streaming=False) as origin:
         r = await run_suite(Target(name="g", url=origin, timeout=TIMEOUT, binding="GRPC"), client,
                             SuiteOptions(timeout=10.0))
     rep = _held(r, caplog)
     check = r.check("errors.not_cancelable")
     assert check is not None and check.status is status, rep
+    assert "probe error" not in check.message, check
 
 
 # ---- every rpc echoes the probe's Authorization: in its status message, its details trailer (as a

@@ -372,10 +372,10 @@ class GrpcBinding:
             from google.rpc import status_pb2
 
             st = status_pb2.Status.FromString(raw)
-            details = [self.json_format.MessageToDict(d) for d in st.details]
         except Exception as parse_error:  # a malformed trailer is the agent's problem, never a probe crash
             why = f"grpc-status-details-bin is not a google.rpc.Status ({parse_error})"
             return None, [{a2a_errors.DETAILS_PROBLEM: why[:300]}]
+        details = [self._detail(d) for d in st.details]
         code, message = exc.code(), exc.details() or ""
         if st.code != code.value[0] or st.message != message:
             # a2a-sdk's client refuses such a status (status_from_call: "Mismatched status code/message"), so its
@@ -388,10 +388,22 @@ class GrpcBinding:
         for any_msg, as_dict in zip(st.details, details, strict=True):
             if any_msg.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
                 info = error_details_pb2.ErrorInfo()
-                any_msg.Unpack(info)
+                try:
+                    any_msg.Unpack(info)
+                except Exception as bad:  # a2a-sdk's client raises DecodeError here: it names nothing
+                    why = f"grpc-status-details-bin holds an ErrorInfo that does not parse ({bad})"
+                    return None, [{a2a_errors.DETAILS_PROBLEM: why[:300]}]
                 as_dict.update({"@type": a2a_errors.ERROR_INFO_TYPE, "reason": info.reason, "domain": info.domain})
         # a2a-sdk's gRPC client (_map_grpc_error) names an error only by an ErrorInfo of domain a2a-protocol.org
         return a2a_errors.a2a_reason(details, any_domain=False), details
+
+    def _detail(self, packed: Any) -> dict[str, Any]:
+        """One google.protobuf.Any of the details as ProtoJSON; a type the probe has no descriptor for (the agent's
+        own) is its type URL alone, as a2a-sdk's client skips it and still reads an ErrorInfo beside it."""
+        try:
+            return dict(self.json_format.MessageToDict(packed))
+        except Exception:  # unknown type URL, or a value that does not parse as its type
+            return {"@type": str(packed.type_url)[:200]}
 
     @asynccontextmanager
     async def open_stream(self, op: Op, params: dict[str, Any], *, deadline: Deadline,
