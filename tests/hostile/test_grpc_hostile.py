@@ -434,3 +434,31 @@ async def test_grpc_wire_faults_on_a_0_3_interface(client: HttpClient, caplog: p
     assert r.reason is reason, rep
     step = r.step(steps[0])
     assert step is not None and fragment in step.detail, step.detail
+
+
+# ---- a stream that completes and then misbehaves at its end
+
+
+def _completed(**kw: Any) -> Call:
+    su = {"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}}
+    return Call(messages=[{"task": {**_TASK, "status": {"state": "TASK_STATE_SUBMITTED"}}}, su], **kw)
+
+
+@pytest.mark.parametrize(("call", "reason", "fragment"), [
+    # the close grace (1 s by default), then the stream is the agent's: as on the HTTP bindings
+    (_completed(hold=30.0), Reason.STREAM_PROTOCOL_VIOLATION, "still open 1s after the terminal event"),
+    # gRPC's 16 KiB metadata bound, said as the limits tests say it for a unary answer (test_grpc_limits.py)
+    (_completed(initial=[("x-big", "v" * 100_000)]), Reason.INVOKE_PROTOCOL_ERROR, "metadata larger than"),
+    (_completed(trailers=[("x-big", "v" * 100_000)]), Reason.INVOKE_PROTOCOL_ERROR, "metadata larger than"),
+], ids=["open after the terminal event", "huge initial metadata", "huge trailers after the terminal event"])
+async def test_a_completed_stream_that_misbehaves_at_its_end(client: HttpClient, caplog: pytest.LogCaptureFixture,
+                                                            call: Call, reason: Reason, fragment: str) -> None:
+    async with scripted_grpc_agent({"SendStreamingMessage": call}) as origin:
+        t0 = time.monotonic()
+        r = await _probe(client, origin, STREAM)
+        elapsed = time.monotonic() - t0
+    rep = _held(r, caplog)
+    assert r.reason is reason, rep
+    step = r.step(StepName.STREAM)
+    assert step is not None and fragment in step.detail, step.detail
+    assert elapsed < TIMEOUT
