@@ -254,3 +254,53 @@ async def test_framework_streams_on_the_official_sdks_reach_their_terminal_event
     for check_id in ("stream.events_parse", "stream.first_event", "stream.terminal"):
         c = r.check(check_id)
         assert c is not None and c.status is Status.PASS, c
+
+
+STRANDS_INPUT_REQUIRED = (
+    '{"id":"{id}","jsonrpc":"2.0","result":{"contextId":"c1","history":[{"contextId":"c1","kind":"message",'
+    '"messageId":"m1","parts":[{"kind":"text","text":"input please"}],"role":"user","taskId":"t1"}],"id":"t1",'
+    '"kind":"task","status":{"message":{"contextId":"c1","kind":"message","messageId":"m2","parts":[{"kind":"text",'
+    '"text":"Agent requires input:\\n- ask_the_user: need more input"},{"data":{"interrupts":[{"interruptId":'
+    '"v1:tool_call:ask-1:099a8370-ad8c-5718-8952-630afdbf639e","name":"ask_the_user","reason":"need more input"}]},'
+    '"kind":"data"}],"role":"agent","taskId":"t1"},"state":"input-required",'
+    '"timestamp":"2026-12-05T07:44:47.711243+00:00"}}}')
+STRANDS_TEXT_REFUSED = ('{"error":{"code":-32602,"message":"Task is awaiting an interrupt response and cannot accept '
+                        'a new message"},"id":"{id}","jsonrpc":"2.0"}')
+
+
+@pytest.mark.parametrize("asks_for_data", [True, False], ids=["data-part", "text-only"])
+async def test_input_required_asking_for_structured_input_refuses_text_not_judged(
+        client: HttpClient, caplog: pytest.LogCaptureFixture, asks_for_data: bool) -> None:
+    # Strands' A2AServer parks a tool interrupt INPUT_REQUIRED with a DataPart naming each interruptId, and resumes
+    # only on {"interruptResponse": {"interruptId", "response"}} DataParts: the probe's plain-text follow-up is
+    # InvalidParams -32602. The spec leaves the follow-up's content to the agent (0.3 §9.4 is an example; 1.0
+    # §3.4.2 only says the taskId continues the task), so a refusal of input the agent did not ask for is not
+    # judged. Before: MUST lifecycle.input_required failed "the follow-up with the same taskId was rejected", not
+    # quoting the refusal. An agent that asked for nothing structured and refuses the text still fails, now quoted
+    from probe.checks import grading
+    from probe.engine import execute
+    from probe.suite import _run_check, lifecycle
+    from probe.suite.context import Suite, SuiteOptions
+    from probe.wire.http import Deadline
+
+    first = STRANDS_INPUT_REQUIRED if asks_for_data else STRANDS_INPUT_REQUIRED.replace(
+        ',{"data":{"interrupts":[{"interruptId":"v1:tool_call:ask-1:099a8370-ad8c-5718-8952-630afdbf639e","name":'
+        '"ask_the_user","reason":"need more input"}]},"kind":"data"}', "")
+    replies = [Reply(chunks=[first]), Reply(chunks=[STRANDS_TEXT_REFUSED])]
+    async with scripted_agent({"message/send": replies}, version="0.3") as origin:
+        run = await execute(Target(name="t", url=origin, timeout=3.0), client, steps=(StepName.PING,))
+        s = Suite(run, SuiteOptions(timeout=20.0, input_prompt="input please"), Deadline.after(20.0))
+        await _run_check(s, lifecycle.input_required, ("lifecycle.input_required",))
+    grading.grade(run.r)
+    assert "Traceback" not in caplog.text
+    c = run.r.check("lifecycle.input_required")
+    refusal = ("HTTP 200, JSON-RPC InvalidParamsError -32602: Task is awaiting an interrupt response and cannot "
+               "accept a new message")
+    assert c is not None, run.r
+    if asks_for_data:
+        assert c.status is Status.SKIP, c
+        assert c.message == ("the agent asks for structured input (a data part in its INPUT_REQUIRED status "
+                             f"message), which the probe cannot give; its text follow-up was refused: {refusal}")
+    else:
+        assert c.status is Status.FAIL and c.severity is Severity.MUST, c
+        assert c.message == f"the follow-up with the same taskId was rejected: {refusal}"

@@ -42,7 +42,9 @@ Each verdict was checked against the text of the version the agent's card speaks
   "Push notifications are not supported by the agent" (0.3 §8.2 SHOULD -32003: its @validate raises outside the
   handler's try, and JSONRPCApplication's catch-all answers -32603), and an unaccepted media type accepted (§8.2).
   Its default legacy streaming (the answer in a WORKING status message, then the artifact, then COMPLETED with
-  final) is valid 0.3 and what a2a-sdk's client reads to the end.
+  final) is valid 0.3 and what a2a-sdk's client reads to the end. A tool interrupt parks the task INPUT_REQUIRED
+  with a data part naming the interruptId, and Strands resumes only on an interruptResponse data part: the probe's
+  text follow-up is refused InvalidParams, not judged (the spec leaves the follow-up's content to the agent).
 """
 
 from __future__ import annotations
@@ -250,9 +252,9 @@ async def test_strands_check(client: HttpClient, strands_peer: VenvPeer) -> None
 
 
 async def test_strands_suite(client: HttpClient, strands_peer: VenvPeer) -> None:
-    """`a2a-probe check URL --binding all --suite full --slow-prompt slow`."""
+    """`a2a-probe check URL --binding all --suite full --slow-prompt slow --input-prompt 'input please'`."""
     result = await run_suite_interfaces(Target(name="strands", url=strands_peer.url, timeout=10.0), client,
-                                        SuiteOptions(timeout=60.0, slow_prompt="slow"))
+                                        SuiteOptions(timeout=60.0, slow_prompt="slow", input_prompt="input please"))
     _one_jsonrpc_interface(result, "0.3")
     assert _failed(result) == STRANDS_SUITE
     # a2a-sdk 0.3.26's JSON-RPC handler: @validate(capabilities.push_notifications) raises outside the method's
@@ -260,6 +262,13 @@ async def test_strands_suite(client: HttpClient, strands_peer: VenvPeer) -> None
     assert _message(result, "errors.push_not_supported") == (
         "a push-notification config without the capability: expected PushNotificationNotSupportedError (-32003), "
         "got HTTP 200, JSON-RPC InternalError -32603: Push notifications are not supported by the agent")
+    # a Strands interrupt: INPUT_REQUIRED with a data part naming its interruptId; the probe's text follow-up is
+    # refused InvalidParams (Strands resumes only on its interruptResponse data part): not judged, the agent asked
+    # for input the probe cannot give
+    ask = result.check("lifecycle.input_required")
+    assert ask is not None and ask.status is Status.SKIP, ask
+    assert ask.message.endswith("its text follow-up was refused: HTTP 200, JSON-RPC InvalidParamsError -32602: Task "
+                                "is awaiting an interrupt response and cannot accept a new message")
     for check_id in ("lifecycle.cancel", "lifecycle.get_task", "streaming.subscribe", "errors.task_not_found",
                      "errors.invalid_params", "errors.parse_error", "errors.unknown_method"):
         c = result.check(check_id)

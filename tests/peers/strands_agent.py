@@ -8,8 +8,11 @@ form), the legacy streaming mode (enable_a2a_compliant_streaming=False, the defa
 
 The model answers without any LLM or network: EchoModel, a strands Model whose stream() emits the converse events of
 one text block. Keyed on the user's text like the other peers where the framework can express it: "fail" raises (the
-executor marks the task FAILED), "slow" sleeps 30 s before answering (so CancelTask has a task under way), anything
-else echoes. Strands' own telemetry stays off (no OTEL exporter is configured).
+executor marks the task FAILED), "slow" sleeps 30 s before answering (so CancelTask has a task under way), "input
+please" calls ask_the_user, a tool that raises a Strands interrupt (the task INPUT_REQUIRED, its status message a
+text part and a data part naming the interruptId; Strands resumes only on an {"interruptResponse": {...}} data part
+and refuses text with InvalidParams), anything else echoes. Strands' own telemetry stays off (no OTEL exporter is
+configured).
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
-from strands import Agent
+from strands import Agent, tool
 from strands.models.model import Model
 from strands.multiagent.a2a import A2AServer
+from strands.types.tools import ToolContext
 
 SLOW_SECONDS = 30.0
 
@@ -52,6 +56,17 @@ class EchoModel(Model):
     async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None,
                      **kwargs: Any) -> AsyncIterable[Any]:
         text = _last_user_text(messages)
+        last = messages[-1]["content"] if messages else []
+        if "input please" in text and not any("toolResult" in b for b in last):
+            yield {"messageStart": {"role": "assistant"}}
+            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "ask-1", "name": "ask_the_user"}}}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": "{}"}}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "tool_use"}}
+            return
+        if any("toolResult" in b for b in last):  # resumed with an interrupt response: the tool's result
+            text = "the user answered: " + " ".join(
+                str(c.get("text", "")) for b in last if "toolResult" in b for c in b["toolResult"]["content"])
         if "slow" in text:
             await asyncio.sleep(SLOW_SECONDS)
         elif "fail" in text:
@@ -65,9 +80,15 @@ class EchoModel(Model):
                             "metrics": {"latencyMs": 0}}}
 
 
+@tool(context=True)
+def ask_the_user(tool_context: ToolContext) -> str:
+    """Ask the user for more input."""
+    return str(tool_context.interrupt("ask_the_user", reason="need more input"))
+
+
 def make_agent(context_id: str) -> Agent:
     return Agent(name="echo", description="Echoes the user's text (Strands Agents, no LLM)", model=EchoModel(),
-                 tools=[], callback_handler=None)
+                 tools=[ask_the_user], callback_handler=None)
 
 
 def main() -> None:
