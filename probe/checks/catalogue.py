@@ -399,7 +399,7 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "Keep task state per task and context; never mix messages between tasks.", side_effects=_W),
     Check("interop.delegation", _IOP, _S, "A delegation prompt to agent A produces agent B's answer",
           "Check agent A's client configuration for agent B (URL, version, credentials).", side_effects=_W),
-    Check("interop.bindings_agree", _IOP, _S,
+    Check("interop.bindings_agree", _IOP, _M,
           "Every advertised interface of the agent gives the same verdict, terminal state, error names (GetTask of "
           "an unknown id, CancelTask of a finished task) and artifacts",
           "Route every advertised binding to the same agent: one binding passing while another fails means a "

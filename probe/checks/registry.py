@@ -110,7 +110,9 @@ REQUIREMENTS: dict[str, Requirement] = {
     "card.well_known_path": Requirement(
         {"1.0": _r(_S, "§14.3 Well-Known URI Registration", "/.well-known/agent-card.json"),
          "0.3": _r(_S, "§5.3 Recommended Location", "recommended: /.well-known/agent-card.json")},
-        ("CARD-DISC-001",), "0.2 recommends /.well-known/agent.json itself (0.2.5 §5.3): not graded there"),
+        note="0.2 recommends /.well-known/agent.json itself (0.2.5 §5.3): not graded there. 1.0 §8.2 lists the "
+        "well-known URI among the discovery mechanisms with no RFC 2119 keyword: graded SHOULD. The TCK's "
+        "CARD-DISC-001 (MUST, §8.1: a card is available) is card.discovered's, not this path's"),
     "card.no_cross_origin_redirect": Requirement(
         _all(_S, "§8.2 Discovery Mechanisms", "§5.4 Security of Agent Cards", words="clients refuse to follow a "
              "card to another origin (RFC 8615 well-known URIs are per origin)"),
@@ -167,14 +169,21 @@ REQUIREMENTS: dict[str, Requirement] = {
              words="security requirements name declared schemes"), ("CARD-STRUCT-001",)),
     "card.https": Requirement(
         _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security",
-             words="production deployments MUST use HTTPS (graded SHOULD: the probe cannot tell production)")),
+             words="production deployments MUST use HTTPS (graded SHOULD: the probe cannot tell production)"),
+        ("AUTH-TLS-001",), "deliberately below the TCK's AUTH-TLS-001 (MUST): the text's MUST is for production "
+        "deployments, and a probe cannot tell a production agent from a development one"),
     "card.security_schemes": Requirement(
         _all(_M, "§4.5.1 SecurityScheme … §4.5.10", "§5.5.3 SecurityScheme Object", words="complete schemes"),
         ("CARD-STRUCT-001",)),
     "card.signature": Requirement(
         {"1.0": _r(_S, "§8.4 Agent Card Signing", "signatures verify over the JCS-canonical card"),
          "0.3": _r(_S, "§5.5.6 AgentCardSignature Object", "signatures verify over the JCS-canonical card")},
-        ("CARD-SIGN-001", "CARD-SIGN-002", "CARD-SIGN-003"), "0.2 cards have no signatures"),
+        ("CARD-SIGN-001", "CARD-SIGN-002", "CARD-SIGN-003"),
+        "0.2 cards have no signatures. Deliberately below the TCK's CARD-SIGN-001..003 (MUST, §8.4.1 JCS and the "
+        "signatures field excluded, §8.4.2 alg and kid in the protected header): those bind a card that is signed, "
+        "and signing itself is a MAY (§8.4 \"Agent Cards MAY be digitally signed\"); this check also fails an "
+        "unsigned card when the operator's signature_policy asks for one, which no text requires, so one level "
+        "serves both outcomes: SHOULD"),
     "card.public": Requirement(
         _all(_S, "§8.2 Discovery Mechanisms, §13.3", "§5.4 Security of Agent Cards",
              words="the public card is readable without credentials; sensitive details go to the extended card")),
@@ -183,17 +192,22 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_S, "§7.10 agent/getAuthenticatedExtendedCard", "available when supportsAuthenticatedExtendedCard"),
          "0.2": _r(_S, "§7.10 agent/authenticatedExtendedCard (HTTP GET)",
                    "available when supportsAuthenticatedExtendedCard")},
-        ("CARD-EXT-001", "CARD-EXT-002")),
+        ("CARD-EXT-001", "CARD-EXT-002"),
+        "Deliberately below the TCK's CARD-EXT-001 and -002 (MUST, §3.1.11): CARD-EXT-001 is the client's \"MUST "
+        "authenticate\" (the probe's own configuration, graded by security.credentials_match) and CARD-EXT-002 "
+        "asks ExtendedAgentCardNotConfiguredError of an agent that declares an extended card it has not configured, "
+        "an answer §3.1.11 lists as allowed; that a declared card is served has no keyword in the text: SHOULD"),
     "security.credentials_match": Requirement(
         _all(_S, "§7.3 Client Authentication Process", "§4.3 Client/User Identity & Authentication Process",
              words="clients authenticate with a scheme the card declares (the probe's own configuration)"),
         note="about the probe's configuration against the card, graded SHOULD"),
     "tls.cert_expiry": Requirement(
         _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security", words="modern TLS; a certificate in date"),
-        note="an operations rule on top of the texts' TLS requirement"),
+        ("AUTH-TLS-002",), "an operations rule on top of the texts' TLS requirement"),
     "tls.verified": Requirement(
         _all(_S, "§7.2 Server Identity Verification", "§4.2 Server Identity Verification",
-             words="clients SHOULD verify the server's identity by validating its TLS certificate")),
+             words="clients SHOULD verify the server's identity by validating its TLS certificate"),
+        ("AUTH-SERVER-001",)),
     # --- the advertised interface
     "interface.selected": Requirement(
         {"1.0": _r(_M, "§8.3.2 Client Protocol Selection", "an interface the client supports"),
@@ -206,7 +220,10 @@ REQUIREMENTS: dict[str, Requirement] = {
     "interface.routable_host": Requirement(
         _all(_S, "§8.3.1 Supported Interfaces Declaration", "§5.6.4 Validation Requirements", "§5.5 AgentCard (url)",
              "the advertised URL is reachable by the card's readers"), note="a deployment fault; graded SHOULD"),
-    "interface.scheme": Requirement(_all(_S, "§7.1 Protocol Security", "§4.1 Transport Security")),
+    "interface.scheme": Requirement(
+        _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security"), ("AUTH-TLS-001",),
+        "deliberately below the TCK's AUTH-TLS-001 (MUST): §7.1's MUST is for production deployments, which a probe "
+        "cannot tell from development ones"),
     "interface.grpc_url": Requirement(
         {"1.0": _r(_S, "§4.4.6 AgentInterface, §10 gRPC Protocol Binding",
                    "a gRPC url may be host:port; TLS is required in production, so the scheme should say which")},
@@ -337,7 +354,7 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_M, "§3.1.2 Send Streaming Message", "the stream MUST begin with the Task object (or one Message)"),
          "0.3": _r(_S, "§7.2 message/stream, §9.3", "the first event is the Task (shown, no MUST)"),
          "0.2": _r(_S, "§7.2 message/stream, §9.3", "the first event is the Task (shown, no MUST)")},
-        ("CORE-STREAM-001",)),
+        ("CORE-STREAM-001", "CORE-STREAM-003")),
     "stream.consistent_ids": Requirement(
         _all(_M, "§4.2.1 TaskStatusUpdateEvent, §4.2.2", "§7.2.2 TaskStatusUpdateEvent Object, §7.2.3",
              words="every event names the stream's task and context")),
@@ -373,23 +390,31 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.2": _r(_MAY, "§7.1.1 MessageSendParams (blocking)", "blocking false: no behaviour is mandated")},
         ("CORE-EXECUTION-MODE-002",)),
     "lifecycle.history_length": Requirement(
-        {"1.0": _r(_M, "§3.2.4 History Length Semantics", "0: no history; n: at most n recent messages"),
+        {"1.0": _r(_M, "§3.2.4 History Length Semantics; a2a.proto GetTaskRequest.history_length (normative, §1.4)",
+                   "The server MUST NOT return more messages than the provided value; a value of zero is a request "
+                   "to not include any messages"),
          "0.3": _r(_S, "§7.3.1 TaskQueryParams Object", "historyLength: the number of recent messages to return"),
          "0.2": _r(_S, "§7.3.1 TaskQueryParams Object", "historyLength: the number of recent messages to return")},
-        ("CORE-HIST-001", "CORE-HIST-002")),
+        ("CORE-HIST-002",),
+        "The count is the proto's MUST (the TCK's CORE-HIST-002 too); the TCK's CORE-HIST-001 is §3.2.4's SHOULD "
+        "that the history field be omitted at 0, which this check does not grade (an empty history passes)"),
     "lifecycle.cancel": Requirement(_all(_M, "§3.1.5 Cancel Task", "§7.4 tasks/cancel"), ("CORE-CANCEL-001",)),
     "lifecycle.input_required": Requirement(
         _all(_M, "§3.4.2 Task Identifier Semantics, §3.4.3", "§9.4 Multi-Turn Interaction",
-             words="a follow-up with the interrupted task's id continues that task"), ("CORE-MULTI-001",)),
+             words="a follow-up with the interrupted task's id continues that task"),
+        note="no TCK requirement covers the continuation (its CORE-MULTI-001, once listed here, is §3.4.1's MAY of "
+        "generating a contextId)"),
     "lifecycle.message_to_terminal": Requirement(
         {"1.0": _r(_M, "§3.1.1 Send Message (errors)", "UnsupportedOperationError for a terminal task"),
          "0.3": _r(_M, "§7.1 message/send", "a terminal task can't be restarted: the send results in an error"),
          "0.2": _r(_M, "§7.1 message/send", "a terminal task can't be restarted")}, ("CORE-SEND-002",),
         "0.3/0.2 require an error, not a particular code"),
     "lifecycle.unknown_task_message": Requirement(
-        {"1.0": _r(_M, "§3.1.1 Send Message (errors)", "TaskNotFoundError for an unknown taskId"),
+        {"1.0": _r(_M, "§3.4.2 Task Identifier Semantics, §3.1.1 Send Message (errors)",
+                   "Agents MUST return a TaskNotFoundError if the provided taskId does not correspond to an existing "
+                   "task"),
          "0.3": _r(_S, "§8.2 A2A-Specific Errors", "TaskNotFoundError where applicable"),
-         "0.2": _r(_S, "§8.2 A2A-Specific Errors", "TaskNotFoundError where applicable")}),
+         "0.2": _r(_S, "§8.2 A2A-Specific Errors", "TaskNotFoundError where applicable")}, ("CORE-MULTI-004",)),
     "lifecycle.completed_artifact": Requirement(
         _all(_S, "§3.7 Messages and Artifacts", "§6.1 Task Object",
              words="tasks in completed state SHOULD use artifacts for the generated output")),
@@ -397,7 +422,10 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_M, "§3.4.1 Context Identifier Semantics", "a client's contextId is kept, or the send rejected"),
          "0.3": _r(_S, "§6.4 Message Object (contextId)", "messages with a contextId belong to that context"),
          "0.2": _r(_S, "§6.4 Message Object (contextId)", "messages with a contextId belong to that context")},
-        ("CORE-MULTI-002",)),
+        ("CORE-MULTI-002a",),
+        "§3.4.1: agents MAY accept a client's contextId (the TCK's CORE-MULTI-002, a MAY), but one that cannot "
+        "MUST reject the request and MUST NOT generate a new contextId (CORE-MULTI-002a): kept or refused is the "
+        "MUST graded"),
     "lifecycle.list_tasks": Requirement(
         {"1.0": _r(_M, "§3.1.4 List Tasks", "only the client's tasks; sorted by status timestamp, most recent "
                    "first; artifacts MUST be omitted unless includeArtifacts; nextPageToken MUST always be present")},
@@ -414,7 +442,9 @@ REQUIREMENTS: dict[str, Requirement] = {
                    "the number of most recent messages to retrieve in the response (no MUST)"),
          "0.2": _r(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.historyLength)",
                    "the number of recent messages to be retrieved (no MUST)")},
-        ("CORE-HIST-003",), "0.3/0.2: only historyLength=1 is graded, as 0.3 never fixed what 0 means"),
+        note="0.3/0.2: only historyLength=1 is graded, as 0.3 never fixed what 0 means. 1.0: the count is the "
+        "proto's MUST (SendMessageConfiguration.history_length); the TCK's CORE-HIST-003, once listed here, is "
+        "§3.2.4's SHOULD that the history field be omitted at 0, which this check does not grade"),
     "lifecycle.history_kept": Requirement(
         {"1.0": _r(_MAY, "§3.7 Messages and Artifacts",
                    "agents MAY choose to persist all Messages that contain important information in the Task history"),
@@ -530,7 +560,10 @@ REQUIREMENTS: dict[str, Requirement] = {
                    "ContentTypeNotSupportedError: a Media Type in the message parts is not supported"),
          "0.3": _r(_S, _ERR_03, "-32005 ContentTypeNotSupportedError where applicable"),
          "0.2": _r(_S, _ERR_03, "-32005 ContentTypeNotSupportedError where applicable")},
-        ("CORE-SEND-003",), "run only when the card's input modes do not cover the probe's media type"),
+        ("CORE-SEND-003",), "run only when the card's input modes do not cover the probe's media type. Deliberately "
+        "below the TCK's CORE-SEND-003 (MUST): 1.0 names the error (§3.1.1) but words the rule itself a SHOULD "
+        "(§13.4 \"Agents SHOULD ... reject unexpected media types\"), and both official SDKs skip the check by "
+        "default (validate_input_modes / validateInputModes off)"),
     "errors.extension_required": Requirement(
         {"1.0": _r(_M, "§3.3.4 Capability Validation, §3.2.6 Service Parameters (A2A-Extensions)",
                    "a required: true extension the client does not declare: ExtensionSupportRequiredError"),
@@ -586,7 +619,8 @@ REQUIREMENTS: dict[str, Requirement] = {
         "run; JSON-RPC's own errors (-32700 to -32603) have categories, not a table. A card names 1.0, not its "
         "patch, so either 1.0 mapping passes (1.0.1 moved TaskNotCancelable 409 -> 400, ContentTypeNotSupported "
         "415 -> 400, InvalidAgentResponse 502 -> 500 and three errors UNIMPLEMENTED -> FAILED_PRECONDITION); the "
-        "report's errorMapping says which one the agent follows. 0.3 HTTP+JSON: either 1.0 status or the one the "
+        "report's errorMapping says which one the agent follows (the TCK's GRPC-ERR-002 and HTTP_JSON-STATUS-001 hold "
+        "1.0.0's table alone: UNIMPLEMENTED, 409, 415, 502). 0.3 HTTP+JSON: either 1.0 status or the one the "
         "official SDKs' 0.3 REST servers chose (probe.wire.a2a_errors.http_statuses_03). 0.3 gRPC is not graded: "
         "§3.2.2 refers to \"the proto annotations\", which the 0.3 proto does not have, and the official 0.3 "
         "servers differ (a2a-sdk 0.3 sends TaskNotCancelable as UNIMPLEMENTED). 0.2 gives no HTTP or gRPC error "
@@ -594,11 +628,11 @@ REQUIREMENTS: dict[str, Requirement] = {
         bindings={"0.3": {"grpc": None}}),  # JSON-RPC: the catalogue limits the check to HTTP+JSON and gRPC
     "errors.no_server_errors": Requirement(
         _all(_M, "§3.3.2 Error Handling", "§8 Error Handling",
-             words="bad requests get errors, not crashes (a 5xx or a dropped connection)")),
+             words="bad requests get errors, not crashes (a 5xx or a dropped connection)"), ("CORE-ERR-001",)),
     # --- security (suite)
     "security.unauthenticated_rejected": Requirement(
         _all(_M, "§7.4 Server Authentication Responsibilities", "§4.4 Server Responsibilities for Authentication",
-             words="servers MUST authenticate every request")),
+             words="servers MUST authenticate every request"), ("AUTH-SERVER-002",)),
     "security.extended_card_auth": Requirement(
         {"1.0": _r(_M, "§13.3 Extended Agent Card Access Control, §3.1.11",
                    "The Get Extended Agent Card operation MUST require authentication"),
@@ -628,9 +662,13 @@ REQUIREMENTS: dict[str, Requirement] = {
         _all(_S, "§1.1 Key Goals of A2A", "§1.1 Key Goals of A2A", words="agents delegate to one another"),
         note="the operator's scenario, graded SHOULD"),
     "interop.bindings_agree": Requirement(
-        {"1.0": _r(_S, "§5.3 Method Mapping Reference, §8.3.1 Supported Interfaces Declaration",
-                   "every interface the card lists serves the same agent; the bindings are functionally equivalent")},
-        note="checked by `--binding all` across the card's interfaces"),
+        {"1.0": _r(_M, "§5.1 Functional Equivalence Requirements",
+                   "When an agent supports multiple protocols, all supported protocols MUST: provide the same set of "
+                   "operations; return semantically equivalent results for the same requests; map errors "
+                   "consistently")},
+        ("BIND-EQUIV-001", "BIND-EQUIV-002", "BIND-EQUIV-003"),
+        "checked by `--binding all` across the card's interfaces; graded MUST as §5.1 words it (and the TCK's "
+        "BIND-EQUIV-001..003); BIND-EQUIV-004 (the same authentication schemes) is not compared"),
     # --- push notifications (issue 10); 0.2.5 numbers these sections as 0.3 does
     "push.config_create": Requirement(
         _all(_M, "§3.1.7 Create Push Notification Config", "§7.5 tasks/pushNotificationConfig/set"),

@@ -61,8 +61,11 @@ async def test_a_grpc_answer_that_disagrees_is_named(client: HttpClient, fault: 
     status, message = _agree(r)
     assert status is Status.FAIL
     assert message.startswith(expected), message
-    # both bindings are callable: the agent's verdict stands, the disagreement is the check's (SHOULD)
+    # both bindings are callable: the agent's verdict stands, the disagreement is the check's, a MUST: 1.0 §5.1 "all
+    # supported protocols MUST … return semantically equivalent results for the same requests" (TCK BIND-EQUIV-002)
     assert r.success and r.reason is None
+    agree = r.check("interop.bindings_agree")
+    assert agree is not None and agree.severity == "MUST", agree
     assert_agree(r)
 
 
@@ -115,7 +118,7 @@ def test_the_cli_report_names_the_disagreeing_binding(capsys: pytest.CaptureFixt
 
     code = asyncio.run(run())
     rep = json.loads(capsys.readouterr().out)
-    assert code == 1  # --fail-on any: the SHOULD disagreement counts
+    assert code == 1  # the MUST disagreement (§5.1) counts
     agree = next(x for x in rep["results"] if x["test"] == "interop.bindings_agree")
     assert agree["status"] == "fail" and agree["interface"] is None
     assert "grpc 1.0 gave an error the spec does not name (gRPC INTERNAL)" in agree["message"]

@@ -177,7 +177,7 @@ JS10_DEVIATIONS = {
     # "MUST always be present"
     *{(c, M, i) for c in ("lifecycle.list_tasks", "lifecycle.list_pagination") for i in V1},
     *{("errors.no_server_errors", M, i) for i in V1},  # the HTTP 500s / gRPC UNKNOWNs above
-    ("interop.bindings_agree", S, None),  # InternalError, HTTP 500, UNKNOWN: no binding names the error
+    ("interop.bindings_agree", M, None),  # InternalError, HTTP 500, UNKNOWN: no binding names the error (§5.1)
     *{(MEDIA, S, i) for i in V1},
 }
 
@@ -223,8 +223,10 @@ async def test_js_first_1_0_release_check_passes_on_every_binding(client: HttpCl
     assert [(i.binding, i.protocol_version, i.interface_url, i.success) for i in result.interfaces] == [
         ("jsonrpc", "1.0", js10_peer.base_url + "/a2a/jsonrpc", True),
         ("http_json", "1.0", js10_peer.rest_url, True), ("grpc", "1.0", js10_peer.grpc_url, True)]
-    # the quick check's cross-binding probe of an unknown task already meets the unnamed errors
-    assert _failed(result) == {GRPC_URL, ("interop.bindings_agree", S, None)}
+    # the quick check's cross-binding probe of an unknown task already meets the unnamed errors: 1.0 §5.1 "all
+    # supported protocols MUST: ... Same Error Handling: Map errors consistently using appropriate protocol-specific
+    # codes" (InternalError, HTTP 500, gRPC UNKNOWN for a task that does not exist are no such codes)
+    assert _failed(result) == {GRPC_URL, ("interop.bindings_agree", M, None)}
 
 
 async def test_js_first_1_0_release_full_suite(client: HttpClient, js10_peer: VenvPeer) -> None:

@@ -166,3 +166,25 @@ def test_a_0_3_unknown_task_error_is_a_must_on_http_json_only(check_id: str, bin
     ("0.3", "HTTP+JSON", Severity.MUST), ("0.3", "GRPC", None)])
 def test_error_status_levels_apart_from_the_error(version: str, binding: str, level: Severity | None) -> None:
     assert grading.level_of("errors.error_status", version, binding) is level
+
+
+# where a check is graded below the TCK requirement it names, the entry says why (a2a-tck 1.0-dev, tck/requirements)
+def test_tck_level_differences_are_explained() -> None:
+    below = {"card.signature": "CARD-SIGN-001", "card.extended": "CARD-EXT-002", "card.https": "AUTH-TLS-001",
+             "interface.scheme": "AUTH-TLS-001", "errors.error_info": "JSONRPC-ERR-003",
+             "errors.content_type_not_supported": "CORE-SEND-003", "invoke.content_type": "JSONRPC-FMT-002"}
+    for check_id, tck in below.items():
+        req = REQUIREMENTS[check_id]
+        assert tck in req.tck and ("TCK" in req.note or "TCK" in str(req.rules)), check_id
+    # mis-mappings fixed against the TCK's requirement texts (a2a-tck 1.0-dev, tck/requirements)
+    assert REQUIREMENTS["card.well_known_path"].tck == ()  # CARD-DISC-001 is "an Agent Card is available"
+    assert REQUIREMENTS["lifecycle.input_required"].tck == ()  # CORE-MULTI-001 is the MAY of generating a contextId
+    assert REQUIREMENTS["lifecycle.context_continuity"].tck == ("CORE-MULTI-002a",)  # keep or reject: the MUST
+    assert REQUIREMENTS["lifecycle.unknown_task_message"].tck == ("CORE-MULTI-004",)
+
+
+# 1.0 §5.1 "When an agent supports multiple protocols, all supported protocols MUST: … Consistent Behavior … Same
+# Error Handling" (the TCK's BIND-EQUIV-001..003): graded MUST, not SHOULD
+def test_bindings_agree_is_a_must() -> None:
+    assert grading.level_of("interop.bindings_agree", "1.0", None) is Severity.MUST
+    assert REQUIREMENTS["interop.bindings_agree"].rule("1.0").section.startswith("§5.1")
