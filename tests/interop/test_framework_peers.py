@@ -33,9 +33,9 @@ Each verdict was checked against the text of the version the agent's card speaks
   a fresh install resolves 1.3.0, so it serves a2a-sdk 1.3's routes: a 1.0 card with one interface, JSON-RPC 1.0 at
   its root (a2a-sdk's 0.3 compatibility on the same route, not advertised), no REST, no gRPC. It passes; the suite's
   findings are SHOULDs of a2a-sdk 1.3 itself: no card cache headers (§8.6.1), an unaccepted media type accepted
-  (§3.3.4 ContentTypeNotSupportedError). Its `adk_*` metadata on tasks and events is allowed (metadata is free).
-  A long-running tool makes the task INPUT_REQUIRED and the next message on it a new turn: lifecycle.input_required
-  and the §3.4.3 context checks pass.
+  (§13.4 SHOULD; §3.1.1 names ContentTypeNotSupportedError). Its `adk_*` metadata on tasks and events is allowed
+  (metadata is free). A long-running tool makes the task INPUT_REQUIRED and the next message on it a new turn:
+  lifecycle.input_required and the §3.4.3 context checks pass.
 * Strands Agents (strands-agents[a2a] 1.62.0, A2AServer; an Agent on an echoing Model): Strands pins a2a-sdk
   >=0.3.0,<0.4 (0.3.26), an older SDK line than ADK's: a 0.3 card (protocolVersion 0.3.0, preferredTransport
   JSONRPC), JSON-RPC only. It passes, full; the suite finds a2a-sdk 0.3.26's push refusal, InternalError -32603
@@ -226,7 +226,7 @@ async def test_adk_suite(client: HttpClient, adk_peer: VenvPeer) -> None:
                                         SuiteOptions(timeout=60.0, slow_prompt="slow", input_prompt="input please"))
     _one_jsonrpc_interface(result, "1.0")
     assert _failed(result) == ADK_SUITE | {("card.cache_headers", S)}
-    # a2a-sdk 1.3's handler never compares a part's media type with the card's input modes (1.0 §3.3.4 SHOULD)
+    # a2a-sdk 1.3's handler never compares a part's media type with the card's input modes (1.0 §13.4 SHOULD)
     assert _message(result, "errors.content_type_not_supported").endswith("expected ContentTypeNotSupportedError "
                                                                           "(-32005), got HTTP 200 with a result")
     # a long-running tool call: INPUT_REQUIRED (its call as a data part in the status message), the follow-up on
