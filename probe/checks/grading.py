@@ -74,31 +74,45 @@ def grade(result: ProbeResult) -> None:
     version = result.protocol_version
     if family(version) is None:
         return
-    global _graded_epoch
+    global _graded_epoch, _graded_size
     if _graded_epoch != redact.epoch():  # a secret registered since: the shared checks are others now
         _GRADED.clear()
+        _graded_size = 0
         _graded_epoch = redact.epoch()
     checks = result.checks
-    binding = result.binding
+    run_on = binding_of(result.binding)
+    run_table = _GRADED.get((version, run_on))  # the run's own binding's table: most checks carry no interface
     for index, c in enumerate(checks):
-        on = binding_of(check_binding(c, binding))
-        memo = _GRADED.get((id(c), version, on))
+        if c.interface:
+            on = binding_of(c.interface.partition(" ")[0])  # check_binding's: the interface's binding
+            table = _GRADED.get((version, on))
+        else:
+            on, table = run_on, run_table
+        memo = table.get(id(c)) if table is not None else None
         if memo is not None and memo[0] is c:
             graded = memo[1]
         else:
             graded = _graded(c, version, on)
-            if redact.is_shared(c) and len(_GRADED) < _MAX_GRADED:  # immutable: one grade per version, kept
+            if redact.is_shared(c) and _graded_size < _MAX_GRADED:  # immutable: one grade per version, kept
                 if graded is not c:
                     redact.share(graded)
-                _GRADED[(id(c), version, on)] = (c, graded)
+                if table is None:
+                    table = _GRADED[(version, on)] = {}
+                    if on == run_on:
+                        run_table = table
+                if id(c) not in table:
+                    _graded_size += 1
+                table[id(c)] = (c, graded)
         if graded is not c:
             checks[index] = graded
 
 
-# (id of a shared check, version, binding) -> (the check, kept alive so the id stays its own; the check as graded
-# there); admitted while there is room (the shared checks are bounded too), forgotten with the shared objects
-_GRADED: dict[tuple[int, str | None, str | None], tuple[CheckResult, CheckResult]] = {}
-_MAX_GRADED = 8_192
+# (version, binding) -> id of a shared check -> (the check, kept alive so the id stays its own; the check as graded
+# there); admitted while there is room (the shared checks are bounded too), forgotten with the shared objects. One
+# table per (version, binding): a probe looks its run's table up once, then each check by its id alone.
+_GRADED: dict[tuple[str | None, str | None], dict[int, tuple[CheckResult, CheckResult]]] = {}
+_MAX_GRADED = 8_192  # entries over all the tables
+_graded_size = 0
 _graded_epoch = 0
 
 

@@ -198,3 +198,32 @@ async def test_probes_of_one_agent_add_no_shared_check_after_the_first() -> None
         r = await probe(n)
         assert r.success and any(c.id == "invoke.task_completed" and "task-" in c.message for c in r.checks)
     assert len(catalogue._SHARED) == size  # nothing per run entered the shared table
+
+
+def test_a_shared_checks_grade_is_kept_per_version_and_binding_and_forgotten_with_the_shared_objects() -> None:
+    """grading's memo of shared checks' grades: one table per (version, binding), looked up by the run's binding
+    or a check's interface tag; a grade for one binding never answers for another, and a new secret forgets it."""
+    shared = shared_check("invoke.camel_case", Status.PASS, "camelCase field names", step=StepName.PING)
+
+    def graded(binding: str, interface: str | None = None) -> Any:
+        r = ProbeResult(agent="a", target_url="http://h/", protocol_version="1.0", binding=binding)
+        r.checks.append(shared if interface is None else shared.model_copy(update={"interface": interface}))
+        grading.grade(r)
+        return r.checks[0]
+
+    assert graded("JSONRPC") is shared  # graded as it is, and kept
+    assert graded("JSONRPC") is shared  # from the memo
+    on_grpc = graded("GRPC")  # §5.5 is not graded on gRPC: another result, not the JSON-RPC one
+    assert on_grpc.status is Status.SKIP and on_grpc.message.startswith("not graded")
+    assert graded("GRPC") is on_grpc  # that binding's own memo: the same graded object again
+    assert graded("JSONRPC") is shared  # and the JSON-RPC memo still answers for JSON-RPC
+    tagged = graded("JSONRPC", interface="grpc 1.0")  # a check tagged with its interface: that interface's binding
+    assert tagged.status is Status.SKIP
+    redact.register(_secret())  # the shared objects forgotten: so are their grades
+    fresh = shared_check("invoke.camel_case", Status.PASS, "camelCase field names", step=StepName.PING)
+    assert fresh is not shared
+    r = ProbeResult(agent="a", target_url="http://h/", protocol_version="1.0", binding="GRPC")
+    r.checks.append(fresh)
+    grading.grade(r)
+    assert r.checks[0] is not on_grpc and r.checks[0].status is Status.SKIP  # graded again, not the old object
+    assert list(grading._GRADED) == [("1.0", "grpc")] and grading._graded_size == 1
