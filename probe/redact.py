@@ -331,14 +331,18 @@ def _scrub_model(model: BaseModel, seen: set[int]) -> None:
         return
     seen.add(key)
     values = model.__dict__
-    for name, plain in fields:
+    for name, _plain in fields:  # the flag: what the str fast path below now checks by value
         value = values.get(name, _MISSING)
         if value is _MISSING:
             value = getattr(model, name)
-        if plain and value.__class__ is str:  # a `str` field: the common case, without the dispatch below
-            clean = text(value)
-            if clean != value:
-                setattr(model, name, clean)
+        kind = value.__class__
+        if kind is str:  # a `str` field (or a str in a wider one): the common case, without the dispatch below
+            if value:
+                clean = text(value)
+                if clean != value:
+                    setattr(model, name, clean)
+            continue
+        if value is None or (not value and (kind is list or kind is dict)):  # nothing to scrub: no call
             continue
         clean = _scrub_value(value, seen)
         if clean is not value:
