@@ -228,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(roots) > 1 and args.rounds:
         base = statistics.median(cpu[roots[0]])
         for root in roots[1:]:
-            print(f"  {root} / {roots[0]}: {statistics.median(cpu[root]) / base:.3f}")
+            own = sorted(a / b for a, b in zip(cpu[root], cpu[roots[0]], strict=True))  # each round's own ratio
+            print(f"  {root} / {roots[0]}: {statistics.median(cpu[root]) / base:.3f} (rounds' own ratios: median "
+                  f"{statistics.median(own):.3f}, {own[0]:.3f}-{own[-1]:.3f})")
     for root, seen in overhead.items():
         print(f"  {root}: overhead p50 / p99 ms (median round) {statistics.median(p for p, _ in seen):.2f} / "
               f"{statistics.median(q for _, q in seen):.2f}")
