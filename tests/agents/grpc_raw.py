@@ -152,7 +152,7 @@ def _rpc(block: bytes) -> str:
 
 
 async def _connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      scripts: Mapping[str, Sequence[Step]]) -> None:
+                      scripts: Mapping[str, Sequence[Step]], log: list[tuple[int, str]], number: int) -> None:
     try:
         if await reader.readexactly(len(PREFACE)) != PREFACE:
             writer.close()
@@ -170,6 +170,7 @@ async def _connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
                 writer.write(frame(PING, ACK, 0, payload))
             elif kind == HEADERS:
                 opened[stream] = _rpc(payload)
+                log.append((number, opened[stream]))
             if kind in (HEADERS, DATA) and flags & END_STREAM and stream in opened:  # the request is complete
                 script = scripts.get(opened[stream], scripts.get("*", [ok_headers(), trailers(12, "not scripted")]))
                 if not await _answer(writer, stream, script):
@@ -184,13 +185,17 @@ async def _connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 
 @asynccontextmanager
 async def raw_grpc_agent(script: Sequence[Step] | Mapping[str, Sequence[Step]], *, streaming: bool = True,
-                         version: str = "1.0", scheme: str = "http") -> AsyncIterator[str]:
+                         version: str = "1.0", scheme: str = "http",
+                         log: list[tuple[int, str]] | None = None) -> AsyncIterator[str]:
     """Serve frame scripts on a raw HTTP/2 port (one for every call, or by rpc name with "*" for the rest; an rpc
-    not scripted is UNIMPLEMENTED) and the card (one GRPC interface) over HTTP; yields the card's origin."""
+    not scripted is UNIMPLEMENTED) and the card (one GRPC interface) over HTTP; yields the card's origin. `log`
+    gets (connection number, rpc) for each request ("" where the :path was not a literal: a reused connection)."""
     scripts = script if isinstance(script, Mapping) else {"*": script}
+    requests = log if log is not None else []
+    connections = iter(range(1 << 30))
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _connection(reader, writer, scripts)
+        await _connection(reader, writer, scripts, requests, next(connections))
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
 

@@ -250,7 +250,7 @@ async def test_the_wrong_listener_on_a_grpc_interface_is_named(client: HttpClien
 
 _GOOD = {"SendMessage": [raw.ok_headers(), _SEND, raw.trailers()],
          "GetTask": [raw.ok_headers(), raw.message(a2a_pb2.Task, _TASK), raw.trailers()]}
-_UNARY_RPCS = ("CancelTask", "CreateTaskPushNotificationConfig", "GetExtendedAgentCard")
+_UNARY_RPCS = ("CancelTask", "CreateTaskPushNotificationConfig", "GetExtendedAgentCard", "ListTasks")
 
 
 @pytest.mark.parametrize(("frames", "rpcs", "fragment"), [
@@ -277,6 +277,19 @@ async def test_the_suite_names_no_grpc_answer_on_every_rpc(client: HttpClient, c
                   "errors.extended_card_not_declared"):
         found = r.check(check)
         assert found is not None and found.status is Status.SKIP and found.message.startswith("no answer: "), found
+
+
+async def test_every_grpc_call_has_a_connection_of_its_own(client: HttpClient) -> None:
+    """gRPC core's global subchannel pool shares a connection among overlapping channels to one target (the suite's
+    checks overlap): each call's channel has its own pool, so each call opens its own connection (its timings are
+    its own, and a connection one call's answer broke carries nothing into the next)."""
+    log: list[tuple[int, str]] = []
+    async with raw.raw_grpc_agent({**_GOOD, "*": [raw.ok_headers(), raw.trailers()]}, log=log) as origin:
+        await run_suite(Target(name="g", url=origin, timeout=TIMEOUT, binding="GRPC"), client,
+                        SuiteOptions(timeout=20.0))
+    assert len(log) > 10, log
+    assert len({number for number, _ in log}) == len(log), log
+    assert all(rpc for _, rpc in log), log
 
 
 # ---- ErrorInfo of another domain, of a reason A2A does not define, beside a detail of the agent's own type, or

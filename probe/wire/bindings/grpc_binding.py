@@ -65,6 +65,10 @@ from probe.wire.http import (
 )
 from probe.wire.sse import StreamLimit
 
+# gRPC core shares one connection among the channels to a target (its global subchannel pool) while they overlap:
+# a channel of its own pool opens its own connection, so a call's timings are its own and nothing (a connection
+# an agent reset, went away on, or left half-read) carries over into another call or probe
+_OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
 EXTRA_HINT = "gRPC interfaces need the grpc extra: pip install 'a2a-probe[grpc]' (grpcio)"
 
 
@@ -195,8 +199,9 @@ class GrpcBinding:
         aio = self.grpc.aio
         try:
             if self.tls:
-                return aio.secure_channel(self.target, self.grpc.ssl_channel_credentials(**self.tls_material()))
-            return aio.insecure_channel(self.target)
+                return aio.secure_channel(self.target, self.grpc.ssl_channel_credentials(**self.tls_material()),
+                                          options=_OWN_CONNECTION)
+            return aio.insecure_channel(self.target, options=_OWN_CONNECTION)
         except OSError as exc:  # grpc.aio starts its poller with the first channel (a socketpair): EMFILE here
             if exc.errno in OWN_ERRNOS:
                 raise ProbeOutOfFiles(f"gRPC channel to {self.target}: the probe is out of file descriptors "
