@@ -3,8 +3,10 @@
 The two mappings differ on HTTP for TaskNotCancelableError (1.0.0: 409, 1.0.1: 400) and
 ContentTypeNotSupportedError (1.0.0: 415, 1.0.1: 400); `mixed` answers the first the 1.0.0 way and the second
 the 1.0.1 way; `unmapped` answers both with 422, which neither mapping gives (errors.error_status fails). With
-`untyped`, every error's details carry a second object without @type (errors.details_typed fails). Tasks complete
-at once; a part whose mediaType is not text/plain is refused.
+`untyped`, every error's details carry a second object without @type (errors.details_typed fails). With
+`version="0.3"` it is a 0.3 REST agent (routes under /v1, the 0.3 card) whose errors are JSON-RPC error objects
+(`{code, message}`, @a2a-js/sdk 0.3's REST form) at the mapping's statuses. Tasks complete at once; a part whose
+mediaType is not text/plain is refused.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from probe.wire.a2a_errors import ERRORS
 from tests.agents.cards import valid_card
 from tests.agents.server import serve
 
@@ -35,16 +38,27 @@ def _error_body(status: int, reason: str, message: str, untyped: bool = False) -
 
 
 @asynccontextmanager
-async def rest_mapping_agent(mapping: str, *, untyped: bool = False) -> AsyncIterator[str]:
+async def rest_mapping_agent(mapping: str, *, untyped: bool = False, version: str = "1.0") -> AsyncIterator[str]:
     """Serve the agent; yields its origin (the card at the well-known path, the interface at /rest)."""
     cancel_status, media_status = _STATUS[mapping]
+    v03 = version == "0.3"
 
     def _error(status: int, reason: str, message: str) -> web.Response:
+        if v03:
+            code = next(e.jsonrpc for e in ERRORS if e.reason == reason)
+            return web.json_response({"code": code, "message": message}, status=status)
         return _error_body(status, reason, message, untyped)
 
     tasks: dict[str, dict[str, Any]] = {}
 
     async def card(request: web.Request) -> web.Response:
+        if v03:
+            return web.json_response({
+                "protocolVersion": "0.3.0", "name": f"rest-{mapping}-03", "description": "a 0.3 REST agent",
+                "version": "1", "url": f"http://{request.host}/rest", "preferredTransport": "HTTP+JSON",
+                "capabilities": {"streaming": False}, "defaultInputModes": ["text/plain"],
+                "defaultOutputModes": ["text/plain"],
+                "skills": [{"id": "s", "name": "s", "description": "d", "tags": ["t"]}]})
         doc = valid_card((f"http://{request.host}/rest", "HTTP+JSON", "1.0"), name=f"rest-{mapping}",
                          streaming=False)
         return web.json_response(doc, headers={"Cache-Control": "max-age=60", "ETag": '"m"'})
@@ -77,8 +91,9 @@ async def rest_mapping_agent(mapping: str, *, untyped: bool = False) -> AsyncIte
 
     app = web.Application()
     app.router.add_get("/.well-known/agent-card.json", card)
-    app.router.add_post("/rest/message:send", send)
-    app.router.add_get("/rest/tasks/{id}", get_task)
-    app.router.add_post("/rest/tasks/{id}", cancel)  # {id}:cancel (aiohttp cannot split on the colon)
+    base = "/rest/v1" if v03 else "/rest"
+    app.router.add_post(f"{base}/message:send", send)
+    app.router.add_get(f"{base}/tasks/{{id}}", get_task)
+    app.router.add_post(f"{base}/tasks/{{id}}", cancel)  # {id}:cancel (aiohttp cannot split on the colon)
     async with serve(app) as origin:
         yield origin

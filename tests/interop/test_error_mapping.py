@@ -217,3 +217,26 @@ async def test_typed_details_pass_and_grpc_is_not_asked(client: HttpClient) -> N
         result = await _rest_suite(client, origin)
     typed = result.check("errors.details_typed")
     assert typed is not None and typed.status is Status.PASS and "each object with an @type" in typed.message, typed
+
+
+async def test_a_0_3_rest_error_at_a_wrong_status_fails_error_status_not_the_error(client: HttpClient) -> None:
+    """0.3 §3.2.3 splits the two: "HTTP Status Codes: MUST use appropriate HTTP status codes ... that correspond to
+    A2A error types" (errors.error_status, MUST) and "Error Format: MUST return error responses in a consistent JSON
+    format that maps to A2A error types" (the check that provoked the error; TaskNotCancelable is §8.2's SHOULD).
+    A TaskNotCancelableError (-32002) at HTTP 422, which corresponds to none of 400 / 409: the error passes, the
+    status fails; the unknown task's 404 passes both."""
+    async with rest_mapping_agent("unmapped", version="0.3") as origin:
+        result = await run_suite(Target(name="r03", url=origin, binding="HTTP+JSON", timeout=3.0), client,
+                                 SuiteOptions(timeout=15.0))
+    assert (result.protocol_version, result.binding) == ("0.3", "HTTP+JSON")
+    checks = {c.id: c for c in result.checks}
+    cancelable = checks["errors.not_cancelable"]
+    assert (cancelable.status, cancelable.severity) == (Status.PASS, "SHOULD"), cancelable
+    found = checks["errors.task_not_found"]
+    assert (found.status, found.severity) == (Status.PASS, "MUST"), found  # §3.2.3 Error Format
+    status = checks["errors.error_status"]
+    assert (status.status, status.severity) == (Status.FAIL, "MUST"), status
+    assert "TaskNotCancelableError came with HTTP 422" in status.message and "400 or 409" in status.message
+    assert "TaskNotFoundError" not in status.message
+    typed = checks["errors.details_typed"]
+    assert typed.status is Status.SKIP, typed  # 0.3 error data is free-form
