@@ -87,7 +87,10 @@ _ERR_NOTE_03 = ("0.3 grades the error a SHOULD on JSON-RPC and gRPC (§8.2: \"Se
                 "consistent JSON format that maps to A2A error types\"); for a task that does not exist the error is "
                 "the only right answer, so that level is the whole rule. The status is graded apart: "
                 "errors.error_status (§3.2.3 HTTP Status Codes, MUST), so a named error at a wrong status fails that "
-                "check only; gRPC's §3.2.2 status MUST is not this check's")
+                "check only; gRPC's §3.2.2 status MUST is not this check's. The 0.3 TCK (a2a-tck branch 0.3.x, "
+                "tests/mandatory: test_tasks_get_nonexistent, test_tasks_cancel_nonexistent) runs them as MUSTs citing "
+                "§7.3 / §7.4, "
+                "whose 0.3 text has no keyword for the error: §8.2's SHOULD is kept on JSON-RPC")
 
 # 0.3's topics/streaming-and-async.md: "The A2A protocol itself does not strictly define the HTTP body payload"
 _PUSH_BODY_03 = "§9.5 Push Notification Setup; topics/streaming-and-async (Notification Payload)"
@@ -414,7 +417,10 @@ REQUIREMENTS: dict[str, Requirement] = {
                    "Agents MUST return a TaskNotFoundError if the provided taskId does not correspond to an existing "
                    "task"),
          "0.3": _r(_S, "§8.2 A2A-Specific Errors", "TaskNotFoundError where applicable"),
-         "0.2": _r(_S, "§8.2 A2A-Specific Errors", "TaskNotFoundError where applicable")}, ("CORE-MULTI-004",)),
+         "0.2": _r(_S, "§8.2 A2A-Specific Errors", "TaskNotFoundError where applicable")}, ("CORE-MULTI-004",),
+        "0.3/0.2: §7.1 message/send has no keyword for an unknown taskId, so §8.2's \"Servers SHOULD use these codes "
+        "where applicable\" is the level; the 0.3 TCK (branch 0.3.x) runs test_message_send_continue_nonexistent_task "
+        "among its mandatory tests, citing no MUST of the 0.3 text"),
     "lifecycle.completed_artifact": Requirement(
         _all(_S, "§3.7 Messages and Artifacts", "§6.1 Task Object",
              words="tasks in completed state SHOULD use artifacts for the generated output")),
