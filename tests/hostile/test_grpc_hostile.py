@@ -88,7 +88,21 @@ def _gzip(encoding: str | None, body: bytes) -> list[raw.Step]:
 
 
 _SMALL_GZIP = gzip.compress(_FULL)
+def _page(status: int) -> list[raw.Step]:
+    """An HTTP/2 server's or proxy's own page with this :status: no gRPC answer."""
+    return [raw.Headers([(":status", str(status)), ("content-type", "text/html")]), raw.Msg(b"<html>no</html>"),
+            raw.Headers([("x-page", "1")], end=True)]
+
+
 _CASES: list[tuple[str, list[raw.Step], tuple[StepName, ...], Reason | None, str]] = [
+    # an HTTP status gRPC core maps to a code of its own (grpc/doc/http-grpc-status-mapping.md): no gRPC answer
+    *[(f"unary: a text/html page with :status {code}", _page(code), INVOKE, Reason.INVOKE_UNEXPECTED_STATUS,
+       f"an HTTP {code} answer, not a gRPC one") for code in (400, 415, 500)],
+    # ... or one the binding already names by what the page means
+    ("unary: a text/html page with :status 401", _page(401), INVOKE, Reason.INVOKE_AUTH, "status: 401"),
+    ("unary: a text/html page with :status 404", _page(404), INVOKE, Reason.INVOKE_ROUTE_NOT_FOUND, "status: 404"),
+    ("unary: a text/html page with :status 429", _page(429), INVOKE, Reason.RATE_LIMITED, "HTTP 429"),
+    ("unary: a text/html page with :status 503", _page(503), INVOKE, Reason.INVOKE_GATEWAY_ERROR, "status: 503"),
     # compression (the probe offers grpc-accept-encoding: identity, deflate, gzip)
     ("unary: a gzip message", _gzip("gzip", _SMALL_GZIP), INVOKE, None, ""),
     # the probe's own bound, as for a 5 MiB message (test_grpc_limits.py): not the server's quota

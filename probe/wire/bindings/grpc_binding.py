@@ -315,6 +315,10 @@ class GrpcBinding:
         if gateway is not None:
             return Answer(self.method(op), exchange, "application/grpc", snippet=(exc.details() or "")[:160],
                           problem=Problem(ProblemKind.GATEWAY, f"{what}: {gateway}"))
+        if http and status in ("UNKNOWN", "INTERNAL"):  # gRPC core's code for an HTTP status it maps to no other
+            return Answer(self.method(op), exchange, "application/grpc", snippet=(exc.details() or "")[:160],
+                          problem=Problem(ProblemKind.STATUS, f"{what}: an HTTP {http.group(1)} answer, not a gRPC "
+                                          "one (a server or proxy on the way that does not speak gRPC)"))
         if status == "RESOURCE_EXHAUSTED":
             _local_limit(self.method(op), self.target, exc.details() or "", exchange)
         if status == "UNAVAILABLE":
