@@ -239,7 +239,7 @@ async def _http1_server() -> AsyncIterator[int]:
 
 
 @pytest.mark.parametrize(("listener", "scheme", "reason", "fragment"), [
-    ("http1", "http", Reason.INVOKE_PROTOCOL_ERROR, "speaks HTTP/1.x, not HTTP/2"),
+    ("http1", "http", Reason.INVOKE_UNREACHABLE, "speaks HTTP/1.x, not HTTP/2"),  # as tests/gateway/test_nginx.py
     ("plain", "https", Reason.INVOKE_UNREACHABLE, "does not speak TLS: the URL says https:// for a plain-text"),
     ("tls", "http", Reason.INVOKE_UNREACHABLE, "as a TLS listener does: if the port speaks TLS, the URL must say "
      "https://"),

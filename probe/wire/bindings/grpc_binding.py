@@ -360,9 +360,11 @@ class GrpcBinding:
 
     def _unreachable(self, what: str, details: str, exchange: Exchange) -> ConnectFailed:
         """No gRPC answer: the connection failed. Names the two wrong listeners gRPC core can tell apart (HTTP/1.x,
-        plain text for a TLS URL) and hints at the third (a TLS listener for a plain-text URL closes at once)."""
+        plain text for a TLS URL) and hints at the third (a TLS listener for a plain-text URL closes at once); all
+        three are invoke_unreachable, the listener named."""
         if "Trying to connect an http1.x server" in details:
-            return ProtocolError(f"{what}: the server there speaks HTTP/1.x, not HTTP/2; gRPC needs HTTP/2 end to "
+            # the HTTP/2 connection was never set up: unreachable as gRPC, as a TLS mismatch is (tests/gateway)
+            return ConnectFailed(f"{what}: the server there speaks HTTP/1.x, not HTTP/2; gRPC needs HTTP/2 end to "
                                  "end (a server or proxy without h2/h2c on this port)", exchange)
         if self.tls and any(words in details for words in _NOT_TLS):
             return ConnectFailed(f"{what}: the server there does not speak TLS: the URL says https:// for a "
