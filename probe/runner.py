@@ -37,7 +37,7 @@ from probe.suite import SuiteOptions, run_suite
 from probe.suite.push import run_push
 from probe.target import Target
 from probe.wire.cardcache import RESULTS, CardCache
-from probe.wire.http import HttpClient
+from probe.wire.http import POOL_WAITED, HttpClient
 
 STEPS: dict[Prober, tuple[StepName, ...]] = {
     Prober.PING: (StepName.PING,),
@@ -411,13 +411,17 @@ class Runner:
         stall_clock = self.stall_clock
         stalled_before = stall_clock() if stall_clock is not None else 0.0
         started = start + waited
+        pooled = [0.0]  # what this run's requests wait for the probe's own connections (http.POOL_WAITED)
+        token = POOL_WAITED.set(pooled)
         try:
             result = await self._probe(agent, module, remaining, client, task,
                                        self.cards if start_by is not None else None, loop, started)
         finally:
             self.slots.release()
-        if stall_clock is not None and not result.success:  # a pass is a pass (own_overload): no clocks read
-            result = own_overload(result, remaining, loop.time() - started, stall_clock() - stalled_before)
+            POOL_WAITED.reset(token)
+        if not result.success:  # a pass is a pass (own_overload): no clocks read
+            stalled = stall_clock() - stalled_before if stall_clock is not None else 0.0
+            result = own_overload(result, remaining, loop.time() - started, stalled, pooled[0])
         return result
 
     async def _probe(self, agent: Agent, module: Module, remaining: float, client: HttpClient | None,
@@ -546,16 +550,21 @@ STALL_FLOOR = 0.1
 _AT_DEADLINE = 0.9  # a run that ended before 90 % of its budget failed for its own reasons, whatever the loop did
 
 
-def own_overload(result: ProbeResult, budget: float, elapsed: float, stalled: float) -> ProbeResult:
-    """The result, or `probe_overloaded` when the probe's own stall, not the agent, ran the run out of time."""
+def own_overload(result: ProbeResult, budget: float, elapsed: float, stalled: float,
+                 pooled: float = 0.0) -> ProbeResult:
+    """The result, or `probe_overloaded` when the probe's own stall, or its requests' waits for a free connection in
+    its own pool (`pooled`), not the agent, ran the run out of time. The two may overlap (a wait goes on through a
+    stall): the larger is weighed, never their sum."""
     if result.success or result.reason is Reason.PROBE_OVERLOADED or elapsed < _AT_DEADLINE * budget:
         return result
-    if stalled < max(STALL_FLOOR, STALL_SHARE * budget):
+    if max(stalled, pooled) < max(STALL_FLOOR, STALL_SHARE * budget):
         return result
     seen = result.reason.value if result.reason is not None else "a failure"
+    what = (f"the probe's own event loop stood still {stalled:.2f}s" if stalled >= pooled else
+            f"this run's requests waited {pooled:.2f}s for a free connection in the probe's own pool")
     out = ProbeResult(agent=result.agent, target_url=result.target_url, reason=Reason.PROBE_OVERLOADED,
-                      problem=f"the probe's own event loop stood still {stalled:.2f}s of this run's {budget:g}s "
-                              f"budget, so {seen} at the deadline says nothing about the agent; not counted")
+                      problem=f"{what} of this run's {budget:g}s budget, so {seen} at the deadline says nothing "
+                              "about the agent; not counted")
     grading.agree(out)
     return out
 

@@ -180,6 +180,16 @@ class _Timer:
 
 _TIMER: contextvars.ContextVar[_Timer | None] = contextvars.ContextVar("a2a_probe_timer", default=None)
 
+# the seconds a run's requests waited for a free connection in the probe's own pool: a one-item cell the runner sets
+# for each run (runner.own_overload weighs it as it weighs the loop's stalls); None outside a run
+POOL_WAITED: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar("a2a_probe_pool_waited",
+                                                                                default=None)
+
+
+def _pool_waited(since: float) -> None:
+    if (cell := POOL_WAITED.get()) is not None:
+        cell[0] += time.monotonic() - since
+
 
 class _CountingHandler(ResponseHandler):
     """aiohttp's protocol, counting the bytes that arrive on the connection: a kept-alive connection that fails
@@ -224,7 +234,11 @@ class _TimedConnector(aiohttp.TCPConnector):
         timer = _TIMER.get()
         if timer is not None:
             timer.queued = True
-        await super()._wait_for_available_connection(key, traces)
+        since = time.monotonic()
+        try:
+            await super()._wait_for_available_connection(key, traces)
+        finally:
+            _pool_waited(since)
         if timer is not None:
             timer.queued = False
 
@@ -648,9 +662,15 @@ class HttpClient:
         _TimedConnector does. The connection holds one of the client's fresh-connection slots until it is closed."""
         target = URL(url)
         if (slots := self._fresh_slots) is not None:
-            timer.queued = slots.locked()  # a deadline passing here is the probe's overload (see ProbePoolFull)
-            await slots.acquire()
-            timer.queued = False
+            if slots.locked():  # a deadline passing here is the probe's overload (see ProbePoolFull)
+                timer.queued, since = True, time.monotonic()
+                try:
+                    await slots.acquire()
+                finally:
+                    _pool_waited(since)
+                timer.queued = False
+            else:
+                await slots.acquire()
         try:
             protocol = await self._fresh_connection(target, tls, timer)
             try:

@@ -90,14 +90,16 @@ async def test_flooding_neighbours_change_no_healthy_agents_verdict_or_reason(tm
 async def test_neighbours_holding_every_pooled_connection_make_skips_not_failures(tmp_path: Path) -> None:
     # the probe's pool cut to 2 connections (max_connections), the flooders holding them: a healthy agent's request
     # that waits for one past its deadline never left the probe, so the run is skipped as the probe's overload
-    # (scheduler_missed_runs_total{cause="overloaded"}), never failed. Before: card_unreachable / invoke_timeout
+    # (scheduler_missed_runs_total{cause="overloaded"}), never failed; so is a run whose card fetch queued for most
+    # of its budget, leaving its call no time. Before: card_unreachable / invoke_timeout
     async with flooders() as floods:
         beside = await _verdicts(tmp_path, floods, 4.0, max_connections=2)
     for key, w in beside.items():
         if key.startswith("healthy-"):
             assert not w["failures"] and all(w["success"]), (key, w)
     assert sum(w["runs"] for k, w in beside.items() if k.startswith("healthy-")) >= 12, beside
-    _floods_were_real(beside)
+    # the floods were real (a flooder's own runs may all be skipped too when the two connections are taken)
+    assert sum(sum(w["failures"].values()) for k, w in beside.items() if not k.startswith("healthy-")) >= 4, beside
 
 
 def _floods_were_real(beside: dict[str, Any]) -> None:

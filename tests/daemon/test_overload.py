@@ -130,6 +130,13 @@ def test_own_overload_needs_the_deadline_and_a_real_stall() -> None:
     assert own_overload(failed, 0.2, 0.2, 0.06).reason is Reason.INVOKE_TIMEOUT  # below the sampler's floor
     ok = ProbeResult(agent="a", target_url="http://x", success=True)
     assert own_overload(ok, 2.0, 2.0, 2.0) is ok  # a pass is a pass, however slow the probe was
+    # the run's requests waited for the probe's own pooled connections (a card fetch queued behind neighbours, then
+    # the call had no time left): weighed as a stall is, the larger of the two, never their sum
+    pooled = own_overload(failed, 1.0, 1.0, 0.0, 0.99)
+    assert pooled.reason is Reason.PROBE_OVERLOADED
+    assert "waited 0.99s for a free connection in the probe's own pool" in (pooled.problem or "")
+    assert own_overload(failed, 2.0, 2.0, 0.3, 0.3).reason is Reason.INVOKE_TIMEOUT  # 0.3 + 0.3, not 0.6
+    assert own_overload(failed, 2.0, 1.0, 0.0, 2.0).reason is Reason.INVOKE_TIMEOUT  # failed early: its own
 
 
 async def test_the_stall_clock_counts_a_blocked_loop() -> None:
