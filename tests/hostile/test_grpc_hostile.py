@@ -176,6 +176,11 @@ _CASES: list[tuple[str, list[raw.Step], tuple[StepName, ...], Reason | None, str
      STREAM, Reason.INVOKE_PROTOCOL_ERROR, "a stream message that is no StreamResponse"),
     ("stream: trailers-only with no grpc-status", [raw.Headers(raw.ok_headers().fields, end=True)], STREAM,
      Reason.INVOKE_PROTOCOL_ERROR, "the answer ended without a grpc-status"),
+    # one DATA frame of 16 MiB (the largest a frame header can say): past the frame size gRPC core allows (RFC
+    # 9113 §4.2; it reads UNKNOWN "Stream removed (Failed parsing HTTP/2 (Frame size ... is larger than ...))")
+    ("stream: a frame larger than the client allows", [raw.ok_headers(), _event("SUBMITTED", first=True),
+     raw.Msg(bytes((1 << 24) - 6)), raw.trailers()], STREAM, Reason.INVOKE_PROTOCOL_ERROR,
+     "the agent's HTTP/2 connection broke under the call (Stream removed (Failed parsing HTTP/2 (Frame size"),
     ("stream: WORKING again and again, never terminal", [raw.ok_headers(), _event("SUBMITTED", first=True),
      *[s for _ in range(40) for s in (_event("WORKING"), raw.Pause(0.1))], raw.trailers()], STREAM,
      Reason.STREAM_NO_TERMINAL, "last state WORKING"),
@@ -489,3 +494,20 @@ async def test_a_completed_stream_that_misbehaves_at_its_end(client: HttpClient,
     step = r.step(StepName.STREAM)
     assert step is not None and fragment in step.detail, step.detail
     assert elapsed < TIMEOUT
+
+
+async def test_a_grpc_stream_is_bounded_by_max_stream_bytes(client: HttpClient,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """Each gRPC message is bounded (4 MiB), the stream as the other bindings' are (max_stream_bytes, 32 MiB):
+    14 artifact chunks of 3 MiB stop at the eleventh, not after 42 MiB."""
+    chunk = {"artifactUpdate": {"taskId": "t1", "contextId": "c1", "append": True, "artifact": {
+        "artifactId": "a", "parts": [{"text": "x" * (3 << 20)}]}}}
+    head = {"artifactUpdate": {"taskId": "t1", "contextId": "c1", "artifact": {"artifactId": "a", "parts": [
+        {"text": "x"}]}}}
+    first = {"task": {**_TASK, "status": {"state": "TASK_STATE_SUBMITTED"}, "artifacts": []}}
+    async with scripted_grpc_agent({"SendStreamingMessage": Call(messages=[first, head, *[chunk] * 14])}) as origin:
+        r = await _probe(client, origin, STREAM)
+    rep = _held(r, caplog)
+    assert r.reason is Reason.WORK_LIMIT_EXCEEDED, rep
+    step = r.step(StepName.STREAM)
+    assert step is not None and "the stream exceeded 33554432 bytes" in step.detail, step.detail

@@ -303,6 +303,10 @@ class GrpcBinding:
             said = _CUT_WORDS[next(g for g in cut.groups() if g)]
             raise ConnectionReset(f"{self.method(op)} to {self.target}: the agent's side {said} ({cut[0]}; gRPC "
                                   f"core reads {status}, no status the agent sent)", exchange)
+        if status in ("INTERNAL", "UNKNOWN") and details.startswith("Stream removed ("):  # the HTTP/2 transport
+            # broke under the call: a frame larger than the client allows, past its flow-control window, ...
+            raise ProtocolError(f"{self.method(op)} to {self.target}: the agent's HTTP/2 connection broke under the "
+                                f"call ({details[:200]}; gRPC core reads INTERNAL, no status the agent sent)", exchange)
         if midstream and status == "UNAVAILABLE":  # after events the agent was reached: a server draining, restarting
             raise ConnectionReset(f"{what}: the stream ended UNAVAILABLE after its events (a server draining or "
                                   "restarting)", exchange)
@@ -457,6 +461,7 @@ class GrpcStream(EventByEvent):  # one message a read: each its own group
     partial_event: bool = False
     bom_lost_field: bool = False
     line_endings: set[str] = field(default_factory=set)
+    bytes_read: int = 0
 
     @property
     def status(self) -> int | None:
@@ -470,6 +475,9 @@ class GrpcStream(EventByEvent):  # one message a read: each its own group
             if msg is None:  # grpc.aio's deserializer gives None for bytes it cannot parse
                 unparsed = b._unparsed(self.op, stream=True)
                 raise ProtocolError(f"{self.method} to {b.target}: a stream message {unparsed}", self.exchange)
+            self.bytes_read += msg.ByteSize()  # each message is bounded (4 MiB); the stream by max_stream_bytes
+            if self.bytes_read > self.max_bytes:
+                raise StreamLimit(f"the stream exceeded {self.max_bytes} bytes")
             yield StreamEvent(result=b._dict(msg), has_result=True)
             try:
                 msg = await self.call.read()
