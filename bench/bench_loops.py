@@ -103,6 +103,19 @@ def main(argv: list[str] | None = None) -> int:
         for root in roots:
             engine = med[("engine", root, py)]
             print(f"  engine ({root}{label(py)}): {engine / bare:.2f}x bare, {sdk / engine:.2f}x cheaper than sdk")
+            # each round's own ratios (the loops of one round ran one after another, in a rotating order): median, range
+            e, b, k = cpu[("engine", root, py)], cpu[("bare", str(HERE.parent), py)], cpu[("sdk", str(HERE.parent), py)]
+            over_bare = sorted(x / y for x, y in zip(e, b, strict=True))
+            cheaper = sorted(y / x for x, y in zip(e, k, strict=True))
+            print(f"    rounds' own: {statistics.median(over_bare):.2f}x bare "
+                  f"({over_bare[0]:.2f}-{over_bare[-1]:.2f}), "
+                  f"{statistics.median(cheaper):.2f}x cheaper than sdk ({cheaper[0]:.2f}-{cheaper[-1]:.2f})")
+        if len(roots) > 1:
+            first = cpu[("engine", roots[0], py)]
+            for root in roots[1:]:
+                own = sorted(x / y for x, y in zip(cpu[("engine", root, py)], first, strict=True))
+                print(f"  engine ({root}) / ({roots[0]}){label(py)}: rounds' own ratios median "
+                      f"{statistics.median(own):.3f} ({own[0]:.3f}-{own[-1]:.3f})")
     if len(pythons) > 1:
         for loop, root, py in entries:
             if py != pythons[0]:
