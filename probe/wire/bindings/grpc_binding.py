@@ -14,9 +14,14 @@ messages, and answers are turned back into ProtoJSON dicts, so the dialects, che
 gRPC exactly as they read the HTTP bindings. The version and credentials travel as metadata; TLS or
 plaintext follows the URL scheme (a schemeless ``host:port``, as both SDKs advertise, is plaintext and a
 SHOULD-level finding); every call has a deadline; a gRPC status becomes an A2A error by name (from the
-``grpc-status-details-bin`` ErrorInfo), a route problem (UNIMPLEMENTED with no A2A reason), an
-auth problem, or a WireError when there is no answer at all. One channel per call: a fresh connection, so
-timings are real and nothing leaks between probes. `grpcio` is the `grpc` install extra.
+``grpc-status-details-bin`` ErrorInfo of domain a2a-protocol.org, as a2a-sdk's client reads it), a route problem
+(UNIMPLEMENTED with no A2A reason), an auth problem, or a WireError when there is no answer at all. The statuses
+gRPC core makes itself for what the agent's side did on the wire (no grpc-status, a message that does not parse,
+RST_STREAM, GOAWAY, a closed socket, broken compression or HTTP/2 framing, another server's HTTP page) are never
+read as the agent's A2A error: they are protocol errors, a cut stream, or an unexpected status; the client's own
+receive bounds (4 MiB a message, inflated too; 16 KiB of metadata; max_stream_bytes) are the probe's limits. One
+channel per call, with a subchannel pool of its own: a fresh connection, so timings are real and nothing leaks
+between calls or probes. `grpcio` is the `grpc` install extra.
 """
 
 from __future__ import annotations
