@@ -7,7 +7,9 @@ spec's "UTF-8 decode", as a2a-js's TextDecoderStream does; noted in `bom`: a2a-s
 it and loses the first field, `bom_lost_field`). An event at the end of the stream without its blank line is not
 dispatched (the spec; a2a-sdk's httpx-sse discards it too; a2a-js dispatches one whose lines ended):
 `has_partial_event` says so. An event whose data is empty is not given either (a2a-sdk's transports
-`continue` past it, a2a-js never yields it): counted in `empty_events`. Nothing else is repaired: the
+`continue` past it, a2a-js never yields it): counted in `empty_events`. Bytes that are not UTF-8 become U+FFFD
+(the spec's UTF-8 decode; httpx-sse's line decoder and a2a-js's TextDecoderStream replace too), counted in
+`replaced_lines`: the JSON in the data is then judged as the clients read it. Nothing else is repaired: the
 caller gets the event name, the raw data and the arrival time of each event.
 """
 
@@ -52,6 +54,7 @@ class SSEParser:
         self.line_endings: set[str] = set()
         self._head: bytes | None = b""  # the stream's first bytes until a leading BOM is ruled in or out
         self.bom = False  # the stream began with a UTF-8 byte order mark (dropped)
+        self.replaced_lines = 0  # lines not UTF-8, read with U+FFFD where the bytes were invalid
         self.bom_lost_field = False  # ... and a field followed it, which a2a-sdk's reader loses to it
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
@@ -148,8 +151,9 @@ class SSEParser:
             return self._dispatch()
         try:
             line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise SSEError("an SSE line is not UTF-8") from None
+        except UnicodeDecodeError:  # the spec's "UTF-8 decode" replaces, as httpx-sse and a2a-js's TextDecoder do
+            line = raw.decode("utf-8", "replace")
+            self.replaced_lines += 1
         if line[0] == ":":
             self.comments += 1
             return None

@@ -135,7 +135,7 @@ class _Reference:
             self.data, self.event, self.size = [], "", 0
             joined = "\n".join(data)  # an event with empty data is not given (a2a-sdk and a2a-js skip it)
             return (joined, event or "message", self.id) if joined else None
-        line = raw.decode("utf-8")  # raises UnicodeDecodeError: a ValueError, as SSEError is
+        line = raw.decode("utf-8", "replace")  # the spec's UTF-8 decode, as httpx-sse and a2a-js read it
         if line.startswith(":"):
             self.comments += 1
             return None
@@ -289,8 +289,22 @@ def test_a_bom_split_over_the_first_chunks_is_dropped_and_a_near_bom_is_not() ->
     assert [e.data for e in p.feed(b"data: x\n\n")] == ["x"] and p.bom and p.bom_lost_field
     q = SSEParser()
     assert q.feed(b"\xef\xbb") == []
-    with pytest.raises(SSEError):  # not a BOM: the bytes are the line's, and not UTF-8
-        q.feed(b"Xdata: x\n\n")
+    # not a BOM: the bytes are the line's, not UTF-8, read as U+FFFD: a field named "\ufffdXdata", ignored
+    assert q.feed(b"Xdata: x\n\n") == [] and q.replaced_lines == 1
     assert not q.bom
     r = SSEParser()
     assert [e.data for e in r.feed(b"data: x\n\n\xef\xbb\xbfdata: y\n\n")] == ["x"]  # mid-stream: the field's name
+
+
+def test_bytes_that_are_not_utf8_are_read_as_u_fffd_as_the_official_clients_read_them() -> None:
+    """WHATWG HTML §9.2.6: the stream is decoded with "UTF-8 decode", which replaces invalid bytes; httpx's line
+    decoder (a2a-sdk) and a2a-js's TextDecoderStream do the same. A text part with a stray Latin-1 byte is an
+    event both clients read, so the probe reads it too (before: SSEError, a failed stream.events_parse)."""
+    p = SSEParser()
+    raw = b'data: {"text": "caf\xe9"}\n\n'
+    for i in range(1, len(raw)):  # split anywhere, the line decodes whole
+        p = SSEParser()
+        events = p.feed(raw[:i]) + p.feed(raw[i:])
+        assert [json.loads(e.data)["text"] for e in events] == ["caf\ufffd"] and p.replaced_lines == 1
+    q = SSEParser()
+    assert [e.data for e in q.feed("data: caf\u00e9\n\n".encode())] == ["caf\u00e9"] and q.replaced_lines == 0
