@@ -511,3 +511,18 @@ async def test_a_grpc_stream_is_bounded_by_max_stream_bytes(client: HttpClient,
     assert r.reason is Reason.WORK_LIMIT_EXCEEDED, rep
     step = r.step(StepName.STREAM)
     assert step is not None and "the stream exceeded 33554432 bytes" in step.detail, step.detail
+
+
+async def test_a_page_ending_on_its_data_frame_is_never_the_agents_a2a_error(client: HttpClient,
+                                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """nginx's 502 page for a dead grpc_pass upstream ends on its DATA frame (END_STREAM, no trailers). On a server
+    stream gRPC core says either the page's :status or "Data frame with END_STREAM flag received" (it races): the
+    gateway's page, or no gRPC answer; never an A2A error of the agent's (five runs)."""
+    page = [raw.Headers([(":status", "502"), ("content-type", "text/html")]), raw.Msg(b"<html>502</html>", end=True)]
+    for _ in range(5):
+        async with raw.raw_grpc_agent(page) as origin:
+            r = await _probe(client, origin, STREAM)
+        rep = _held(r, caplog)
+        assert r.reason in (Reason.INVOKE_GATEWAY_ERROR, Reason.INVOKE_PROTOCOL_ERROR), rep
+        step = r.step(StepName.STREAM)
+        assert step is not None and ("status: 502" in step.detail or "without a grpc-status" in step.detail), step

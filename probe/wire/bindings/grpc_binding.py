@@ -295,7 +295,7 @@ class GrpcBinding:
         exchange.grpc_status = status
         details = exc.details() or ""
         what = f"{self.method(op)} to {self.target} answered gRPC {status}: {details[:200]}"
-        if status == "UNKNOWN" and details == "No status received":
+        if (status == "UNKNOWN" and details == "No status received") or _NO_TRAILERS in details:
             raise ProtocolError(f"{self.method(op)} to {self.target}: the answer ended without a grpc-status (gRPC "
                                 "core reads UNKNOWN 'No status received'): not a gRPC answer, such as a proxy's "
                                 "page or an HTTP/2 server that is no gRPC server", exchange)
@@ -512,6 +512,9 @@ _CUT_WORDS = {"RST_STREAM": "reset the stream", "GOAWAY": "went away (GOAWAY) wi
               "Connection reset": "reset the connection (TCP RST) with the stream open"}
 # BoringSSL's words in gRPC core for a plain-text answer to a ClientHello
 _NOT_TLS = ("WRONG_VERSION_NUMBER", "Handshake read failed")
+# gRPC core's words for an answer that ends on a DATA frame (a page's body), never with trailers; on a server
+# stream it says this where a unary call says the page's :status
+_NO_TRAILERS = "Data frame with END_STREAM flag received"
 DEFAULT_MAX_RECEIVE = 4 << 20  # gRPC core's default max_receive_message_length
 _NOT_GRPC = re.compile(r"Received http2 header with status: (\d{3})")
 _MESSAGE_LIMIT = re.compile(r"Received message larger than max \((\d+) vs\. (\d+)\)")
