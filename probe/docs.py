@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from probe.checks.catalogue import ALL_CHECKS, Category, Severity
-from probe.checks.registry import REQUIREMENTS, UNCOVERED, VERSIONS
+from probe.checks.registry import REQUIREMENTS, TCK_NOT_APPLICABLE, UNCOVERED, VERSIONS
 from probe.config import MetricsConfig
 from probe.levels import LEVEL_TEXT, Level
 from probe.metrics import CATALOGUE, PHASES, PREFIX, exported_names, series_per_job
@@ -126,6 +126,10 @@ def checks_md() -> str:
     for gap in UNCOVERED:
         cells = " | ".join(f"{r.level.value} {r.section}" if (r := gap.rules.get(v)) else "—" for v in VERSIONS)
         rows.append(f"| `{gap.id}` | {cells} | {', '.join(gap.tck)} | {gap.title} | {gap.why} |")
+    rows += ["", "## TCK requirements a server probe does not grade", "", "The official TCK's ids (a2a-tck 1.0-dev) "
+             "that are no rule of the agent a probe can fail: every other TCK id is a check's above or not tested "
+             "yet (tests/unit/test_tck_coverage.py).", "", "| TCK | why |", "|---|---|"]
+    rows += [f"| {tck} | {why} |" for tck, why in TCK_NOT_APPLICABLE.items()]
     rows += ["", "## Conformance levels", "", "| level | meaning |", "|---|---|"]
     rows += [f"| `{lvl.value}` | {text} |" for lvl, text in LEVEL_TEXT.items()]
     return HEADER + "\n".join(rows) + "\n"

@@ -173,8 +173,10 @@ REQUIREMENTS: dict[str, Requirement] = {
     "card.https": Requirement(
         _all(_S, "§7.1 Protocol Security", "§4.1 Transport Security",
              words="production deployments MUST use HTTPS (graded SHOULD: the probe cannot tell production)"),
-        ("AUTH-TLS-001",), "deliberately below the TCK's AUTH-TLS-001 (MUST): the text's MUST is for production "
-        "deployments, and a probe cannot tell a production agent from a development one"),
+        ("AUTH-TLS-001", "GRPC-SVC-003"),
+        "deliberately below the TCK's AUTH-TLS-001 (MUST): the text's MUST is for production deployments, and a "
+        "probe cannot tell a production agent from a development one; the TCK's GRPC-SVC-003 (§10.1 gRPC over "
+        "HTTP/2 with TLS) is the same rule for a gRPC interface"),
     "card.security_schemes": Requirement(
         _all(_M, "§4.5.1 SecurityScheme … §4.5.10", "§5.5.3 SecurityScheme Object", words="complete schemes"),
         ("CARD-STRUCT-001",)),
@@ -241,7 +243,7 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_M, "§3.2.1 JSON-RPC 2.0 Transport, §3.2.3 HTTP+JSON/REST Transport",
                    "JSON-RPC answers HTTP 200 for every JSON-RPC response"),
          "0.2": _r(_M, _JSONRPC_02, "every JSON-RPC response is an HTTP 200 answer")},
-        ("JSONRPC-FMT-001",)),
+        ("JSONRPC-FMT-001", "HTTP_JSON-URL-001", "HTTP_JSON-URL-002", "GRPC-SVC-001")),
     "invoke.framing": Requirement(
         {"1.0": _r(_M, "§9.1 JSON-RPC Protocol Requirements, §11.4 Request/Response Format",
                    "a JSON-RPC 2.0 envelope (jsonrpc \"2.0\", the request's id, one of result and error), or the "
@@ -249,7 +251,7 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_M, "§6.11 JSON-RPC Structures, §3.2.1", "jsonrpc \"2.0\", the request's id, one of result and "
                    "error"),
          "0.2": _r(_M, "§6.11 JSON-RPC Structures", "jsonrpc \"2.0\", the request's id, one of result and error")},
-        ("JSONRPC-FMT-001", "JSONRPC-FMT-002")),
+        ("JSONRPC-FMT-001", "JSONRPC-FMT-002", "GRPC-SVC-002")),
     "invoke.content_type": Requirement(
         {"1.0": _r(_S, "§9.1 Protocol Requirements",
                    "JSON-RPC: Content-Type: application/json for requests and responses (no RFC 2119 keyword)"),
@@ -275,12 +277,13 @@ REQUIREMENTS: dict[str, Requirement] = {
         ("VER-SERVER-001",), "0.3 and 0.2 have no A2A-Version header"),
     "invoke.result_shape": Requirement(
         _all(_M, "§3.1.1 Send Message, §4.1.1 Task", "§7.1 message/send, §6.1 Task Object",
-             "§7.1 message/send, §6.1 Task Object", "the result is a Task or a Message"), ("CORE-SEND-001",)),
+             "§7.1 message/send, §6.1 Task Object", "the result is a Task or a Message"),
+        ("CORE-SEND-001", "CORE-MULTI-001a")),
     "invoke.dialect": Requirement(
         {"1.0": _r(_M, "§5.5 JSON Field Naming Convention", "enum values are the proto names (TASK_STATE_*)"),
          "0.3": _r(_M, "§6.3 TaskState Enum, §6.4 Message Object", "lowercase states, kind discriminators"),
          "0.2": _r(_M, "§6.3 TaskState Enum, §6.4 Message Object", "lowercase states, kind discriminators")},
-        ("DM-SERIAL-002",)),
+        ("DM-SERIAL-002", "DM-TASK-002", "DM-MSG-002", "DM-PART-001")),
     "invoke.schema": Requirement(
         {"1.0": _r(_M, "§1.4 Normative Content, §5.6 Data Type Conventions",
                    "the proto is normative; JSON is its ProtoJSON form; timestamps MUST be ISO 8601 in UTC"),
@@ -294,7 +297,8 @@ REQUIREMENTS: dict[str, Requirement] = {
                    "Fields marked with [(google.api.field_behavior) = REQUIRED] indicate that the field MUST be "
                    "present and set … Arrays marked as required MUST contain at least one element"),
          "0.3": _r(_M, "§11.1.5 Data Format Compliance", "MUST use the data structures defined in Section 6")},
-        ("DM-SERIAL-003",),
+        ("DM-SERIAL-003", "DM-SERIAL-004", "DM-TASK-001", "DM-STATUS-001", "DM-MSG-001", "DM-ART-001",
+         "DM-PART-001"),
         "Reported on its own, with the fields missing (SendMessage, GetTask, stream events, the suite's calls): "
         "a2a-sdk's client parses with protobuf's json_format, which does not enforce field_behavior (a missing "
         "messageId reads as \"\", a Part without content as an empty Part), so invoke.schema and stream.schema, "
@@ -332,7 +336,7 @@ REQUIREMENTS: dict[str, Requirement] = {
         _all(_M, "§3.1.3 Get Task", "§7.3 tasks/get", words="the output is the requested task")),
     "invoke.no_error": Requirement(
         _all(_M, "§3.1.1 Send Message", "§7.1 message/send", words="a valid send gets a Task or a Message"),
-        ("CORE-SEND-001",)),
+        ("CORE-SEND-001", "JSONRPC-SVC-001")),
     "invoke.task_completed": Requirement(
         _all(_M, "§3.1.1 Send Message, §4.1.3 TaskState", "§7.1 message/send, §6.3 TaskState Enum",
              words="the task reaches a terminal state (the probe's prompt asks for COMPLETED)")),
@@ -343,11 +347,11 @@ REQUIREMENTS: dict[str, Requirement] = {
     "stream.content_type": Requirement(
         _all(_M, "§9.4.2 SendStreamingMessage, §3.1.2", "§3.3.1 JSON-RPC 2.0 Streaming",
              "§3.3 Streaming Transport (Server-Sent Events)", "HTTP 200 with Content-Type text/event-stream"),
-        ("JSONRPC-SSE-001",)),
+        ("JSONRPC-SSE-001", "HTTP_JSON-SSE-001", "GRPC-ERR-003")),
     "stream.events_parse": Requirement(
         _all(_M, "§9.4.2 SendStreamingMessage", "§3.3.1 JSON-RPC 2.0 Streaming, §7.2.1",
              "§3.3 Streaming Transport, §7.2.1", "each event's data is a JSON-RPC response with the request's id"),
-        ("JSONRPC-SSE-001",)),
+        ("JSONRPC-SSE-001", "HTTP_JSON-SSE-001", "GRPC-ERR-003")),
     "stream.schema": Requirement(
         {"1.0": _r(_M, "§3.2.3 Stream Response, §5.6", "each event is a StreamResponse in ProtoJSON"),
          "0.3": _r(_M, "§7.2.1 SendStreamingMessageResponse, §11.1.5", "events use the data structures of §6"),
@@ -385,7 +389,8 @@ REQUIREMENTS: dict[str, Requirement] = {
         _all(_M, "§4.1.7 Artifact", "§6.7 Artifact Object", words="the configured answer (the operator's own rule)"),
         note="not a rule of the texts: the operator's expectation"),
     # --- lifecycle (suite)
-    "lifecycle.get_task": Requirement(_all(_M, "§3.1.3 Get Task", "§7.3 tasks/get"), ("CORE-GET-001",)),
+    "lifecycle.get_task": Requirement(_all(_M, "§3.1.3 Get Task", "§7.3 tasks/get"),
+                                      ("CORE-GET-001", "HTTP_JSON-URL-001", "HTTP_JSON-URL-002")),
     "lifecycle.return_immediately": Requirement(
         {"1.0": _r(_M, "§3.2.2 SendMessageConfiguration",
                    "returnImmediately: true MUST return right after creating the task"),
@@ -398,7 +403,7 @@ REQUIREMENTS: dict[str, Requirement] = {
                    "to not include any messages"),
          "0.3": _r(_S, "§7.3.1 TaskQueryParams Object", "historyLength: the number of recent messages to return"),
          "0.2": _r(_S, "§7.3.1 TaskQueryParams Object", "historyLength: the number of recent messages to return")},
-        ("CORE-HIST-002",),
+        ("CORE-HIST-002", "HTTP_JSON-QP-001"),
         "The count is the proto's MUST (the TCK's CORE-HIST-002 too); the TCK's CORE-HIST-001 is §3.2.4's SHOULD "
         "that the history field be omitted at 0, which this check does not grade (an empty history passes)"),
     "lifecycle.cancel": Requirement(_all(_M, "§3.1.5 Cancel Task", "§7.4 tasks/cancel"), ("CORE-CANCEL-001",)),
@@ -435,7 +440,7 @@ REQUIREMENTS: dict[str, Requirement] = {
     "lifecycle.list_tasks": Requirement(
         {"1.0": _r(_M, "§3.1.4 List Tasks", "only the client's tasks; sorted by status timestamp, most recent "
                    "first; artifacts MUST be omitted unless includeArtifacts; nextPageToken MUST always be present")},
-        ("CORE-LIST-001", "CORE-LIST-003", "CORE-LIST-004", "CORE-LIST-005"),
+        ("CORE-LIST-001", "CORE-LIST-003", "CORE-LIST-004", "CORE-LIST-005", "HTTP_JSON-QP-001"),
         f"{_NO_LIST}; CORE-LIST-001 (only the caller's tasks) is checked as the contextId and status filters: "
         "visibility across clients would need a second identity"),
     "lifecycle.list_pagination": Requirement(
@@ -537,22 +542,24 @@ REQUIREMENTS: dict[str, Requirement] = {
                                               "§8.1 Standard JSON-RPC Errors"), ("CORE-ERR-002",)),
     "errors.task_not_found": Requirement(
         {"1.0": _r(_M, _ERR_10, "TaskNotFoundError"), "0.3": _r(_S, _ERR_03), "0.2": _r(_S, _ERR_03)},
-        ("CORE-GET-002",), _ERR_NOTE_03, bindings={"0.3": _ERR_BY_BINDING_03}),
+        ("CORE-GET-002", "JSONRPC-ERR-002", "JSONRPC-SSE-002"), _ERR_NOTE_03, bindings={"0.3": _ERR_BY_BINDING_03}),
     "errors.cancel_unknown": Requirement(
         {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotFoundError for a task that does not exist"),
          "0.3": _r(_S, _ERR_03, "TaskNotFoundError where applicable"),
-         "0.2": _r(_S, _ERR_03, "TaskNotFoundError where applicable")}, ("CORE-CANCEL-003",), _ERR_NOTE_03,
+         "0.2": _r(_S, _ERR_03, "TaskNotFoundError where applicable")},
+        ("CORE-CANCEL-003", "JSONRPC-ERR-002", "JSONRPC-SSE-002"), _ERR_NOTE_03,
         bindings={"0.3": _ERR_BY_BINDING_03}),
     "errors.not_cancelable": Requirement(
         {"1.0": _r(_M, "§3.1.5 Cancel Task (errors)", "TaskNotCancelableError"), "0.3": _r(_S, _ERR_03),
-         "0.2": _r(_S, _ERR_03)}, ("CORE-CANCEL-002",)),
+         "0.2": _r(_S, _ERR_03)}, ("CORE-CANCEL-002", "JSONRPC-ERR-002", "JSONRPC-SSE-002")),
     "errors.version_not_supported": Requirement(
         {"1.0": _r(_M, "§3.6.2 Server Responsibilities", "an unsupported version MUST get VersionNotSupportedError")},
-        ("VER-SERVER-002",), "0.3 and 0.2 have no A2A-Version"),
+        ("VER-SERVER-002", "JSONRPC-ERR-002", "JSONRPC-SSE-002", "JSONRPC-SVC-002", "HTTP_JSON-SVC-002",
+         "GRPC-META-001"), "0.3 and 0.2 have no A2A-Version"),
     "errors.push_not_supported": Requirement(
         {"1.0": _r(_M, "§3.3.4 Capability Validation", "push false: PushNotificationNotSupportedError"),
          "0.3": _r(_S, _ERR_03, "-32003 where applicable"), "0.2": _r(_S, _ERR_03, "-32003 where applicable")},
-        ("CORE-CAP-001",)),
+        ("CORE-CAP-001", "JSONRPC-ERR-002", "JSONRPC-SSE-002")),
     "errors.extended_card_not_declared": Requirement(
         {"1.0": _r(_M, "§3.3.4 Capability Validation", "extendedAgentCard false: UnsupportedOperationError"),
          "0.3": _r(_MAY, "§7.10 agent/getAuthenticatedExtendedCard",
@@ -686,12 +693,15 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_M, "§7.7 tasks/pushNotificationConfig/list")}, ("PUSH-LIST-001",), "0.2 has no list method"),
     "push.config_delete": Requirement(
         {"1.0": _r(_M, "§3.1.10 Delete Push Notification Config"),
-         "0.3": _r(_M, "§7.8 tasks/pushNotificationConfig/delete")}, ("PUSH-DEL-001",), "0.2 has no delete method"),
+         "0.3": _r(_M, "§7.8 tasks/pushNotificationConfig/delete")},
+        ("PUSH-DEL-001", "PUSH-DEL-002", "PUSH-GET-002"),
+        "0.2 has no delete method. The get after the deletes is PUSH-GET-002 (§3.1.8: get MUST fail for a config "
+        "that does not exist); the second delete succeeding is PUSH-DEL-002 (§3.1.10: MUST be idempotent)"),
     "push.unknown_task": Requirement(
         {"1.0": _r(_M, "§3.1.7 (errors)", "TaskNotFoundError"), "0.3": _r(_S, _ERR_03), "0.2": _r(_S, _ERR_03)}),
     "push.delivered": Requirement(
         _all(_M, "§3.5.3 Push Notification Delivery, §4.3.3", "§6.8 PushNotificationConfig, §9.5"),
-        ("PUSH-DELIVER-002",)),
+        ("PUSH-DELIVER-002", "PUSH-CREATE-002")),
     "push.in_order": Requirement(
         {"1.0": _r(_M, "§3.5.3 Push Notification Delivery, §4.3.3"),
          "0.3": _r(_S, "§9.5 Push Notification Setup and Usage", "updates as the task changes (no MUST)"),
@@ -713,8 +723,61 @@ REQUIREMENTS: dict[str, Requirement] = {
         note="carries probe_error / probe_config_error so JUnit and the exit code agree"),
 }
 
-# requirements of the texts that no check tests yet (the TCK's 89 JSON-RPC and card requirements include them)
-UNCOVERED: tuple[Uncovered, ...] = ()
+# requirements of the texts that no check tests yet, with the official TCK's ids for them (a2a-tck 1.0-dev;
+# tests/unit/test_tck_coverage.py holds every TCK id to a check, an entry here, or TCK_NOT_APPLICABLE)
+UNCOVERED: tuple[Uncovered, ...] = (
+    Uncovered(
+        "lifecycle.history_omitted", "historyLength 0 omits the history field (GetTask and SendMessage)",
+        {"1.0": _r(_S, "§3.2.4 History Length Semantics", "0: no history should be returned; the history field "
+                   "SHOULD be omitted")},
+        "lifecycle.history_length and lifecycle.history_on_send grade the count (the proto's MUST) and pass an "
+        "empty history at 0, as both official clients read an absent and an empty history alike; omitting the "
+        "field is not graded apart", ("CORE-HIST-001", "CORE-HIST-003")),
+    Uncovered(
+        "lifecycle.auth_required", "An agent that needs authorization mid-task asks for it in the task "
+        "(TASK_STATE_AUTH_REQUIRED with a status message) and keeps streams and messages open meanwhile",
+        {"1.0": _r(_M, "§7.6.1 In-Task Authorization Agent Responsibilities", "MUST use a Task, MUST transition to "
+                   "TASK_STATE_AUTH_REQUIRED, MUST include a TaskStatus message explaining it, MUST arrange to "
+                   "receive credentials out-of-band; SHOULD keep streams and accept messages meanwhile")},
+        "no request makes an arbitrary agent need in-task authorization: it would take an agent-specific prompt "
+        "(as --input-prompt does for INPUT_REQUIRED), and how the agent receives the credential out-of-band is its "
+        "own arrangement", tuple(f"AUTH-INTASK-00{i}" for i in range(1, 7))),
+    Uncovered(
+        "security.scoped_access", "Every operation checks authorization; results are scoped to the caller and "
+        "another caller's tasks are not revealed",
+        {"1.0": _r(_M, "§13.1 Data Access and Authorization Scoping, §3.3.2 Error Handling",
+                   "MUST implement authorization checks on every operation; MUST scope results to the caller's "
+                   "authorized access boundaries; MUST NOT reveal the existence of resources the client is not "
+                   "authorized to access")},
+        "needs a second identity (another set of credentials) to see whether one caller can get, list or learn of "
+        "the other's tasks; security.unauthenticated_rejected checks one call without credentials only",
+        ("AUTH-SCOPE-001", "AUTH-SCOPE-002", "AUTH-SCOPE-003")),
+    Uncovered(
+        "interop.bindings_same_auth", "Every advertised interface supports the security schemes the card declares",
+        {"1.0": _r(_M, "§5.1 Functional Equivalence Requirements", "all supported protocols MUST: … Equivalent "
+                   "Authentication: support the same authentication schemes declared in the AgentCard")},
+        "interop.bindings_agree compares verdicts, terminal states and errors across the interfaces, not the "
+        "security each one enforces; security.unauthenticated_rejected runs on the selected interface only",
+        ("BIND-EQUIV-004",)),
+    Uncovered(
+        "errors.patch_version_ignored", "A2A-Version with a patch number (1.0.1) is negotiated as its Major.Minor",
+        {"1.0": _r(_M, "§3.6 Versioning", "Patch version numbers … MUST not be considered when clients and servers "
+                   "negotiate protocol versions")},
+        "no check sends a patch number in A2A-Version (requests SHOULD NOT carry one), so an agent that refuses "
+        "\"1.0.1\" is not caught; the card's SHOULD NOT is card.protocol_version's", ("VER-CLIENT-002",)),
+)
+
+# the official TCK's requirement ids (a2a-tck 1.0-dev) that are no rule a server probe can grade, with why
+TCK_NOT_APPLICABLE: Mapping[str, str] = {
+    "CORE-MULTI-001": "a MAY (§3.4.1: agents MAY generate a contextId): generating one or not both conform; the "
+    "MUST that it then be in the response (CORE-MULTI-001a) is invoke.result_shape's",
+    "CORE-MULTI-002": "a MAY (§3.4.1: agents MAY accept a client's contextId): both conform; the MUST to refuse one "
+    "without inventing another (CORE-MULTI-002a) is lifecycle.context_continuity's",
+    "VER-CLIENT-001": "a client's MUST (§3.6.1 Client Responsibilities: send A2A-Version with each request); the "
+    "probe sends it on every 1.0 request",
+    "CARD-SIGN-004": "a verifier's MUST (§8.4.3: expired or revoked keys MUST NOT be used for verification): the "
+    "client's rule; card.signature verifies only under the keys the operator trusts",
+}
 
 
 def requirement(check_id: str) -> Requirement:
