@@ -12,6 +12,9 @@ Faults (`PushFault.fault`):
   not_supported  declares push, but answers PushNotificationNotSupportedError (-32003)
   broken_config  delivers correctly; get returns another url, list is empty, a second delete fails, a config
                  for an unknown task is accepted
+  delete_twice   the second delete of a config gets TaskNotFoundError (1.0 §3.1.10: delete MUST be idempotent)
+  get_deleted    delete answers success but keeps the config: get still returns it (1.0 §3.1.8: get MUST fail for
+                 a config that does not exist)
 Deliveries go only to the URL the probe registered (loopback in tests).
 """
 
@@ -31,7 +34,7 @@ from tests.agents.cards import valid_card
 from tests.agents.server import serve
 
 FAULTS = ("none", "never", "no_terminal", "out_of_order", "no_token", "token_only", "wrong_task", "bad_payload",
-          "not_supported", "broken_config")
+          "not_supported", "broken_config", "delete_twice", "get_deleted")
 
 
 class PushFault:
@@ -110,8 +113,10 @@ class PushFault:
         return {"configs": [] if self.fault == "broken_config" else configs, "nextPageToken": ""}, None
 
     def _delete(self, params: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
-        removed = self.configs.get(str(params.get("taskId")), {}).pop(str(params.get("id")), None)
-        if removed is None and self.fault == "broken_config":
+        stored = self.configs.get(str(params.get("taskId")), {})
+        removed = stored.get(str(params.get("id"))) if self.fault == "get_deleted" else stored.pop(
+            str(params.get("id")), None)
+        if removed is None and self.fault in ("broken_config", "delete_twice"):
             return None, _NOT_FOUND
         return {}, None
 

@@ -148,6 +148,8 @@ SUITE_FAILS = {
     "bad_payload": {"push.payload"},
     "not_supported": {"push.config_create", "push.unknown_task", "push.delivered"},
     "broken_config": {"push.config_get", "push.config_list", "push.config_delete", "push.unknown_task"},
+    "delete_twice": {"push.config_delete"},  # the TCK's PUSH-DEL-002
+    "get_deleted": {"push.config_delete"},  # the TCK's PUSH-GET-002
 }
 
 
@@ -159,6 +161,9 @@ async def test_suite_fails_exactly_the_broken_rule(fault: str, client: HttpClien
         r = await run_suite(target, client, SuiteOptions(timeout=8.0, inbox=inbox))
     failed = {cid for cid, s in statuses(r).items() if s is Status.FAIL}
     assert failed == SUITE_FAILS[fault], [(c.id, c.message) for c in r.checks if c.id in PUSH_IDS]
+    said = {"delete_twice": "a second delete is not idempotent: HTTP 200, JSON-RPC TaskNotFoundError -32001",
+            "get_deleted": "get still returns the deleted config"}.get(fault)
+    assert said is None or said in (r.check("push.config_delete") or r.checks[0]).message
     # the webhook secrets the probe handed out (route token, token, credentials) never reach a report
     from probe import report
 
