@@ -328,6 +328,10 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "Answer CancelTask on a terminal task with -32002 (TaskNotCancelableError).", "TASK-04", side_effects=_W),
     Check("errors.version_not_supported", _ERR, _M, "A2A-Version 99.0 gets VersionNotSupportedError -32009",
           "Reject protocol versions you don't implement with -32009 (VersionNotSupportedError).", "VER-01"),
+    Check("errors.patch_version_ignored", _ERR, _M,
+          "A2A-Version 1.0.1 is read as 1.0 (patch numbers are not negotiated)",
+          "Compare only Major.Minor of the A2A-Version header: a patch number (1.0.1) never makes a version "
+          "unsupported.", "VER-01"),
     Check("errors.push_not_supported", _ERR, _M,
           "Push-notification methods get -32003 when pushNotifications is not declared",
           "Answer push-notification config methods with -32003 when capabilities.pushNotifications is false.",

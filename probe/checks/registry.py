@@ -556,6 +556,12 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_M, "§3.6.2 Server Responsibilities", "an unsupported version MUST get VersionNotSupportedError")},
         ("VER-SERVER-002", "JSONRPC-ERR-002", "JSONRPC-SSE-002", "JSONRPC-SVC-002", "HTTP_JSON-SVC-002",
          "GRPC-META-001"), "0.3 and 0.2 have no A2A-Version"),
+    "errors.patch_version_ignored": Requirement(
+        {"1.0": _r(_M, "§3.6 Versioning", "Patch version numbers … MUST not be considered when clients and servers "
+                   "negotiate protocol versions")}, ("VER-CLIENT-002",),
+        "0.3 and 0.2 have no A2A-Version. Requests SHOULD NOT carry a patch number (§3.6), so GetTask for a missing "
+        "task is sent with 1.0.1 once: only a refusal of the version fails (VersionNotSupportedError or a transport "
+        "refusal); the answer itself is errors.task_not_found's"),
     "errors.push_not_supported": Requirement(
         {"1.0": _r(_M, "§3.3.4 Capability Validation", "push false: PushNotificationNotSupportedError"),
          "0.3": _r(_S, _ERR_03, "-32003 where applicable"), "0.2": _r(_S, _ERR_03, "-32003 where applicable")},
@@ -759,12 +765,6 @@ UNCOVERED: tuple[Uncovered, ...] = (
         "interop.bindings_agree compares verdicts, terminal states and errors across the interfaces, not the "
         "security each one enforces; security.unauthenticated_rejected runs on the selected interface only",
         ("BIND-EQUIV-004",)),
-    Uncovered(
-        "errors.patch_version_ignored", "A2A-Version with a patch number (1.0.1) is negotiated as its Major.Minor",
-        {"1.0": _r(_M, "§3.6 Versioning", "Patch version numbers … MUST not be considered when clients and servers "
-                   "negotiate protocol versions")},
-        "no check sends a patch number in A2A-Version (requests SHOULD NOT carry one), so an agent that refuses "
-        "\"1.0.1\" is not caught; the card's SHOULD NOT is card.protocol_version's", ("VER-CLIENT-002",)),
 )
 
 # the official TCK's requirement ids (a2a-tck 1.0-dev) that are no rule a server probe can grade, with why

@@ -13,6 +13,7 @@ from probe.results import Status
 from probe.suite.context import Skip, Suite, describe_answer, expect_error
 from probe.wire import a2a_errors as E
 from probe.wire import jsonrpc
+from probe.wire.bindings import ProblemKind
 
 
 def _missing() -> str:
@@ -80,6 +81,22 @@ async def version_not_supported(s: Suite) -> None:
         raise Skip("0.3 has no A2A-Version header")
     answer, _ = await s.client.get(_missing(), headers={"A2A-Version": "99.0"})
     expect_error(s, "errors.version_not_supported", answer, {E.VERSION_NOT_SUPPORTED}, "A2A-Version: 99.0")
+
+
+async def patch_version_ignored(s: Suite) -> None:
+    """1.0 §3.6: patch version numbers MUST not be considered in negotiation: A2A-Version 1.0.1 is 1.0. Only a
+    refusal of the version fails here; what the agent answers a missing task is errors.task_not_found's."""
+    if not s.v1 or s.dialect.header_version is None:
+        raise Skip("0.3 has no A2A-Version header")
+    sent = f"{s.dialect.header_version}.1"
+    answer, _ = await s.client.get(_missing(), headers={"A2A-Version": sent})
+    err, problem = answer.error, answer.problem
+    refused = (err is not None and err.is_(E.VERSION_NOT_SUPPORTED)) or (
+        problem is not None and problem.kind is ProblemKind.VERSION)
+    s.record("errors.patch_version_ignored", Status.FAIL if refused else Status.PASS,
+             f"GetTask with A2A-Version: {sent} " + (f"was refused: {describe_answer(answer)}" if refused else
+                                                    f"was read as {s.dialect.header_version}: "
+                                                    f"{describe_answer(answer)}"))
 
 
 async def push_not_supported(s: Suite) -> None:
@@ -163,10 +180,11 @@ FINAL = (details_typed, error_status)  # judged over the whole suite's answers, 
 FINAL_IDS = ("errors.details_typed", "errors.error_status")
 
 CHECKS = (parse_error, invalid_request, unknown_method, invalid_params, task_not_found, cancel_unknown, not_cancelable,
-          version_not_supported, push_not_supported, extended_card_not_declared)
+          version_not_supported, patch_version_ignored, push_not_supported, extended_card_not_declared)
 IDS = {parse_error: ("errors.parse_error",), invalid_request: ("errors.invalid_request",),
        unknown_method: ("errors.unknown_method",), invalid_params: ("errors.invalid_params",),
        task_not_found: ("errors.task_not_found", "errors.error_info"), cancel_unknown: ("errors.cancel_unknown",),
        not_cancelable: ("errors.not_cancelable",),
-       version_not_supported: ("errors.version_not_supported",), push_not_supported: ("errors.push_not_supported",),
+       version_not_supported: ("errors.version_not_supported",),
+       patch_version_ignored: ("errors.patch_version_ignored",), push_not_supported: ("errors.push_not_supported",),
        extended_card_not_declared: ("errors.extended_card_not_declared",)}

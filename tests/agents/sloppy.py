@@ -25,7 +25,8 @@ ALL = frozenset({
     "invalid_request", "unknown_method", "invalid_params", "task_not_found", "not_cancelable", "version",
     "push", "extended_card", "error_info", "context_inferred", "context_mismatch", "content_type", "unknown_fields",
     "extension", "extended_card_auth", "zoneless", "extensions_echo",
-})  # not in ALL, used alone: "same_task_id", "version_on_send"; and, as ALL drops contextIds and cancels nothing:
+})  # not in ALL, used alone: "same_task_id", "version_on_send", "patch_version" (A2A-Version 1.0.1 refused, as a
+# version 1.0 is not); and, as ALL drops contextIds and cancels nothing:
 # "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
 # (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
 # "history_order" (the follow-up first, texts changed), "offset_stamp" (GetTask's status timestamp at +00:00, not
@@ -225,7 +226,9 @@ class Sloppy:
             return web.json_response({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse"}})
         rid, method, params = body.get("id"), body.get("method"), body.get("params") or {}
         version = request.headers.get("A2A-Version")
-        if version != "1.0" and "version" not in self.broken:
+        patched = (version or "").startswith("1.0.") and "patch_version" not in self.broken  # 1.0.1 is 1.0 (§3.6)
+        supported = version == "1.0" or patched
+        if not supported and "version" not in self.broken:
             return self._reply(rid, None, {"code": -32009, "message": f"version {version} not supported"})
         if "version_on_send" in self.broken and method == "SendMessage":
             return self._reply(rid, None, {"code": -32009, "message": "SendMessage needs another version"})

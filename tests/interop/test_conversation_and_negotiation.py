@@ -24,7 +24,7 @@ from tests.agents.versioned import rpc, versioned_agent
 GAPS = ("lifecycle.unique_task_ids", "lifecycle.context_inferred", "lifecycle.context_mismatch_rejected",
         "lifecycle.unknown_fields_ignored", "errors.content_type_not_supported", "errors.extension_required",
         "errors.missing_version_is_0_3", "security.extended_card_auth", "lifecycle.extensions_echoed",
-        "lifecycle.schema")
+        "lifecycle.schema", "errors.patch_version_ignored")
 EXTENSIONS_CARD = {"capabilities": {"streaming": True, "extendedAgentCard": True,
                                     "extensions": [{"uri": "https://example.com/ext/signed/v1", "required": True}]}}
 TOKEN = {"Authorization": SecretStr("Bearer sloppy-token")}
@@ -70,6 +70,8 @@ def _not_tested(result: ProbeResult) -> list[dict[str, Any]]:
     ("content_type", "errors.content_type_not_supported", "SHOULD", "expected ContentTypeNotSupportedError",
      Level.PARTIAL),
     ("version", "errors.missing_version_is_0_3", "MUST", "served with 1.0 semantics", Level.PARTIAL),
+    # 1.0 §3.6: patch numbers MUST not be considered in negotiation (the TCK's VER-CLIENT-002)
+    ("patch_version", "errors.patch_version_ignored", "MUST", "A2A-Version: 1.0.1 was refused: ", Level.PARTIAL),
     ("extension", "errors.extension_required", "MUST", "expected ExtensionSupportRequiredError", Level.PARTIAL),
     ("extended_card_auth", "security.extended_card_auth", "MUST", "the extended card was served", Level.PARTIAL),
     ("extensions_echo", "lifecycle.extensions_echoed", "SHOULD", "A2A-Extensions header is missing", Level.PARTIAL),

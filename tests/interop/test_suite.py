@@ -35,9 +35,13 @@ EXTENSIONS_CARD = {"capabilities": {"streaming": True, "extendedAgentCard": True
 # validate_input_modes, @a2a-js/sdk validateInputModes, both off by default): a part the card does not accept is
 # processed, not refused with ContentTypeNotSupportedError (a SHOULD: 1.0 §13.4, 0.3 §8.2).
 _MEDIA = "errors.content_type_not_supported"
+# @a2a-js/sdk 1.3.0 refuses A2A-Version 1.0.1 with VersionNotSupportedError: its validateVersion (src/server/version.ts)
+# looks the header up verbatim among the card's interface protocolVersions ("1.0"), where 1.0.1 §3.6 says patch
+# numbers MUST not be considered in negotiation (a2a-sdk compares the major version only)
+_PATCH = "errors.patch_version_ignored"
 EXPECTED_FAILURES = {
     "py_peer": ({"card.cache_headers", _MEDIA}, "partial"),  # no Cache-Control on the card
-    "js_peer": ({"errors.invalid_request", _MEDIA}, "partial"),  # malformed request -> -32602, not -32600
+    "js_peer": ({"errors.invalid_request", _MEDIA, _PATCH}, "partial"),  # malformed request -> -32602, not -32600
     # graded by 0.3's rules: card caching is a 1.0 rule (§8.6) only; 0.3 invalid params -> -32600
     "py_peer_compat": ({"errors.invalid_params", _MEDIA}, "partial"),
     "js_peer_compat": ({_MEDIA}, "partial"),
@@ -178,8 +182,9 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         await probe(url)  # no history kept at all; GetTask's timestamps at +00:00; answers as text/plain
     async with sloppy_agent(Sloppy({"required_gap", "stream_zoneless"})) as url:
         await probe(url)  # GetTask's artifacts without artifactId; a zoneless timestamp in the stream
-    async with sloppy_agent(Sloppy({"context_inferred", "context_mismatch"})) as url:
-        await probe(url)  # follow-ups naming an INPUT_REQUIRED task: a new contextId; another contextId accepted
+    async with sloppy_agent(Sloppy({"context_inferred", "context_mismatch", "patch_version"})) as url:
+        await probe(url)  # follow-ups naming an INPUT_REQUIRED task: a new contextId; another contextId accepted;
+        # A2A-Version 1.0.1 refused
     async with sloppy_agent(Sloppy({"extension", "extended_card_auth", "extensions_echo"},
                                    card_extra=EXTENSIONS_CARD)) as url:
         await probe(url)  # a required extension not enforced nor echoed; the extended card served without credentials
