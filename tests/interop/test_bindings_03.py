@@ -148,9 +148,13 @@ def test_full_suite_over_js_grpc(js_peer: Peer, capsys: pytest.CaptureFixture[st
     assert (rep["binding"], rep["protocolVersion"]) == ("GRPC", "1.0")
     results = {r["test"]: r for r in rep["results"]}
     failed = {t for t, r in results.items() if r["status"] == "fail"}
-    # unlike the Python SDK, the JS gRPC server enforces the a2a-version metadata
-    assert failed == {"interface.grpc_url", MEDIA}, {t: results[t]["message"] for t in failed}
-    assert code == 0 and results[MEDIA]["severity"] == "SHOULD"  # both SHOULDs: --fail-on must passes
+    # unlike the Python SDK, the JS gRPC server enforces the a2a-version metadata, verbatim: 1.0.1 is refused
+    # (test_suite._PATCH)
+    assert failed == {"interface.grpc_url", MEDIA, "errors.patch_version_ignored"}, \
+        {t: results[t]["message"] for t in failed}
+    # the grpc_url and media rules are SHOULDs; the refused patch version is a MUST, so --fail-on must fails
+    assert results[MEDIA]["severity"] == "SHOULD" and results["errors.patch_version_ignored"]["severity"] == "MUST"
+    assert code == 1
     for id_ in ("errors.version_not_supported", "errors.task_not_found", "lifecycle.cancel", "streaming.subscribe",
                 "errors.error_info", "lifecycle.input_required"):
         assert results[id_]["status"] == "pass", (id_, results[id_]["message"])
