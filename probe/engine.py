@@ -746,20 +746,31 @@ class ProbeRun:
     def _signatures(self, card: Card) -> None:
         """Verify the card's signatures under the agent's policy; `require` stops before any call to it."""
         if self.t.signature_policy == "off" or self.t.trusted_jwks is None:
-            self.check("card.signature", Status.SKIP, "not verified: no trusted JWKS configured for this agent",
-                       step=StepName.VALIDATE)
+            for check_id in ("card.signature", "card.signature_trusted"):
+                self.check(check_id, Status.SKIP, "not verified: no trusted JWKS configured for this agent",
+                           step=StepName.VALIDATE)
             return
         found = signatures.verify(card.doc, card.family, signatures.load_keyset(self.t.trusted_jwks))
-        self.r.card_signature = found.outcome.value
-        ok = found.outcome is signatures.Outcome.VALID
+        outcome = found.outcome
+        self.r.card_signature = outcome.value
         more = f" [{'; '.join(found.details)}]" if len(found.details) > 1 else ""
-        self.check("card.signature", Status.PASS if ok else Status.FAIL,
-                   f"{found.outcome.value}: {found.message}{more}", step=StepName.VALIDATE)
-        if ok or self.t.signature_policy != "require":
+        said, v = f"{outcome.value}: {found.message}{more}", StepName.VALIDATE
+        # a signature is judged (card.signature) only under a key the operator trusts; whether the card is signed
+        # under one at all is the operator's rule (card.signature_trusted): one root cause, one failed check
+        if outcome in (signatures.Outcome.VALID, signatures.Outcome.INVALID):
+            self.check("card.signature", Status.PASS if outcome is signatures.Outcome.VALID else Status.FAIL, said,
+                       step=v)
+            self.check("card.signature_trusted", Status.PASS if outcome is signatures.Outcome.VALID else Status.SKIP,
+                       said if outcome is signatures.Outcome.VALID else "see card.signature", step=v)
+        else:
+            self.check("card.signature", Status.SKIP, f"not judged: {said}", step=v)
+            self.check("card.signature_trusted", Status.FAIL, said, step=v)
+        if outcome is signatures.Outcome.VALID or self.t.signature_policy != "require":
             return
-        reason = (Reason.CARD_UNSIGNED if found.outcome is signatures.Outcome.UNSIGNED
-                  else Reason.CARD_SIGNATURE_INVALID)
-        raise StepFailed(reason, f"signature policy require: {found.outcome.value}: {found.message}")
+        reason = {signatures.Outcome.UNSIGNED: Reason.CARD_UNSIGNED,
+                  signatures.Outcome.INVALID: Reason.CARD_SIGNATURE_INVALID}.get(outcome,
+                                                                                 Reason.CARD_SIGNATURE_UNTRUSTED)
+        raise StepFailed(reason, f"signature policy require: {said}")
 
     # ---- ping: a cheap call that proves the route reaches an A2A server without running the agent
 
@@ -1376,7 +1387,8 @@ _NO_AGREEMENT_CALLS = _ROUTE_REASONS | {
     Reason.CARD_UNREACHABLE, Reason.CARD_HTTP_STATUS, Reason.INVOKE_PROTOCOL_ERROR, Reason.AUTH_TOKEN_FAILED,
     Reason.TLS_CERTIFICATE_INVALID, Reason.TLS_CLIENT_CERT_REFUSED, Reason.PROBE_CONFIG_ERROR, Reason.PROBE_ERROR,
     Reason.TARGET_NOT_ALLOWED, Reason.PROBE_OVERLOADED, Reason.INTERFACE_PATH_DOUBLED,
-    Reason.INTERFACE_URL_UNROUTABLE, Reason.CARD_UNSIGNED, Reason.CARD_SIGNATURE_INVALID, Reason.TASK_TIMEOUT,
+    Reason.INTERFACE_URL_UNROUTABLE, Reason.CARD_UNSIGNED, Reason.CARD_SIGNATURE_INVALID,
+    Reason.CARD_SIGNATURE_UNTRUSTED, Reason.TASK_TIMEOUT,
     Reason.WORK_LIMIT_EXCEEDED}
 
 

@@ -18,6 +18,7 @@ class Reason(StrEnum):
     NO_USABLE_INTERFACE = "no_usable_interface"
     CARD_UNSIGNED = "card_unsigned"
     CARD_SIGNATURE_INVALID = "card_signature_invalid"
+    CARD_SIGNATURE_UNTRUSTED = "card_signature_untrusted"
     # the advertised URL, diagnosed when invocation fails
     INTERFACE_PATH_DOUBLED = "interface_path_doubled"
     INTERFACE_URL_UNROUTABLE = "interface_url_unroutable"
@@ -96,10 +97,17 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "or relax the agent's signature policy to verify.",
     ),
     Reason.CARD_SIGNATURE_INVALID: (
-        "The policy requires a signed Agent Card, and no signature verifies under a trusted key: the card was "
-        "changed after signing, signed by an untrusted key, or with an algorithm the probe does not accept.",
-        "Re-sign the card as served, with a key in the trusted JWKS and an asymmetric algorithm (ES256, RS256, "
-        "EdDSA, ...); if the keys rotated, update the trusted JWKS.",
+        "The policy requires a signed Agent Card, and its signature does not verify under the trusted key it "
+        "names: the card was changed after signing, or signed over another form than its RFC 8785 one (A2A 1.0 "
+        "§8.4.1).",
+        "Re-sign the card as served (the proto's fields, required empties kept, signatures excluded, RFC 8785); "
+        "if the agent's key changed under the same kid, update the trusted JWKS.",
+    ),
+    Reason.CARD_SIGNATURE_UNTRUSTED: (
+        "The policy requires a card signed under a trusted key, and its signatures name no key of the trusted "
+        "JWKS, or use an algorithm the probe does not accept (none, HMAC).",
+        "Sign with a key in the trusted JWKS and an asymmetric algorithm (ES256, RS256, EdDSA, ...); if the keys "
+        "rotated, add the new public key to the trusted JWKS.",
     ),
     Reason.INTERFACE_PATH_DOUBLED: (
         "The advertised interface URL repeats a path prefix of the card URL, and calling it failed.",

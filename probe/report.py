@@ -23,8 +23,9 @@ _CALL_STEPS = (StepName.PING, StepName.INVOKE, StepName.STREAM)
 REASON_CHECKS: dict[Reason, tuple[str, ...]] = {
     Reason.INTERFACE_PATH_DOUBLED: ("interface.no_path_repeat",),
     Reason.INTERFACE_URL_UNROUTABLE: ("interface.routable_host",),
-    Reason.CARD_UNSIGNED: ("card.signature",),
+    Reason.CARD_UNSIGNED: ("card.signature_trusted",),
     Reason.CARD_SIGNATURE_INVALID: ("card.signature",),
+    Reason.CARD_SIGNATURE_UNTRUSTED: ("card.signature_trusted",),
     Reason.CARD_INVALID: ("card.size", "card.strict_json", "card.required_fields", "card.interfaces"),
 }
 

@@ -91,10 +91,14 @@ CHECKS: tuple[Check, ...] = (
           "Give oauth2 flows tokenUrl (and authorizationUrl where the flow needs it) and scopes, apiKey schemes a "
           "name and a location (header, query or cookie), http schemes a scheme, OIDC an openIdConnectUrl.",
           "CARD-01"),
-    Check("card.signature", _CARD, _S,
-          "A card signature verifies under a trusted key (JWS over the RFC 8785 canonical card)",
-          "Sign the card as served (1.0 §8.4: the proto's fields, required empties kept, signatures excluded, "
-          "RFC 8785) with a key in the probe's trusted JWKS.", "§8.4"),
+    Check("card.signature", _CARD, _M,
+          "The card's signature verifies under the trusted key it names (JWS over the RFC 8785 canonical card)",
+          "Sign the card as served (1.0 §8.4.1: the proto's fields, required empties kept, signatures excluded, "
+          "RFC 8785); if the key changed under the same kid, update the probe's trusted JWKS.", "§8.4"),
+    Check("card.signature_trusted", _CARD, _S,
+          "The card is signed under a key the operator trusts (when a trusted JWKS is configured)",
+          "Sign the card with a key in the probe's trusted JWKS and an asymmetric algorithm (ES256, RS256, "
+          "EdDSA, ...); if the keys rotated, add the new public key to the trusted JWKS.", "§8.4"),
     Check("card.extended", _CARD, _S,
           "The extended Agent Card the card declares is served to an authenticated client",
           "Serve GetExtendedAgentCard (0.3: agent/getAuthenticatedExtendedCard) to authenticated callers when "

@@ -181,14 +181,21 @@ REQUIREMENTS: dict[str, Requirement] = {
         _all(_M, "§4.5.1 SecurityScheme … §4.5.10", "§5.5.3 SecurityScheme Object", words="complete schemes"),
         ("CARD-STRUCT-001",)),
     "card.signature": Requirement(
-        {"1.0": _r(_S, "§8.4 Agent Card Signing", "signatures verify over the JCS-canonical card"),
+        {"1.0": _r(_M, "§8.4.1 Canonicalization Requirements", "the card MUST be canonicalized (RFC 8785, the "
+                   "proto's field presence, signatures excluded) before signing: a signature under the key its kid "
+                   "names verifies over that form"),
          "0.3": _r(_S, "§5.5.6 AgentCardSignature Object", "signatures verify over the JCS-canonical card")},
         ("CARD-SIGN-001", "CARD-SIGN-002", "CARD-SIGN-003"),
-        "0.2 cards have no signatures. Deliberately below the TCK's CARD-SIGN-001..003 (MUST, §8.4.1 JCS and the "
-        "signatures field excluded, §8.4.2 alg and kid in the protected header): those bind a card that is signed, "
-        "and signing itself is a MAY (§8.4 \"Agent Cards MAY be digitally signed\"); this check also fails an "
-        "unsigned card when the operator's signature_policy asks for one, which no text requires, so one level "
-        "serves both outcomes: SHOULD"),
+        "Judged only when the card is signed with a kid the trusted JWKS has and an accepted algorithm: signing "
+        "itself is a MAY (§8.4), and a key or algorithm the operator does not trust is card.signature_trusted's. "
+        "0.3 names the object and no canonicalisation rule, so SHOULD there; 0.2 cards have no signatures"),
+    "card.signature_trusted": Requirement(
+        {"1.0": _r(_S, "§8.4 Agent Card Signing", "signatures let clients verify a card's authenticity"),
+         "0.3": _r(_S, "§5.5.6 AgentCardSignature Object", "signatures verify the card's integrity")},
+        (), "An operations rule on top of the texts' MAY: judged only when the operator configures a trusted JWKS "
+        "(card_signatures), it fails an unsigned card, a kid no trusted key has, and an algorithm the probe does "
+        "not accept (none, HMAC); a signature that does not verify is card.signature's. 0.2 cards have no "
+        "signatures"),
     "card.public": Requirement(
         _all(_S, "§8.2 Discovery Mechanisms, §13.3", "§5.4 Security of Agent Cards",
              words="the public card is readable without credentials; sensitive details go to the extended card")),

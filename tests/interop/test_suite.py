@@ -240,7 +240,20 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         from tests.trust.material import ec_key, jwks
 
         unsigned = Target(name="t", url=base, trusted_jwks=jwks(ec_key("k")), signature_policy="verify")
-        failed.update(await _failing(await run_probe(unsigned, client, steps=())))  # card.signature
+        failed.update(await _failing(await run_probe(unsigned, client, steps=())))  # card.signature_trusted
+    # card.signature: a card changed after it was signed under a trusted key
+    from tests.trust.agent import base_card, trust_agent
+    from tests.trust.material import sign
+
+    key = ec_key("k")
+
+    def tampered(origin: str) -> dict[str, Any]:
+        return {**sign(base_card(origin), key), "name": "someone else"}
+
+    async with trust_agent(tampered) as signed:
+        r = await run_probe(Target(name="t", url=signed.origin, trusted_jwks=jwks(key), signature_policy="verify"),
+                            client, steps=())
+        failed.update(await _failing(r))
     # card.not_modified: the daemon's revalidation of a cached card gets a 304 naming another ETag
     from probe.engine import run_interfaces
     from probe.wire.cardcache import CardCache

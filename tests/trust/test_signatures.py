@@ -11,6 +11,7 @@ import pytest
 import rfc8785
 
 from probe import cli
+from probe.checks import grading
 from probe.engine import run_probe
 from probe.reasons import Reason
 from probe.results import Status
@@ -170,11 +171,20 @@ def _tampered(origin: str) -> dict[str, Any]:
     return card
 
 
+# card.signature judges a signature under a trusted kid (1.0 §8.4.1, MUST); card.signature_trusted is the operator's
+# rule that the card is signed under a trusted key at all: each outcome fails one of them, never both
+_JUDGED = {  # outcome -> (card.signature, card.signature_trusted)
+    None: (Status.SKIP, Status.SKIP), "valid": (Status.PASS, Status.PASS), "invalid": (Status.FAIL, Status.SKIP),
+    "unsigned": (Status.SKIP, Status.FAIL), "untrusted_key": (Status.SKIP, Status.FAIL),
+    "unsupported_algorithm": (Status.SKIP, Status.FAIL)}
+
+
 @pytest.mark.parametrize(("card", "policy", "reason", "outcome", "calls"), [
     (lambda o: sign(base_card(o), KEY), "require", None, "valid", True),
     (_tampered, "require", Reason.CARD_SIGNATURE_INVALID, "invalid", False),
     (base_card, "require", Reason.CARD_UNSIGNED, "unsigned", False),
-    (lambda o: sign(base_card(o), OTHER), "require", Reason.CARD_SIGNATURE_INVALID, "untrusted_key", False),
+    (lambda o: sign(base_card(o), OTHER), "require", Reason.CARD_SIGNATURE_UNTRUSTED, "untrusted_key", False),
+    (lambda o: sign(base_card(o), OTHER), "verify", None, "untrusted_key", True),
     (_tampered, "verify", None, "invalid", True),
     (_tampered, "off", None, None, True),
 ])
@@ -184,9 +194,10 @@ async def test_policy_on_a_live_agent(client: HttpClient, card: Any, policy: str
         result = await run_probe(_target(agent.origin, policy), client)
     assert result.reason is reason
     assert result.card_signature == outcome
-    check = result.check("card.signature")
-    assert check is not None
-    assert check.status is {None: Status.SKIP, "valid": Status.PASS}.get(outcome, Status.FAIL)
+    judged = tuple(getattr(result.check(i), "status", None) for i in ("card.signature", "card.signature_trusted"))
+    assert judged == _JUDGED[outcome], [result.check(i) for i in ("card.signature", "card.signature_trusted")]
+    if reason is not None:  # the reason's root cause is the one failed check
+        assert [c.id for c in result.checks if c.status is Status.FAIL] == list(grading.CARRIERS[reason])
     # require: a card that does not verify is never called (its URLs are not to be trusted)
     assert bool(agent.rpc_calls()) is calls
 

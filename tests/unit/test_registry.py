@@ -170,12 +170,15 @@ def test_error_status_levels_apart_from_the_error(version: str, binding: str, le
 
 # where a check is graded below the TCK requirement it names, the entry says why (a2a-tck 1.0-dev, tck/requirements)
 def test_tck_level_differences_are_explained() -> None:
-    below = {"card.signature": "CARD-SIGN-001", "card.extended": "CARD-EXT-002", "card.https": "AUTH-TLS-001",
+    below = {"card.extended": "CARD-EXT-002", "card.https": "AUTH-TLS-001",
              "interface.scheme": "AUTH-TLS-001", "errors.error_info": "JSONRPC-ERR-003",
              "errors.content_type_not_supported": "CORE-SEND-003", "invoke.content_type": "JSONRPC-FMT-002"}
     for check_id, tck in below.items():
         req = REQUIREMENTS[check_id]
         assert tck in req.tck and ("TCK" in req.note or "TCK" in str(req.rules)), check_id
+    # a signed card is held to the TCK's CARD-SIGN MUSTs; whether it is signed at all is the operator's SHOULD
+    assert grading.level_of("card.signature", "1.0", "JSONRPC") is Severity.MUST
+    assert grading.level_of("card.signature_trusted", "1.0", "JSONRPC") is Severity.SHOULD
     # mis-mappings fixed against the TCK's requirement texts (a2a-tck 1.0-dev, tck/requirements)
     assert REQUIREMENTS["card.well_known_path"].tck == ()  # CARD-DISC-001 is "an Agent Card is available"
     assert REQUIREMENTS["lifecycle.input_required"].tck == ()  # CORE-MULTI-001 is the MAY of generating a contextId
