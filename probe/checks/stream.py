@@ -208,6 +208,8 @@ class StreamJudge:
         if self.terminal_at is not None:
             self._after_terminal(index, item)
             return
+        if item.kind == "message" and self.first is not None and self.first.kind != "message":
+            self._message_in_task_stream(index)
         if self.first is None:
             self._first(item)
         else:
@@ -246,11 +248,23 @@ class StreamJudge:
             self.state = item.state
             if item.status_text:
                 self.status_text = item.status_text
-        if item.kind == "message" or item.state in TERMINAL or item.final:
+        if (item is self.first and item.kind == "message") or item.state in TERMINAL or item.final:
             self.terminal_at = index
             if item.final and item.state not in TERMINAL | INTERRUPTED:  # 0.3: final ends the stream, not the task
                 self._problem("stream.terminal", f"event {index}: final: true on a {self._state_name()} status ends "
                                                  "the stream before the task reached a terminal state")
+
+    def _message_in_task_stream(self, index: int) -> None:
+        """A Message after the stream began as a task's: no end of the task (its state goes on), one finding. 0.3:
+        a2a-sdk's streaming client raises on it, so it is read as a client reads it (the 0.3 text lists a Message
+        among a stream's results and words no rule); 1.0 §3.1.2: a task stream is the Task, then updates only."""
+        if self.d.version != "1.0":
+            self._problem("stream.events_parse", f"event {index}: a Message in the task's stream (a2a-sdk 0.3's "
+                                                 "streaming client stops: 'received a streamed Message from server "
+                                                 "after first response')")
+        else:
+            self._problem("stream.first_event", f"event {index} is a Message in the task's stream, which carries the "
+                                                "Task, then status and artifact updates only")
 
     def _artifact(self, index: int, item: Item) -> None:
         aid = item.artifact_id

@@ -116,6 +116,17 @@ STREAM_CASES = [
      sse({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hi"}], "contextId": "c1"}},
          task("COMPLETED")),
      Reason.STREAM_PROTOCOL_VIOLATION, "stream.first_event", "event 1 follows a Message reply"),
+    # a Message inside a task's stream is no end of it (Agno 3.1.10 streams its text so, then COMPLETED final):
+    # a2a-sdk 0.3's client raises on it (A2AClientInvalidStateError), 1.0 §3.1.2 allows updates only after the Task
+    ("0.3 a Message in a task's stream", "0.3",
+     sse(status03("working", False), {"kind": "message", "messageId": "m", "role": "agent", "taskId": "t1",
+                                      "contextId": "c1", "parts": [{"kind": "text", "text": "hi"}]},
+         status03("completed", True), task03("completed")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.events_parse", "event 1: a Message in the task's stream"),
+    ("1.0 a Message in a task's stream", "1.0",
+     sse(task("WORKING"), {"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hi"}],
+                                       "taskId": "t1", "contextId": "c1"}}, status("COMPLETED")),
+     Reason.STREAM_PROTOCOL_VIOLATION, "stream.first_event", "event 1 is a Message in the task's stream"),
     ("1.0 INPUT_REQUIRED and WORKING in a loop, then closed", "1.0",
      sse(task("SUBMITTED"), *[status(s) for _ in range(40) for s in ("INPUT_REQUIRED", "WORKING")]),
      Reason.STREAM_NO_TERMINAL, "stream.terminal", "81 event(s) with no terminal state (last state WORKING)"),
