@@ -33,6 +33,7 @@ from probe.metrics import Metrics
 from probe.reasons import Reason
 from probe.results import BindingName, ProbeResult, StepName
 from probe.scheduler import Admitting, ScheduledJob, misfire_grace
+from probe.stall import material
 from probe.suite import SuiteOptions, run_suite
 from probe.suite.push import run_push
 from probe.target import Target
@@ -544,9 +545,7 @@ class _Deadlines(_TimerHeap["_Deadline"]):
 
 
 # A failed run is the probe's own overload, not the agent's, when it ran into its deadline while the loop stood
-# still for at least this share of the budget (and at least STALL_FLOOR seconds: sampler granularity).
-STALL_SHARE = 0.25
-STALL_FLOOR = 0.1
+# still for a material share of the budget (probe.stall.material).
 _AT_DEADLINE = 0.9  # a run that ended before 90 % of its budget failed for its own reasons, whatever the loop did
 
 
@@ -557,7 +556,7 @@ def own_overload(result: ProbeResult, budget: float, elapsed: float, stalled: fl
     stall): the larger is weighed, never their sum."""
     if result.success or result.reason is Reason.PROBE_OVERLOADED or elapsed < _AT_DEADLINE * budget:
         return result
-    if max(stalled, pooled) < max(STALL_FLOOR, STALL_SHARE * budget):
+    if not material(max(stalled, pooled), budget):
         return result
     seen = result.reason.value if result.reason is not None else "a failure"
     what = (f"the probe's own event loop stood still {stalled:.2f}s" if stalled >= pooled else

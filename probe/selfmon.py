@@ -25,11 +25,11 @@ from collections import deque
 from typing import Any
 
 from probe.metrics import Metrics
+from probe.stall import StallWatch
 
-LAG_PERIOD = 0.05  # seconds between lag samples: 20 wake-ups a second, negligible CPU
-# The sampler is a timer callback that re-arms itself, not a task sleeping in a loop: a task's sleep costs a future,
-# a second loop iteration and a coroutine resumption per wake-up. An idle daemon's loop (bench/sched_loop.py --jobs 0,
-# CPU clock, shared 2-core machine, 2026-12-01, 3 rounds): 0.36 -> 0.29 % of a core.
+# The lag sampler is probe.stall's StallWatch, a timer callback that re-arms itself: an idle daemon's loop
+# (bench/sched_loop.py --jobs 0, CPU clock, shared 2-core machine, 2026-12-01, 3 rounds): 0.36 -> 0.29 % of a core
+# against a task sleeping in a loop.
 _MAX_SAMPLES = 8192  # lag samples kept between scrapes (about 7 minutes): bounded if nobody scrapes
 # Measured with tests/daemon/fleet.py (1,000 agents on ping at 10 s, 40 s, shared 2-core machine, 2026-12-01),
 # gc.freeze() after start-up plus this threshold against Python's (700, 10, 10) without freeze:
@@ -49,10 +49,7 @@ class SelfMonitor:
         self._lag: deque[float] = deque(maxlen=_MAX_SAMPLES)
         self._gc: deque[tuple[int, float]] = deque(maxlen=_MAX_SAMPLES)
         self._gc_start = 0.0
-        self._timer: asyncio.TimerHandle | None = None
-        self._armed = 0.0  # loop time the timer was armed at
-        self._stalled = 0.0  # total lag seen by the sampler: how long the loop has stood still since start
-        self._woke: float | None = None  # loop time of the sampler's last wake-up
+        self._watch = StallWatch(self._sampled)
         self._frozen = 0  # objects this monitor knows frozen (gc.get_freeze_count() walks them all: not per use)
         self._thaw_at = math.inf  # loop time of the next thaw
         self.refreezes = 0  # re-freezes after full collections, since start
@@ -60,52 +57,33 @@ class SelfMonitor:
         metrics.gauge("event_loop_lag_p99_seconds").set_function(self.lag_p99_since_last)
 
     def start(self) -> None:
-        if self._timer is None:
+        if not self._watch.running:
             gc.callbacks.append(self._on_gc)
             self._loop = asyncio.get_running_loop()
             self._lag_hist = self.metrics.histogram("event_loop_lag_seconds")
             self._gc_hist = self.metrics.histogram("gc_pause_seconds")
-            now = self._loop.time()
-            self._thaw_at = now + THAW_PERIOD
+            self._thaw_at = self._loop.time() + THAW_PERIOD
             self._frozen = gc.get_freeze_count()
-            self._arm(now)
+            self._watch.start()
 
     async def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._watch.stop()
         if self._on_gc in gc.callbacks:
             gc.callbacks.remove(self._on_gc)
             self.thaw()  # a stopped daemon's frozen cycles are the collector's again (tests run many in one process)
 
-    def _arm(self, now: float) -> None:
-        self._armed = now
-        self._timer = self._loop.call_at(now + LAG_PERIOD, self._sample)
-
-    def _sample(self) -> None:
-        """The timer: how late it fired is the loop's lag; GC pauses move from the buffer into the histogram."""
-        now = self._woke = self._loop.time()
-        try:
-            lag = max(0.0, now - self._armed - LAG_PERIOD)
-            self._stalled += lag
-            self._lag.append(lag)
-            self._lag_hist.observe(lag)
-            while self._gc:
-                generation, pause = self._gc.popleft()
-                self._gc_hist.labels(str(generation)).observe(pause)
-            if now >= self._thaw_at:
-                self.thaw()
-        finally:
-            self._arm(now)  # re-armed whatever happened: the watch never stops by itself
+    def _sampled(self, now: float, lag: float) -> None:
+        """Each lag sample (the watch's timer): into the histogram; GC pauses move from the buffer into theirs."""
+        self._lag.append(lag)
+        self._lag_hist.observe(lag)
+        while self._gc:
+            generation, pause = self._gc.popleft()
+            self._gc_hist.labels(str(generation)).observe(pause)
+        if now >= self._thaw_at:
+            self.thaw()
 
     def stalled_seconds(self) -> float:
-        """Seconds the loop has stood still since start, counting a stall still going on (the sampler overdue).
-
-        Called from the loop, so "overdue" means the current callback started late: the stall that delayed it."""
-        if self._woke is None:
-            return self._stalled
-        overdue = self._loop.time() - self._woke - LAG_PERIOD
-        return self._stalled + max(0.0, overdue)
+        return self._watch.stalled_seconds()
 
     def lag_p99_since_last(self) -> float:
         """Called by the registry at scrape time (on the render thread): p99 of the samples since the last call."""
@@ -129,7 +107,7 @@ class SelfMonitor:
         frees the frozen cycles that became garbage, and freezes its survivors again (growth over nothing frozen)."""
         gc.unfreeze()
         self._frozen = 0
-        if self._timer is not None:
+        if self._watch.running:
             self._thaw_at = self._loop.time() + THAW_PERIOD
 
     def _on_gc(self, phase: str, info: dict[str, Any]) -> None:

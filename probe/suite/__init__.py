@@ -63,12 +63,16 @@ async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> 
     began = time.monotonic()  # the suite step's own wall time (the basic run's duration is the agent's latency)
     suite = Suite(run, opts, Deadline(t0 + opts.timeout))  # one budget for the basic probe and the suite
     cause = grading.root_cause(result)
-    for module in MODULES:
-        for fn in module.CHECKS:
-            if cause is not None:  # the same fault, not ten more failures
-                _skip(suite, module.IDS[fn], cause)
-            else:
-                await _run_check(suite, fn, module.IDS[fn])
+    suite.stall.start()
+    try:
+        for module in MODULES:
+            for fn in module.CHECKS:
+                if cause is not None:  # the same fault, not ten more failures
+                    _skip(suite, module.IDS[fn], cause)
+                else:
+                    await _run_check(suite, fn, module.IDS[fn])
+    finally:
+        suite.stall.stop()
     if result.check("interop.bindings_agree") is None and cause is not None:
         _skip(suite, ("interop.bindings_agree",), cause)
     elif result.check("interop.bindings_agree") is None:

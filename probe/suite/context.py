@@ -7,7 +7,9 @@ errors.no_server_errors.
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +17,7 @@ from probe.checks.catalogue import make_check
 from probe.engine import ProbeRun, error_status_hook, note_error_status
 from probe.inbox import PushInbox
 from probe.results import CheckResult, ProbeResult, Status
+from probe.stall import StallWatch, Waited, patiently, stall_note
 from probe.target import Target
 from probe.wire import a2a_errors, schema
 from probe.wire.bindings import A2AError, Answer, Op, ProblemKind
@@ -65,6 +68,8 @@ class Suite:
     untyped_details: list[str] = field(default_factory=list)
     # JSON-RPC's own errors (-32700, -326xx) whose error.data is not an array: 1.0.0 §9.5's example does that
     free_data: list[str] = field(default_factory=list)
+    # the suite's own loop-lag watch (probe.stall): a wait for the agent that the probe's stall cut short is not judged
+    stall: StallWatch = field(default_factory=StallWatch)
     client: A2AClient = field(init=False)
 
     def __post_init__(self) -> None:
@@ -143,6 +148,15 @@ class Suite:
     @property
     def v1(self) -> bool:
         return self.client.v1
+
+    async def wait(self, aw: Awaitable[object], timeout: float) -> tuple[Waited, str]:
+        """Wait up to `timeout` (within the suite's deadline) for the agent, as `probe.stall.patiently` does: a
+        pending `aw` is cancelled at the end. With `Waited.STALLED` comes the words a check skips with."""
+        budget = max(0.1, min(timeout, self.deadline.remaining()))
+        began = time.monotonic()
+        waited, stalled = await patiently(aw, budget, self.stall.stalled_seconds,
+                                          limit=max(0.0, self.deadline.remaining() - budget))
+        return waited, stall_note(stalled, time.monotonic() - began) if waited is Waited.STALLED else ""
 
     def record(self, check_id: str, status: Status, message: str = "", *, duration_ms: float = 0.0,
                recommendation: str | None = None) -> CheckResult:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 from probe.results import Status
 from probe.suite.context import NO_INPUT_PROMPT, Skip, Suite, describe_answer, expect_error
 from probe.wire import a2a_errors as E
+from probe.wire.bindings import Answer
 from probe.wire.client import PollTimeout
 from probe.wire.dialects import TERMINAL, Item, TaskState, state_name
-from probe.wire.http import Deadline
 
 
 async def get_task(s: Suite) -> None:
@@ -39,7 +40,7 @@ async def return_immediately(s: Suite) -> None:
     else:
         s.record("lifecycle.return_immediately", Status.PASS, f"returned at once in state {state_name(item.state)}")
     if item.task_id:
-        await _wait_terminal(s, item.task_id)
+        await _wait_terminal(s, item.task_id)  # leave no task running
 
 
 async def history_length(s: Suite) -> None:
@@ -120,7 +121,10 @@ async def input_required(s: Suite) -> None:
                  f"the follow-up created task {second.task_id} instead of continuing {first.task_id}")
     else:
         if second.state not in TERMINAL:
-            got = await _wait_terminal(s, first.task_id or "")
+            got, stalled = await _wait_terminal(s, first.task_id or "")
+            if stalled:
+                s.record("lifecycle.input_required", Status.SKIP, stalled)
+                return
             second = got or second
         ok = second.state is TaskState.COMPLETED
         s.record("lifecycle.input_required", Status.PASS if ok else Status.FAIL,
@@ -177,9 +181,13 @@ async def _cancel_running(s: Suite, task_id: str) -> None:
     if sub is not None:
         await sub.start()
     answer, canceled = await s.client.cancel(task_id)
+    stalled = ""
     if canceled is not None and canceled.state is not TaskState.CANCELED:
-        canceled = await _wait_terminal(s, task_id)  # cancel may be asynchronous
-    if canceled is not None and canceled.state is TaskState.CANCELED:
+        got, stalled = await _wait_terminal(s, task_id)  # cancel may be asynchronous
+        canceled = got or canceled
+    if stalled:
+        s.record("lifecycle.cancel", Status.SKIP, stalled)
+    elif canceled is not None and canceled.state is TaskState.CANCELED:
         s.record("lifecycle.cancel", Status.PASS, f"task {task_id} CANCELED")
     else:
         gave = state_name(canceled.state) if canceled else describe_answer(answer)
@@ -188,14 +196,21 @@ async def _cancel_running(s: Suite, task_id: str) -> None:
         await sub.finish(expect=TaskState.CANCELED)
 
 
-async def _wait_terminal(s: Suite, task_id: str, budget: float = 5.0) -> Item | None:
-    """Poll GetTask briefly until the task is terminal or interrupted (used to leave no task running)."""
-    try:
-        _, item = await s.client.poll(task_id, deadline=Deadline.after(min(budget, s.deadline.remaining())),
-                                      start=0.0, cap=0.5)
-    except PollTimeout as exc:
-        return exc.last
-    return item
+async def _wait_terminal(s: Suite, task_id: str, budget: float = 5.0) -> tuple[Item | None, str]:
+    """Poll GetTask briefly until the task is terminal or interrupted (also to leave no task running): the last
+    task seen, and the words to skip with when the probe's own stall cut the wait short (Suite.wait)."""
+    last: Item | None = None
+
+    def seen(answer: Answer) -> None:
+        nonlocal last
+        last = s.client.item(answer, bare_task=True) or last
+
+    async def follow() -> None:
+        with contextlib.suppress(PollTimeout):  # the suite's deadline: Suite.wait's own timeout comes first
+            await s.client.poll(task_id, deadline=s.deadline, observe=seen, start=0.0, cap=0.5)
+
+    _, stalled = await s.wait(follow(), budget)
+    return last, stalled if last is None or last.state not in TERMINAL else ""
 
 
 CHECKS = (get_task, return_immediately, history_length, message_to_terminal, unknown_task_message,

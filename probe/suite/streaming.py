@@ -11,6 +11,7 @@ from contextlib import AbstractAsyncContextManager
 from probe.checks import grading
 from probe.checks.stream import StreamJudge
 from probe.results import Status
+from probe.stall import Waited
 from probe.suite.context import Skip, Suite, expect_error
 from probe.wire import a2a_errors as E
 from probe.wire.bindings import Answer, AnswerStream
@@ -34,8 +35,7 @@ class Subscription:
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._consume())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._opened.wait(), timeout=min(3.0, self.s.deadline.remaining()))
+        await self.s.wait(self._opened.wait(), 3.0)
 
     async def _consume(self) -> None:
         try:
@@ -54,9 +54,11 @@ class Subscription:
 
     async def finish(self, *, expect: TaskState) -> None:
         assert self._task is not None
-        try:
-            await asyncio.wait_for(self._task, timeout=max(0.1, min(5.0, self.s.deadline.remaining())))
-        except TimeoutError:
+        waited, stalled = await self.s.wait(self._task, 5.0)
+        if waited is Waited.STALLED:
+            self.s.record("streaming.subscribe", Status.SKIP, stalled)
+            return
+        if waited is Waited.TIMED_OUT:
             self.error = self.error or "the subscription did not end after the task was canceled"
         status, message = self.verdict(expect)
         self.s.record("streaming.subscribe", status, message)
@@ -236,9 +238,11 @@ class _Follower:
 
 
 async def _first_events(s: Suite, followers: list[_Follower]) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(*(f.first.wait() for f in followers)),
-                               timeout=min(3.0, s.deadline.remaining()))
+    """Wait for every stream's first event; a stream that has none after a wait the probe's stall cut short is not
+    the agent's refusal (Skip)."""
+    waited, stalled = await s.wait(asyncio.gather(*(f.first.wait() for f in followers)), 3.0)
+    if waited is Waited.STALLED:
+        raise Skip(stalled)
 
 
 async def multi_stream(s: Suite) -> None:
@@ -298,9 +302,9 @@ async def _judge_streams(s: Suite, task_id: str, followers: list[_Follower], end
         return
     canceled = await _cancel(s, task_id)
     ended.append(canceled)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(*(f.task for f in kept), return_exceptions=True),
-                               timeout=max(0.1, min(5.0, s.deadline.remaining())))
+    waited, stalled = await s.wait(asyncio.gather(*(f.task for f in kept), return_exceptions=True), 5.0)
+    if waited is Waited.STALLED and any(f.state not in TERMINAL for f in kept):
+        raise Skip(stalled)
     if canceled not in TERMINAL and all(f.state not in TERMINAL for f in kept):
         raise Skip(f"the task did not end after CancelTask ({state_name(canceled)}), so no stream could finish")
     why = f"CancelTask made the task {state_name(canceled)}" if canceled in TERMINAL else "another stream ended"

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("checks", ("probe.checks",)),
     ("wire", ("probe.wire", "probe.trust", "probe.inbox")),
     ("model", ("probe.results", "probe.reasons", "probe.target", "probe.redact", "probe.shard", "probe.logs",
-               "probe.interning", "probe")),
+               "probe.stall", "probe.interning", "probe")),
 )
 
 
