@@ -201,7 +201,13 @@ async def official10(m: Mutant, base: str) -> str | None:
 
 def official03(jobs: Sequence[tuple[Mutant, str]]) -> list[str | None]:
     """a2a-sdk 0.3.26, in its own venv: one subprocess reads every job (they are served meanwhile)."""
-    payload = json.dumps([{"base": base, "target": m.target} for m, base in jobs])
+    return read03([(base, m.target) for m, base in jobs])
+
+
+def read03(jobs: Sequence[tuple[str, str]]) -> list[str | None]:
+    """a2a-sdk 0.3.26's client on each (base URL, card|send|get|stream): None when it read to the end, else what it
+    raised (official03.py)."""
+    payload = json.dumps([{"base": base, "target": target} for base, target in jobs])
     done = subprocess.run([str(SDK03_PYTHON), str(Path(__file__).with_name("official03.py"))], input=payload,
                           capture_output=True, text=True, timeout=300, check=True,
                           env={**os.environ, "PYTHONPATH": ""})

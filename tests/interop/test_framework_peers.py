@@ -45,9 +45,24 @@ Each verdict was checked against the text of the version the agent's card speaks
   final) is valid 0.3 and what a2a-sdk's client reads to the end. A tool interrupt parks the task INPUT_REQUIRED
   with a data part naming the interruptId, and Strands resumes only on an interruptResponse data part: the probe's
   text follow-up is refused InvalidParams, not judged (the spec leaves the follow-up's content to the agent).
+* Agno (agno[os,a2a] 3.1.10, AgentOS(a2a_interface=True); an Agent on an echoing Model): Agno's own FastAPI routes,
+  built on a2a-sdk 0.3's types (0.3.26) but not its server. The card (protocolVersion 0.3.0, preferredTransport
+  JSONRPC by a2a-sdk's defaults) is at /a2a/agents/{id}/.well-known/agent-card.json and names as its url the route
+  /a2a/agents/{id}/v1/message:stream, which validates every body as a message/stream request: message/send and
+  tasks/get there are HTTP 400 {"detail": ...} (Agno's message:send, tasks:get and tasks:cancel routes are named by
+  no card). 0.3 §5.6.1 (the url MUST support preferredTransport), §11.1.2 (message/send and tasks/get MUST be
+  implemented over a declared transport), §11.1.5 (JSON-RPC 2.0 responses): the verdict, invoke_unexpected_status;
+  a2a-sdk 0.3.26's client, the one Agno depends on, fails the same way (A2AClientHTTPError 400 with streaming off).
+  Its stream (what that client uses by default) sends WORKING, the answer as a Message, COMPLETED final, then the
+  Task: a2a-sdk 0.3's streaming client raises A2AClientInvalidStateError at the Message, so the stream module alone
+  is stream_protocol_violation (stream.events_parse), with the 0.3 SHOULD that the first event is not the Task. A
+  run that raises is streamed as COMPLETED (Agno's stream has no branch for the run's error; message:send says
+  FAILED): no rule the probe can see broken.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
@@ -58,12 +73,13 @@ from probe.results import ProbeResult, Severity, Status, StepName
 from probe.suite import SuiteOptions, run_suite_interfaces
 from probe.target import Target
 from probe.wire.http import HttpClient
+from tests.differential.harness import read03
 from tests.peers import venv_peers
 from tests.peers.venv_peers import VenvPeer
 
 pytestmark = pytest.mark.external
 langgraph_peer, voltagent_peer = venv_peers.langgraph_peer, venv_peers.voltagent_peer  # the session fixtures
-adk_peer, strands_peer = venv_peers.adk_peer, venv_peers.strands_peer
+adk_peer, strands_peer, agno_peer = venv_peers.adk_peer, venv_peers.strands_peer, venv_peers.agno_peer
 
 M, S = Severity.MUST, Severity.SHOULD
 STREAM = {("stream.events_parse", M), ("stream.schema", M)}
@@ -303,4 +319,96 @@ async def test_each_daemon_module_passes(client: HttpClient, name: str, steps: t
     step = {StepName.PING: None, StepName.INVOKE: "invoke.task_completed", StepName.STREAM: "stream.terminal"}[steps[0]]
     if step is not None:
         c = result.check(step)
+        assert c is not None and c.status is Status.PASS, c
+
+
+# ---- Agno (agno[os,a2a] 3.1.10, AgentOS's A2A interface: its own routes on a2a-sdk 0.3.26's types)
+
+AGNO_URL_ROUTE = "/v1/message:stream"  # the card's url: the route that reads every body as message/stream
+
+
+def _agno_refused(result: ProbeResult, method: str, peer: VenvPeer) -> None:
+    """The one root cause: the card's JSON-RPC url answers `method` HTTP 400 with FastAPI's {"detail"} body."""
+    assert result.protocol_version == "0.3" and not result.success
+    assert result.reason is Reason.INVOKE_UNEXPECTED_STATUS
+    assert [(i.binding, i.protocol_version, i.reason) for i in result.interfaces] == [
+        ("jsonrpc", "0.3", Reason.INVOKE_UNEXPECTED_STATUS)]
+    assert _message(result, "interface.selected") == f"JSONRPC 0.3 at {peer.url}{AGNO_URL_ROUTE}"
+    assert _message(result, "invoke.transport").startswith(
+        f"{method} to {peer.url}{AGNO_URL_ROUTE} answered HTTP 400 (application/json: "
+        '{"detail":"Invalid A2A request: ')
+    assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["invoke.transport"]
+    for check_id in ("card.discovered", "card.schema", "card.required_fields", "card.interfaces", "card.skills"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+
+
+async def test_agno_check(client: HttpClient, agno_peer: VenvPeer) -> None:
+    # 0.3 §5.6.1: the url MUST support the preferredTransport (JSONRPC); §11.1.2: message/send MUST be implemented
+    # over a declared transport. The card's url takes message/stream only; the stream step is not run after the
+    # failed send (the engine names the root cause once; test_agno_stream_module runs it on its own)
+    result = await run_interfaces(Target(name="agno", url=agno_peer.url, timeout=10.0), client)
+    _agno_refused(result, "message/send", agno_peer)
+    assert _failed(result) == {("invoke.transport", M)}
+    assert level(result) is Level.NON_CONFORMANT
+
+
+async def test_agno_suite(client: HttpClient, agno_peer: VenvPeer) -> None:
+    """`a2a-probe check URL --binding all --suite full --slow-prompt slow`: every suite check depends on the send."""
+    result = await run_suite_interfaces(Target(name="agno", url=agno_peer.url, timeout=10.0), client,
+                                        SuiteOptions(timeout=60.0, slow_prompt="slow"))
+    _agno_refused(result, "message/send", agno_peer)
+    assert _failed(result) == {("invoke.transport", M)}
+    for check_id in ("lifecycle.get_task", "lifecycle.cancel", "streaming.subscribe", "errors.task_not_found"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.SKIP and c.message.startswith("depends on invoke.transport"), c
+    assert level(result) is Level.NON_CONFORMANT
+
+
+async def test_agno_ping_module(client: HttpClient, agno_peer: VenvPeer) -> None:
+    # the daemon's ping: tasks/get (0.3 §11.1.2 MUST) at the card's url, answered as a malformed message/stream
+    result = await run_interfaces(Target(name="agno", url=agno_peer.url, timeout=10.0), client,
+                                  steps=(StepName.PING,), agree=False)
+    _agno_refused(result, "tasks/get", agno_peer)
+    assert _failed(result) == {("invoke.transport", M)}
+
+
+async def test_agno_as_a2a_sdk_03_reads_it(agno_peer: VenvPeer) -> None:
+    # what the probe names, the official 0.3 client (a2a-sdk 0.3.26, Agno's own dependency, in the sdk03 venv) meets:
+    # with streaming off, message/send at the card's url is HTTP 400; with it on (its default, as the card declares
+    # streaming), the stream's Message after the first event stops it
+    send, stream = await asyncio.to_thread(read03, [(agno_peer.url, "send"), (agno_peer.url, "stream")])
+    assert send is not None and send.startswith("A2AClientHTTPError: HTTP Error 400: Client error '400 Bad Request'")
+    assert stream == ("A2AClientInvalidStateError: Invalid state error: received a streamed Message from server after "
+                      "first response; this is not supported")
+
+
+@pytest.mark.parametrize(("text", "answered"), [("hello", True), ("please fail", False)],
+                         ids=["echo", "a raising model"])
+async def test_agno_stream_module(client: HttpClient, agno_peer: VenvPeer, text: str, answered: bool) -> None:
+    # the daemon's stream module on its own: message/stream at the card's url works. Agno streams a status update
+    # first (0.3: the Task first is shown, no MUST: the SHOULD), then its text as a Message in the task's stream,
+    # which a2a-sdk 0.3.26's streaming client refuses (A2AClientInvalidStateError 'received a streamed Message from
+    # server after first response'): stream.events_parse, the one root cause. COMPLETED final, then the Task
+    # (allowed: a repeat of the terminal state). A model that raises sends no Message and ends COMPLETED anyway
+    # (agno/os/interfaces/a2a/utils.py has no branch for the run's error): the stream passes, an empty answer
+    result = await run_interfaces(Target(name="agno", url=agno_peer.url, message=text, timeout=10.0), client,
+                                  steps=(StepName.STREAM,), agree=False)
+    assert [(i.binding, i.protocol_version) for i in result.interfaces] == [("jsonrpc", "0.3")]
+    assert _message(result, "stream.first_event") == "the first event is a status update, not the Task"
+    for check_id in ("stream.content_type", "stream.schema", "stream.consistent_ids", "stream.terminal",
+                     "stream.closes_after_terminal", "stream.no_regression"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    if answered:
+        assert result.reason is Reason.STREAM_PROTOCOL_VIOLATION
+        assert _failed(result) == {("stream.events_parse", M), ("stream.first_event", S)}
+        assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["stream.events_parse"]
+        assert _message(result, "stream.events_parse") == (
+            "event 1: a Message in the task's stream (a2a-sdk 0.3's streaming client stops: 'received a streamed "
+            "Message from server after first response')")
+    else:
+        assert result.success and result.reason is None
+        assert _failed(result) == {("stream.first_event", S)}
+        c = result.check("stream.task_completed")
         assert c is not None and c.status is Status.PASS, c
