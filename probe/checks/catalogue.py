@@ -232,6 +232,10 @@ SUITE_CHECKS: tuple[Check, ...] = (
     Check("lifecycle.history_length", _LIFE, _M, "historyLength 0 returns no history, 1 at most one message",
           "Honour historyLength: 0 means no history; n means at most the n most recent messages.", "TASK-02",
           side_effects=_W),
+    Check("lifecycle.history_omitted", _LIFE, _S,
+          "historyLength 0 omits the history field (GetTask and SendMessage answers)",
+          "Leave the history field out of a task asked for with historyLength 0, as ProtoJSON leaves an empty list "
+          "out; do not send \"history\": [].", "TASK-02"),
     Check("lifecycle.cancel", _LIFE, _M, "CancelTask on a running task yields CANCELED",
           "Implement CancelTask for running tasks and report the task as CANCELED.", "TASK-04", side_effects=_W),
     Check("lifecycle.input_required", _LIFE, _M,

@@ -411,8 +411,17 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_S, "§7.3.1 TaskQueryParams Object", "historyLength: the number of recent messages to return"),
          "0.2": _r(_S, "§7.3.1 TaskQueryParams Object", "historyLength: the number of recent messages to return")},
         ("CORE-HIST-002", "HTTP_JSON-QP-001"),
-        "The count is the proto's MUST (the TCK's CORE-HIST-002 too); the TCK's CORE-HIST-001 is §3.2.4's SHOULD "
-        "that the history field be omitted at 0, which this check does not grade (an empty history passes)"),
+        "The count is the proto's MUST (the TCK's CORE-HIST-002 too); §3.2.4's SHOULD that the history field be "
+        "omitted at 0 (the TCK's CORE-HIST-001) is lifecycle.history_omitted's, so an empty history passes here"),
+    "lifecycle.history_omitted": Requirement(
+        {"1.0": _r(_S, "§3.2.4 History Length Semantics",
+                   "0: no history should be returned; the history field SHOULD be omitted")},
+        ("CORE-HIST-001", "CORE-HIST-003"),
+        "Judged on the answers to GetTask and SendMessage with historyLength 0 (lifecycle.history_length, "
+        "lifecycle.history_on_send): a history field present there, even empty, fails; how many messages it holds "
+        "is those checks' MUST. Both official clients read an absent and an empty history alike, so SHOULD, as the "
+        "text says. Not graded on gRPC (a protobuf repeated field has no absent state) nor in 0.3 and 0.2, which "
+        "never fixed what 0 means", bindings={"1.0": _JSON_ONLY}),
     "lifecycle.cancel": Requirement(_all(_M, "§3.1.5 Cancel Task", "§7.4 tasks/cancel"), ("CORE-CANCEL-001",)),
     "lifecycle.input_required": Requirement(
         _all(_M, "§3.4.2 Task Identifier Semantics, §3.4.3", "§9.4 Multi-Turn Interaction",
@@ -461,8 +470,8 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.2": _r(_S, "§7.1.1 MessageSendParams (MessageSendConfiguration.historyLength)",
                    "the number of recent messages to be retrieved (no MUST)")},
         note="0.3/0.2: only historyLength=1 is graded, as 0.3 never fixed what 0 means. 1.0: the count is the "
-        "proto's MUST (SendMessageConfiguration.history_length); the TCK's CORE-HIST-003, once listed here, is "
-        "§3.2.4's SHOULD that the history field be omitted at 0, which this check does not grade"),
+        "proto's MUST (SendMessageConfiguration.history_length); §3.2.4's SHOULD that the history field be omitted "
+        "at 0 (the TCK's CORE-HIST-003) is lifecycle.history_omitted's"),
     "lifecycle.history_kept": Requirement(
         {"1.0": _r(_MAY, "§3.7 Messages and Artifacts",
                    "agents MAY choose to persist all Messages that contain important information in the Task history"),
@@ -739,13 +748,6 @@ REQUIREMENTS: dict[str, Requirement] = {
 # requirements of the texts that no check tests yet, with the official TCK's ids for them (a2a-tck 1.0-dev;
 # tests/unit/test_tck_coverage.py holds every TCK id to a check, an entry here, or TCK_NOT_APPLICABLE)
 UNCOVERED: tuple[Uncovered, ...] = (
-    Uncovered(
-        "lifecycle.history_omitted", "historyLength 0 omits the history field (GetTask and SendMessage)",
-        {"1.0": _r(_S, "§3.2.4 History Length Semantics", "0: no history should be returned; the history field "
-                   "SHOULD be omitted")},
-        "lifecycle.history_length and lifecycle.history_on_send grade the count (the proto's MUST) and pass an "
-        "empty history at 0, as both official clients read an absent and an empty history alike; omitting the "
-        "field is not graded apart", ("CORE-HIST-001", "CORE-HIST-003")),
     Uncovered(
         "lifecycle.auth_required", "An agent that needs authorization mid-task asks for it in the task "
         "(TASK_STATE_AUTH_REQUIRED with a status message) and keeps streams and messages open meanwhile",

@@ -79,7 +79,7 @@ async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> 
         suite.record("interop.bindings_agree", Status.SKIP,
                      f"one interface probed ({suite.binding_name}); check --binding all compares every advertised one")
     if cause is not None:
-        _skip(suite, ("errors.no_server_errors", "lifecycle.schema", *errors.FINAL_IDS), cause)
+        _skip(suite, ("errors.no_server_errors", "lifecycle.schema", *errors.FINAL_IDS, *lifecycle.FINAL_IDS), cause)
     else:
         valid = Status.PASS if suite.validated else Status.SKIP
         suite.record("lifecycle.schema", Status.FAIL if suite.invalid else valid,
@@ -90,7 +90,7 @@ async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> 
                  f"{suite.gateway_answers[0]})"[:300] if suite.gateway_answers else "")
         suite.record("errors.no_server_errors", Status.FAIL if suite.server_errors else Status.PASS,
                      "; ".join(suite.server_errors[:5]) or "no 5xx and no dropped connection" + aside)
-        for final in errors.FINAL:
+        for final in (*errors.FINAL, *lifecycle.FINAL):
             final(suite)
         run.stamps.record(result)  # the suite's own answers' timestamps join the basic run's
         run.required.record(result)  # and their missing REQUIRED fields

@@ -68,6 +68,9 @@ class Suite:
     untyped_details: list[str] = field(default_factory=list)
     # JSON-RPC's own errors (-32700, -326xx) whose error.data is not an array: 1.0.0 §9.5's example does that
     free_data: list[str] = field(default_factory=list)
+    # tasks answered to historyLength 0 (GetTask, SendMessage), and those that still carried a history field
+    asked_no_history: int = 0
+    history_at_zero: list[str] = field(default_factory=list)
     # the suite's own loop-lag watch (probe.stall): a wait for the agent that the probe's stall cut short is not judged
     stall: StallWatch = field(default_factory=StallWatch)
     client: A2AClient = field(init=False)
@@ -157,6 +160,15 @@ class Suite:
         waited, stalled = await patiently(aw, budget, self.stall.stalled_seconds,
                                           limit=max(0.0, self.deadline.remaining() - budget))
         return waited, stall_note(stalled, time.monotonic() - began) if waited is Waited.STALLED else ""
+
+    def note_history_at_zero(self, call: str, task: dict[str, Any]) -> None:
+        """A task answered to historyLength 0: whether its history field was left out (lifecycle.history_omitted).
+        Only an empty list counts: messages there are the count's MUST (history_length, history_on_send), one root
+        cause; `null` is ProtoJSON's absent value."""
+        self.asked_no_history += 1
+        if task.get("history", None) == []:
+            self.history_at_zero.append(f"{call} with historyLength 0 answered \"history\": [] instead of leaving it "
+                                        "out")
 
     def record(self, check_id: str, status: Status, message: str = "", *, duration_ms: float = 0.0,
                recommendation: str | None = None) -> CheckResult:

@@ -54,6 +54,8 @@ async def history_length(s: Suite) -> None:
         if answer.error is not None or not isinstance(answer.result, dict):
             problems.append(f"historyLength={n}: {answer.error.describe() if answer.error else 'no task'}")
             continue
+        if n == 0:
+            s.note_history_at_zero("GetTask", answer.result)
         history = answer.result.get("history") or []
         if not isinstance(history, list) or len(history) > limit:
             problems.append(f"historyLength={n} returned {len(history) if isinstance(history, list) else '?'} "
@@ -212,6 +214,25 @@ async def _wait_terminal(s: Suite, task_id: str, budget: float = 5.0) -> tuple[I
     _, stalled = await s.wait(follow(), budget)
     return last, stalled if last is None or last.state not in TERMINAL else ""
 
+
+def history_omitted(s: Suite) -> None:
+    """lifecycle.history_omitted, over the tasks answered to historyLength 0 during the suite (1.0 §3.2.4)."""
+    if not s.v1:
+        s.record("lifecycle.history_omitted", Status.SKIP,
+                 f"{s.dialect.version} never fixed what historyLength 0 means")
+    elif s.binding_name == "grpc":
+        s.record("lifecycle.history_omitted", Status.SKIP,
+                 "gRPC: a protobuf repeated field has no absent state to tell from an empty one")
+    elif not s.asked_no_history:
+        s.record("lifecycle.history_omitted", Status.SKIP, "no task was answered to historyLength 0")
+    else:
+        s.record("lifecycle.history_omitted", Status.FAIL if s.history_at_zero else Status.PASS,
+                 "; ".join(s.history_at_zero) or f"{s.asked_no_history} task(s) asked with historyLength 0 came "
+                 "without a history field")
+
+
+FINAL = (history_omitted,)  # judged over the whole suite's answers, after every other check
+FINAL_IDS = ("lifecycle.history_omitted",)
 
 CHECKS = (get_task, return_immediately, history_length, message_to_terminal, unknown_task_message,
           context_continuity, input_required, cancel_and_subscribe)

@@ -232,6 +232,8 @@ async def history_on_send(s: Suite) -> None:
         task = _task_body(s, answer, bare=False)
         if task is None or item is None or item.kind != "task":
             raise Skip(f"needs a Task, but SendMessage answered {describe_answer(answer)}")
+        if n == 0:
+            s.note_history_at_zero("SendMessage", task)
         got = len(_history(task))
         if got > n:
             problems.append(f"historyLength={n} on SendMessage returned {got} message(s)")

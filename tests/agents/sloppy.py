@@ -29,7 +29,8 @@ ALL = frozenset({
 # version 1.0 is not); and, as ALL drops contextIds and cancels nothing:
 # "list_tasks" (no filter, oldest first, artifacts), "list_filter" (the status filter ignored), "list_pagination"
 # (pageSize ignored), "history_on_send" (configuration.historyLength ignored), "history_kept" (no history),
-# "history_order" (the follow-up first, texts changed), "offset_stamp" (GetTask's status timestamp at +00:00, not
+# "history_order" (the follow-up first, texts changed), "history_empty" (GetTask at historyLength 0 answers
+# "history": [] instead of leaving the field out), "offset_stamp" (GetTask's status timestamp at +00:00, not
 # 'Z'), "media_type" (every JSON-RPC answer as text/plain), "required_gap" (GetTask's artifacts without their
 # REQUIRED artifactId), "stream_zoneless" (the stream's status update with a timestamp without a zone),
 # "untyped_details" (TaskNotFoundError's error.data holds an object without @type beside its ErrorInfo),
@@ -194,7 +195,10 @@ class Sloppy:
             return {**task, "id": "some-other-task"}, None
         n = params.get("historyLength")
         if isinstance(n, int) and "history_length" not in self.broken:
-            return {**task, "history": task["history"][-n:] if n else []}, None
+            if n == 0:  # 1.0 §3.2.4: the field SHOULD be omitted ("history_empty": an empty list instead)
+                kept = {k: v for k, v in task.items() if k != "history"}
+                return (kept | {"history": []} if "history_empty" in self.broken else kept), None
+            return {**task, "history": task["history"][-n:]}, None
         return task, None
 
     def _cancel(self, params: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:

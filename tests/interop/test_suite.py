@@ -180,6 +180,8 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         await probe(url)  # ListTasks unfiltered and unpaged, historyLength ignored, history reordered, no broadcast
     async with sloppy_agent(Sloppy({"history_kept", "offset_stamp", "media_type"})) as url:
         await probe(url)  # no history kept at all; GetTask's timestamps at +00:00; answers as text/plain
+    async with sloppy_agent(Sloppy({"history_empty"})) as url:
+        await probe(url)  # "history": [] at historyLength 0
     async with sloppy_agent(Sloppy({"required_gap", "stream_zoneless"})) as url:
         await probe(url)  # GetTask's artifacts without artifactId; a zoneless timestamp in the stream
     async with sloppy_agent(Sloppy({"context_inferred", "context_mismatch", "patch_version"})) as url:

@@ -191,3 +191,34 @@ async def test_an_unreadable_subscription_is_the_agents_not_a_probe_error(client
         got = await _gap_checks(client, served)
     status_, message = got["streaming.multi_stream"]
     assert status_ is Status.SKIP and "invalid JSON" in message, message
+
+
+@pytest.mark.parametrize(("broken", "expected"), [
+    (set(), Status.PASS),  # the field left out at 0 on GetTask and SendMessage
+    ({"history_empty"}, Status.FAIL),  # "history": [] on GetTask at 0: a SHOULD (1.0 §3.2.4), the only failure
+    ({"history_length"}, Status.PASS),  # every message at 0: the count's MUST (history_length) alone, one root cause
+])
+async def test_history_omitted_at_zero(client: HttpClient, broken: set[str], expected: Status) -> None:
+    from probe.suite import run_suite
+
+    async with sloppy_agent(Sloppy(broken)) as url:
+        r = await run_suite(Target(name="t", url=url, timeout=5.0), client, SuiteOptions(timeout=20.0))
+    check = r.check("lifecycle.history_omitted")
+    assert check is not None and check.status is expected, check
+    failed = {c.id for c in r.checks if c.status is Status.FAIL}
+    if broken == {"history_empty"}:
+        assert check.severity.value == "SHOULD" and '"history": []' in check.message
+        assert "lifecycle.history_length" not in failed
+    if broken == {"history_length"}:
+        assert "lifecycle.history_length" in failed
+
+
+def test_history_omitted_is_graded_in_1_0_over_json_only() -> None:
+    from probe.checks import grading
+    from probe.results import Severity
+
+    assert grading.level_of("lifecycle.history_omitted", "1.0", "JSONRPC") is Severity.SHOULD
+    assert grading.level_of("lifecycle.history_omitted", "1.0", "HTTP+JSON") is Severity.SHOULD
+    # a protobuf repeated field has no absent state; 0.3 and 0.2 never fixed what 0 means
+    assert grading.level_of("lifecycle.history_omitted", "1.0", "GRPC") is None
+    assert grading.level_of("lifecycle.history_omitted", "0.3", "JSONRPC") is None
