@@ -166,7 +166,7 @@ class Suite:
         Only an empty list counts: messages there are the count's MUST (history_length, history_on_send), one root
         cause; `null` is ProtoJSON's absent value."""
         self.asked_no_history += 1
-        if task.get("history", None) == []:
+        if task.get("history") == []:
             self.history_at_zero.append(f"{call} with historyLength 0 answered \"history\": [] instead of leaving it "
                                         "out")
 

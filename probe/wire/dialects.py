@@ -12,6 +12,7 @@ results wrapped in a one-of (`{"task": …}`), `ROLE_USER`, `TASK_STATE_CANCELLE
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -220,9 +221,23 @@ def _status(d: Dialect, item: Item, status: Any) -> None:
         item.status_text = " ".join(_texts(d, msg.get(d.message_parts), []))
 
 
+def _named(d: Dialect, body: dict[str, Any], json_name: str) -> Any:
+    """A field by its ProtoJSON name, or by its proto name: ProtoJSON parsers accept both (protobuf's json_format
+    under a2a-sdk, ts-proto's fromJSON under @a2a-js/sdk), so a proto dialect's item reads what they read; the
+    snake_case spelling is invoke.camel_case's finding (probe.wire.schema), never a missing field here."""
+    value = body.get(json_name)
+    if value is None and d.proto:
+        return body.get(_PROTO_NAMES.get(json_name) or json_name)
+    return value
+
+
+_PROTO_NAMES = {name: re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), name) for name in (
+    "contextId", "taskId", "artifactId", "lastChunk", "statusUpdate", "artifactUpdate")}
+
+
 def _task_fields(d: Dialect, item: Item, task: dict[str, Any]) -> None:
     item.task_id = task.get("id") if isinstance(task.get("id"), str) else None
-    item.context_id = task.get("contextId") if isinstance(task.get("contextId"), str) else None
+    item.context_id = _str_or_none(_named(d, task, "contextId"))
     if not item.task_id:
         item.problems.append("task has no string id")
     _status(d, item, task.get("status"))
@@ -243,13 +258,14 @@ def _parse_v1(d: Dialect, result: Any) -> Item:
     """A ProtoJSON result (1.0, and the 0.3 proto): exactly one of the one-of members, each read by the dialect."""
     if not isinstance(result, dict):
         return Item("unknown", problems=[f"result is {type(result).__name__}, expected an object"])
-    keys = [k for k in ("task", "message", "statusUpdate", "artifactUpdate") if k in result]
+    keys = [k for k in ("task", "message", "statusUpdate", "artifactUpdate")
+            if k in result or _PROTO_NAMES.get(k, k) in result]
     if len(keys) != 1:
         hint = " (looks like a 0.3 result with 'kind')" if "kind" in result else ""
         return Item("unknown", problems=[f"{d.label} result must wrap exactly one of task/message/statusUpdate/"
                                          f"artifactUpdate, found {keys or sorted(result)[:5]}{hint}"])
     key = keys[0]
-    body = result[key]
+    body = _named(d, result, key)
     if not isinstance(body, dict):
         return Item("unknown", problems=[f"result.{key} is not an object"])
     item = Item({"task": "task", "message": "message", "statusUpdate": "status", "artifactUpdate": "artifact"}[key])
@@ -271,8 +287,8 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
     if item.kind == "task":
         _task_fields(d, item, body)
     elif item.kind == "message":
-        item.context_id = _str_or_none(body.get("contextId"))
-        item.task_id = _str_or_none(body.get("taskId"))
+        item.context_id = _str_or_none(_named(d, body, "contextId"))
+        item.task_id = _str_or_none(_named(d, body, "taskId"))
         item.texts = _texts(d, body.get(d.message_parts), item.problems)
         role = d.enum_number(body.get("role"))
         if role is not None:
@@ -282,8 +298,8 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
         elif body.get("role") not in d.roles:
             item.problems.append(f"message role {body.get('role')!r} is not one of {list(d.roles)}")
     else:
-        item.task_id = _str_or_none(body.get("taskId"))
-        item.context_id = _str_or_none(body.get("contextId"))
+        item.task_id = _str_or_none(_named(d, body, "taskId"))
+        item.context_id = _str_or_none(_named(d, body, "contextId"))
         if item.task_id is None or item.context_id is None:
             item.problems.append(f"{item.kind} update lacks taskId or contextId")
         if item.kind == "status":
@@ -292,13 +308,14 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
                 item.final = body.get("final") is True
         else:
             art = body.get("artifact")
-            if not isinstance(art, dict) or not isinstance(art.get("artifactId"), str):
+            art_id = _named(d, art, "artifactId") if isinstance(art, dict) else None
+            if not isinstance(art, dict) or not isinstance(art_id, str):
                 item.problems.append("artifact update without an artifact.artifactId")
             else:
-                item.artifact_id = art["artifactId"]
+                item.artifact_id = art_id
                 item.texts = _texts(d, art.get("parts"), item.problems)
             item.append = body.get("append") is True
-            item.last_chunk = body.get("lastChunk") is True
+            item.last_chunk = _named(d, body, "lastChunk") is True
 
 
 _KIND_03 = {"task": "task", "message": "message", "status-update": "status", "artifact-update": "artifact"}

@@ -28,3 +28,27 @@ def test_a_03_update_with_a_number_id() -> None:
     item = V03.result_item({"kind": "status-update", "taskId": 7, "contextId": "c1", "final": True,
                             "status": {"state": "completed"}})
     assert item.task_id is None and item.context_id == "c1"
+
+
+# ProtoJSON parsers read a field by its proto name too (protobuf's json_format under a2a-sdk 1.x, ts-proto's fromJSON
+# under @a2a-js/sdk 1.x): a 1.0 agent that writes snake_case is called fine by both; the spelling is
+# invoke.camel_case's MUST finding, never a task without a contextId (before: invoke_bad_result)
+@pytest.mark.parametrize(("result", "kind"), [
+    ({"task": {"id": "t1", "context_id": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}}, "task"),
+    ({"status_update": {"task_id": "t1", "context_id": "c1", "status": {"state": "TASK_STATE_WORKING"}}}, "status"),
+    ({"artifact_update": {"task_id": "t1", "context_id": "c1", "last_chunk": True,
+                          "artifact": {"artifact_id": "a1", "parts": [{"text": "x"}]}}}, "artifact"),
+    ({"message": {"message_id": "m", "task_id": "t1", "context_id": "c1", "role": "ROLE_AGENT",
+                  "parts": [{"text": "x"}]}}, "message"),
+])
+def test_proto_field_names_are_read_as_protojson_parsers_read_them(result: dict[str, object], kind: str) -> None:
+    item = V1.result_item(result)
+    assert (item.kind, item.task_id, item.context_id, item.problems) == (kind, "t1", "c1", [])
+    if kind == "artifact":
+        assert item.artifact_id == "a1" and item.last_chunk
+
+
+def test_the_03_json_dialect_reads_json_names_only() -> None:
+    """a2a-js 0.3 reads plain JSON objects: a 0.3 JSON-RPC agent's context_id is no contextId to it."""
+    item = V03.result_item({"kind": "task", "id": "t1", "context_id": "c1", "status": {"state": "completed"}})
+    assert item.context_id is None
