@@ -152,7 +152,8 @@ def lost(desc: Any, value: Any, path: str = "") -> list[str]:
     if not isinstance(value, dict):
         return [f"{path or 'result'}: {value!r} read as an empty {desc.name}"]
     envelope = desc.name in ("StreamResponse", "SendMessageResponse")
-    if not path and envelope and not any(isinstance(value.get(f.json_name), dict) for f in desc.fields):
+    if not path and envelope and not any(isinstance(value.get(f.json_name, value.get(f.name)), dict)
+                                         for f in desc.fields):
         # a one-of envelope with no member (a 0.3 `kind` object, {}): the client yields an empty event
         return [f"result: none of {'/'.join(f.json_name for f in desc.fields)} (read as an empty {desc.name})"]
     out: list[str] = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -178,6 +179,22 @@ def _set(doc: Json, path: Path, value: Json) -> Json:
 
 _DELETE: Any = object()
 
+
+def _renamed(doc: Json, path: Path, name: str) -> Json:
+    """`doc` with the member at `path` under another name, in its place."""
+    out = copy.deepcopy(doc)
+    holder = out
+    for p in path[:-1]:
+        holder = holder[p]
+    items = [(name if k == path[-1] else k, v) for k, v in holder.items()]
+    holder.clear()
+    holder.update(items)
+    return out
+
+
+def _proto_name(json_name: str) -> str:
+    return re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), json_name)
+
 # one value of each other JSON type
 _WRONG: dict[type, list[Json]] = {
     str: [7, {"x": 1}], bool: ["true", 1], int: ["x", True], float: ["x"], dict: ["x", []], list: [{}, "x"],
@@ -238,6 +255,10 @@ def mutations(doc: Json, root: str, version: str) -> Iterator[tuple[str, Json]]:
         if isinstance(key, str):
             yield from once(f"drop {where}", _set(doc, path, _DELETE))
             yield from once(f"null {where}", _set(doc, path, None))
+            # ProtoJSON parsers read a field by its proto name too; not a card's: @a2a-js/sdk's card resolver keeps
+            # the card's JSON as sent (normalizeAgentCard parses it as ProtoJSON only when its security looks so)
+            if _proto_name(key) != key and root != "card":
+                yield from once(f"proto name {where}", _renamed(doc, path, _proto_name(key)))
         for i, wrong in enumerate(_WRONG.get(type(value), [])):
             yield from once(f"wrong type {where} = {json.dumps(wrong)}" if i else f"wrong type {where}",
                             _set(doc, path, wrong))

@@ -39,6 +39,10 @@ CASES_10: list[Case] = [
     (V10_RPC, "send", "enum number result.message.role = 2", True, True),
     (V10_RPC, "stream", "enum number event3.statusUpdate.status.state = 3", True, True),
     (V10_REST, "send", "enum number result.task.status.state = 3", True, True),  # "x": read as an empty Task
+    # fixed: ProtoJSON parsers read a field by its proto name too; the spelling is invoke.camel_case's MUST finding
+    (V10_RPC, "send", "proto name result.task.contextId", True, True),
+    (V10_RPC, "stream", "proto name event1.statusUpdate", True, True),
+    (V10_REST, "stream", "proto name event2.artifactUpdate.artifact.artifactId", True, True),
     (V10_RPC, "send", "part with two contents result.message.parts[0] (+raw)", False, False),
     (V10_RPC, "send", "0.3 form (bare, kind) result", False, False),
     # fixed: REQUIRED (1.0 §5.7 MUST) json_format does not enforce: invoke.required_fields grades it, the verdict stays
