@@ -16,7 +16,7 @@ from probe.results import Status
 from probe.suite.context import Skip, Suite, describe_answer
 from probe.wire import schema
 from probe.wire.bindings import Answer
-from probe.wire.dialects import TERMINAL, TaskState, state_name
+from probe.wire.dialects import TERMINAL, TaskState, named, state_name
 
 # 0.3 §3.5.6/§7.3 lists tasks/list for gRPC and REST only ("JSON-RPC: N/A"), with an empty payload, no rule
 # and no rpc in its proto; 0.2 has no such method
@@ -38,7 +38,7 @@ def _token(s: Suite, answer: Answer, problems: list[str], what: str) -> str | No
     """nextPageToken: MUST always be present, "" on the final page (§3.1.4). gRPC carries it as a proto3 string,
     where "" and absent are the same value."""
     result = answer.result if isinstance(answer.result, dict) else {}
-    token = result.get("nextPageToken")
+    token = named(s.dialect, result, "nextPageToken")
     if token is None and s.binding_name != "grpc":
         problems.append(f"{what}: no nextPageToken (it MUST always be present, \"\" on the final page)")
         return None
@@ -125,7 +125,7 @@ def _listing_problems(s: Suite, answer: Answer, tasks: list[dict[str, Any]], wha
     missing = [t for t in ours if t not in ids]
     if missing:
         problems.append(f"{what} lacks the suite's task(s) {', '.join(missing)}")
-    others = sorted({str(t.get("contextId")) for t in tasks if t.get("contextId") != ctx})
+    others = sorted({str(named(s.dialect, t, "contextId")) for t in tasks if named(s.dialect, t, "contextId") != ctx})
     if others:
         problems.append(f"{what} returned tasks of other contexts ({', '.join(others[:3])})")
     stamp = {_id(t): _timestamp(t) for t in tasks}
@@ -252,7 +252,7 @@ async def history(s: Suite) -> None:
         raise Skip(f"GetTask({task_id}) answered {describe_answer(answer)}")
     entries = _history(task)
     # the official clients' ProtoJSON parsers also read the proto name (message_id): so does this check
-    by_id = {str(m.get("messageId", m.get("message_id"))): (i, m) for i, m in enumerate(entries)}
+    by_id = {str(named(s.dialect, m, "messageId")): (i, m) for i, m in enumerate(entries)}
     found = [(msg, by_id[msg["messageId"]]) for msg in sent if msg["messageId"] in by_id]
     if not found:
         s.record("lifecycle.history_kept", Status.FAIL,

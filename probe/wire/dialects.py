@@ -221,7 +221,7 @@ def _status(d: Dialect, item: Item, status: Any) -> None:
         item.status_text = " ".join(_texts(d, msg.get(d.message_parts), []))
 
 
-def _named(d: Dialect, body: dict[str, Any], json_name: str) -> Any:
+def named(d: Dialect, body: dict[str, Any], json_name: str) -> Any:
     """A field by its ProtoJSON name, or by its proto name: ProtoJSON parsers accept both (protobuf's json_format
     under a2a-sdk, ts-proto's fromJSON under @a2a-js/sdk), so a proto dialect's item reads what they read; the
     snake_case spelling is invoke.camel_case's finding (probe.wire.schema), never a missing field here."""
@@ -232,12 +232,12 @@ def _named(d: Dialect, body: dict[str, Any], json_name: str) -> Any:
 
 
 _PROTO_NAMES = {name: re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), name) for name in (
-    "contextId", "taskId", "artifactId", "lastChunk", "statusUpdate", "artifactUpdate")}
+    "contextId", "taskId", "artifactId", "lastChunk", "statusUpdate", "artifactUpdate", "messageId", "nextPageToken")}
 
 
 def _task_fields(d: Dialect, item: Item, task: dict[str, Any]) -> None:
     item.task_id = task.get("id") if isinstance(task.get("id"), str) else None
-    item.context_id = _str_or_none(_named(d, task, "contextId"))
+    item.context_id = _str_or_none(named(d, task, "contextId"))
     if not item.task_id:
         item.problems.append("task has no string id")
     _status(d, item, task.get("status"))
@@ -265,7 +265,7 @@ def _parse_v1(d: Dialect, result: Any) -> Item:
         return Item("unknown", problems=[f"{d.label} result must wrap exactly one of task/message/statusUpdate/"
                                          f"artifactUpdate, found {keys or sorted(result)[:5]}{hint}"])
     key = keys[0]
-    body = _named(d, result, key)
+    body = named(d, result, key)
     if not isinstance(body, dict):
         return Item("unknown", problems=[f"result.{key} is not an object"])
     item = Item({"task": "task", "message": "message", "statusUpdate": "status", "artifactUpdate": "artifact"}[key])
@@ -287,8 +287,8 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
     if item.kind == "task":
         _task_fields(d, item, body)
     elif item.kind == "message":
-        item.context_id = _str_or_none(_named(d, body, "contextId"))
-        item.task_id = _str_or_none(_named(d, body, "taskId"))
+        item.context_id = _str_or_none(named(d, body, "contextId"))
+        item.task_id = _str_or_none(named(d, body, "taskId"))
         item.texts = _texts(d, body.get(d.message_parts), item.problems)
         role = d.enum_number(body.get("role"))
         if role is not None:
@@ -298,8 +298,8 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
         elif body.get("role") not in d.roles:
             item.problems.append(f"message role {body.get('role')!r} is not one of {list(d.roles)}")
     else:
-        item.task_id = _str_or_none(_named(d, body, "taskId"))
-        item.context_id = _str_or_none(_named(d, body, "contextId"))
+        item.task_id = _str_or_none(named(d, body, "taskId"))
+        item.context_id = _str_or_none(named(d, body, "contextId"))
         if item.task_id is None or item.context_id is None:
             item.problems.append(f"{item.kind} update lacks taskId or contextId")
         if item.kind == "status":
@@ -308,14 +308,14 @@ def _event_body(d: Dialect, item: Item, body: dict[str, Any]) -> None:
                 item.final = body.get("final") is True
         else:
             art = body.get("artifact")
-            art_id = _named(d, art, "artifactId") if isinstance(art, dict) else None
+            art_id = named(d, art, "artifactId") if isinstance(art, dict) else None
             if not isinstance(art, dict) or not isinstance(art_id, str):
                 item.problems.append("artifact update without an artifact.artifactId")
             else:
                 item.artifact_id = art_id
                 item.texts = _texts(d, art.get("parts"), item.problems)
             item.append = body.get("append") is True
-            item.last_chunk = _named(d, body, "lastChunk") is True
+            item.last_chunk = named(d, body, "lastChunk") is True
 
 
 _KIND_03 = {"task": "task", "message": "message", "status-update": "status", "artifact-update": "artifact"}

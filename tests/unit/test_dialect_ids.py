@@ -52,3 +52,13 @@ def test_the_03_json_dialect_reads_json_names_only() -> None:
     """a2a-js 0.3 reads plain JSON objects: a 0.3 JSON-RPC agent's context_id is no contextId to it."""
     item = V03.result_item({"kind": "task", "id": "t1", "context_id": "c1", "status": {"state": "completed"}})
     assert item.context_id is None
+
+
+def test_named_reads_the_proto_name_in_proto_dialects_only() -> None:
+    from probe.wire.dialects import named
+
+    page = {"tasks": [], "next_page_token": ""}
+    assert named(V1, page, "nextPageToken") == ""  # ListTasks' last page, as json_format reads it
+    assert named(V1, {"nextPageToken": "p2", "next_page_token": "x"}, "nextPageToken") == "p2"  # the JSON name first
+    assert named(V03, {"next_page_token": ""}, "nextPageToken") is None
+    assert named(V1, {"message_id": "m1"}, "messageId") == "m1"
