@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 import structlog
 
 from probe import redact
+from probe.checks import auth as authchecks
 from probe.checks import card as card_checks
 from probe.checks import catalogue, grading, required, timestamps, urls
 from probe.checks.catalogue import Severity, make_check, shared_check
@@ -79,6 +80,7 @@ from probe.wire.http import (
     RedirectRefused,
     TargetRefused,
     TlsFailed,
+    without_credentials,
 )
 
 log = structlog.get_logger("a2a_probe.engine")
@@ -196,6 +198,7 @@ class ProbeRun:
         self.final_item: Item | None = None  # the invoke step's final answer (its artifacts, the task to cancel)
         self.outcomes: dict[str, str] = {}  # the equivalence check's calls: operation -> what it gave
         self.flow: authflows.AuthFlow | None = None
+        self.withheld = False  # the interface is on an origin the credentials are not for: it was sent none
         self.call_config = ClientConfig()  # the selected interface's: TLS, fresh connections and the auth flow
         self.transport = ClientConfig(fresh=target.fresh_connection)  # TLS and fresh connections, no credentials
         self.url_findings: tuple[urls.Finding, ...] = ()
@@ -636,7 +639,10 @@ class ProbeRun:
         assert self.flow is not None
         ok, message = authflows.match(card.doc, self.t.auth)
         problems = list(self.flow.problems)
-        if not self.flow.allows(call_url) and (authflows.configured_kinds(self.t.auth) or self.t.auth.headers):
+        # a schemeless gRPC URL (host:port) is the origin http://host:port, as the gRPC binding sends credentials
+        where = call_url if "://" in call_url else f"http://{call_url}"
+        if not self.flow.allows(where) and (authflows.configured_kinds(self.t.auth) or self.t.auth.headers):
+            self.withheld = True
             problems.append(f"the advertised interface {call_url} is on another origin than the one the credentials "
                             "are configured for, so it gets none: add its origin to auth.allowed_origins if it is "
                             "yours")
@@ -1242,7 +1248,7 @@ async def run_interfaces(target: Target, client: HttpClient, *, steps: Sequence[
     `agree=False`, so a card that offers one interface costs what a plain probe costs, and its card cache `cards`."""
     runs = await probe_interfaces(target, client, steps=steps, bindings=bindings, only=only, cards=cards)
     if agree and runs[0].card is not None:
-        await asyncio.gather(*(_agreement_calls(run) for run in runs))
+        await asyncio.gather(*(_agreement_calls(run, anonymous=len(runs) > 1) for run in runs))
     result = await combine(runs, client if agree else None)
     result.duration_s = max(run.r.duration_s for run in runs)  # they ran at once
     return result
@@ -1280,6 +1286,7 @@ RunOne = typing.Callable[[Target], Awaitable["ProbeRun"]]
 AGREE_TIMEOUT = 10.0  # the equivalence check's own calls (GetTask of an unknown id, cancel of a finished task)
 OP_GET_UNKNOWN = "GetTask of an unknown task id"
 OP_CANCEL_TERMINAL = "CancelTask of a finished task"
+OP_ANONYMOUS = "GetTask without credentials"  # interop.bindings_same_auth's call, where the card declares security
 
 
 async def each_interface(target: Target, run_one: RunOne, bindings: Bindings | None = None) -> list[ProbeRun]:
@@ -1289,16 +1296,15 @@ async def each_interface(target: Target, run_one: RunOne, bindings: Bindings | N
     runs = [first]
     if first.card is None:
         return runs
-    await _agreement_calls(first)
     known = bindings if bindings is not None else BY_CARD_NAME
     first_dialect = for_version(first.r.protocol_version or "")  # a 0.2 card is labelled 0.2, planned as 0.3
     first_key = (str(first.r.binding or "").upper(),
                  first_dialect.version if first_dialect is not None else first.r.protocol_version or "")
-    for key in plan_interfaces(first.card, target, known):
-        if key == first_key:
-            continue  # the first run already probed it
+    others = [key for key in plan_interfaces(first.card, target, known) if key != first_key]  # the first is done
+    await _agreement_calls(first, anonymous=bool(others))
+    for key in others:
         run = await run_one(_interface_target(target, key))
-        await _agreement_calls(run)
+        await _agreement_calls(run, anonymous=True)
         runs.append(run)
     return runs
 
@@ -1327,6 +1333,8 @@ async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> Pro
     else:
         result.checks = [c for c in result.checks if c.id != "interop.bindings_agree"]
     _equivalence(result, *await _nondeterminism(runs, ask=client is not None))
+    _same_auth(result, runs[0].card.doc if runs[0].card is not None else None,
+               frozenset(e.key for run, e in zip(runs, entries, strict=True) if run.withheld))
     # one broken binding is a failed agent: every real client of that binding breaks
     broken = next((i for i in entries if not i.success), None)
     if broken is not None and result.reason is None:
@@ -1366,11 +1374,12 @@ def _observed(c: CheckResult) -> tuple[str, str]:
     return c.id, c.message
 
 
-async def _agreement_calls(run: ProbeRun) -> None:
-    """The same operations on every interface, for the equivalence check: GetTask of an unknown id (every
-    binding must answer TaskNotFoundError) and CancelTask of the task the invoke step finished (a terminal task
-    cannot be canceled). Both leave the agent as it was; nothing is called after a route, transport or version
-    failure (the verdict already says why)."""
+async def _agreement_calls(run: ProbeRun, anonymous: bool = False) -> None:
+    """The same operations on every interface, for the equivalence checks: GetTask of an unknown id (every
+    binding must answer TaskNotFoundError), CancelTask of the task the invoke step finished (a terminal task
+    cannot be canceled) and, with `anonymous` (more than one interface) on a card that declares security, GetTask
+    without credentials (every interface must enforce the same schemes). They leave the agent as it was; nothing is
+    called after a route, transport or version failure (the verdict already says why)."""
     if run.binding is None or run.r.reason in _NO_AGREEMENT_CALLS:
         return
     c = A2AClient(run.binding, Deadline.after(min(run.t.timeout, AGREE_TIMEOUT)))
@@ -1379,6 +1388,24 @@ async def _agreement_calls(run: ProbeRun) -> None:
     item = run.final_item
     if item is not None and item.kind == "task" and item.task_id and item.state in TERMINAL:
         run.outcomes[OP_CANCEL_TERMINAL] = await _outcome_of(c, c.cancel(item.task_id))
+    if anonymous and run.card is not None and authchecks.declares_security(run.card.doc):
+        run.outcomes[OP_ANONYMOUS] = await _anonymous_outcome(c, run.t)
+
+
+async def _anonymous_outcome(c: A2AClient, target: Target) -> str:
+    """How one interface takes a call without credentials, as "<Anonymous value>: <the answer>"."""
+    try:
+        with without_credentials():  # none of the auth flow's credentials either (headers, query, cookie)
+            answer, _ = await c.get(f"a2a-probe-auth-{uuid.uuid4()}",
+                                    headers=authchecks.anonymous_headers(target.headers))
+    except Exception as exc:  # a transport failure says nothing of authentication; never a crash of the probe
+        return f"{authchecks.Anonymous.OTHER.value}: no answer ({type(exc).__name__})"
+    seen = authchecks.anonymous_outcome(answer)
+    if seen is authchecks.Anonymous.REFUSED:
+        return f"{seen.value}: {answer.exchange.outcome}"  # HTTP 401, gRPC UNAUTHENTICATED
+    if seen is authchecks.Anonymous.PROCESSED:
+        return f"{seen.value}: {answer.error.name if answer.error else 'a result'} ({answer.exchange.outcome})"
+    return f"{seen.value}: {answer.describe()[:120]}"
 
 
 # the interface cannot be reached or spoken to as A2A: more calls would only repeat the verdict's cause
@@ -1527,6 +1554,45 @@ def _equivalence(result: ProbeResult, noisy: frozenset[str] = frozenset(), why: 
     result.checks.append(make_check("interop.bindings_agree", Status.FAIL if problems else Status.PASS,
                                     ("; ".join(problems) or f"{len(entries)} interfaces agree on {compared}")
                                     + varies))
+
+
+def _same_auth(result: ProbeResult, doc: Mapping[str, object] | None, withheld: frozenset[str] = frozenset()) -> None:
+    """interop.bindings_same_auth (1.0 §5.1, 0.3 §3.4.1 "Equivalent Authentication"): every interface enforces the
+    card's security alike. A call without credentials refused on one interface and processed on another, or the
+    configured credentials accepted on one and refused on another, means one route skips (or breaks) the schemes
+    the card declares: a gateway route without the auth filter, a binding handler without the middleware. An
+    interface the probe sent no credentials (`withheld`: another origin, security.credentials_match says so) is not
+    compared on them."""
+    check = "interop.bindings_same_auth"
+    entries = result.interfaces
+    if len(entries) < 2:
+        result.checks.append(shared_check(check, Status.SKIP, "the card advertises one interface"))
+        return
+    if doc is None or not authchecks.declares_security(doc):
+        result.checks.append(shared_check(check, Status.SKIP, "the card declares no security requirements"))
+        return
+    seen = {e.key: e.outcomes[OP_ANONYMOUS].partition(": ") for e in entries if OP_ANONYMOUS in e.outcomes}
+    refused = [key for key, (kind, _, _) in seen.items() if kind == authchecks.Anonymous.REFUSED.value]
+    processed = [f"{key} ({got})" for key, (kind, _, got) in seen.items()
+                 if kind == authchecks.Anonymous.PROCESSED.value]
+    denied = [e.key for e in entries if e.reason is Reason.INVOKE_AUTH and e.key not in withheld]
+    accepted = [e.key for e in entries if e.final_state is not None]  # the invoke got a task with the credentials
+    problems = []
+    if refused and processed:
+        problems.append(f"a call without credentials is refused on {', '.join(refused)} but processed on "
+                        f"{', '.join(processed)}")
+    if denied and accepted:
+        problems.append(f"the configured credentials are accepted on {', '.join(accepted)} but refused on "
+                        f"{', '.join(denied)}")
+    if problems:
+        result.checks.append(make_check(check, Status.FAIL, "; ".join(problems)))
+    elif not seen and not denied:  # the daemon's runs make no call without credentials (agree=False)
+        result.checks.append(shared_check(check, Status.SKIP, "no call without credentials was made"))
+    else:
+        what = (f"a call without credentials: {', '.join(f'{key} {kind}' for key, (kind, _, _) in seen.items())}"
+                if seen else f"the configured credentials refused on {', '.join(denied)}")
+        result.checks.append(make_check(check, Status.PASS,
+                                        f"the interfaces enforce the card's security alike ({what})"))
 
 
 def _kinds(artifacts: list[list[str]] | None) -> str:

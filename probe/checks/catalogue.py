@@ -416,6 +416,12 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "an unknown id, CancelTask of a finished task) and artifacts",
           "Route every advertised binding to the same agent: one binding passing while another fails means a "
           "gateway route or a binding handler is broken.", side_effects=_W),
+    Check("interop.bindings_same_auth", _IOP, _M,
+          "Every advertised interface enforces the security the card declares alike: a call without credentials "
+          "refused on one is refused on each, the configured credentials accepted on one are accepted on each",
+          "Put the same authentication in front of every binding (gateway route, middleware, gRPC interceptor): an "
+          "interface that processes calls without credentials bypasses the schemes the card declares.",
+          side_effects=_W),
     # --- push notifications (only where the card declares capabilities.pushNotifications)
     Check("push.config_create", _PUSH, _M,
           "CreateTaskPushNotificationConfig (0.3 tasks/pushNotificationConfig/set) stores the config and returns it "

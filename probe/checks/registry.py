@@ -700,10 +700,23 @@ REQUIREMENTS: dict[str, Requirement] = {
         {"1.0": _r(_M, "§5.1 Functional Equivalence Requirements",
                    "When an agent supports multiple protocols, all supported protocols MUST: provide the same set of "
                    "operations; return semantically equivalent results for the same requests; map errors "
+                   "consistently"),
+         "0.3": _r(_M, "§3.4.1 Functional Equivalence Requirements",
+                   "When an agent supports multiple transports, all supported transports MUST: provide the same set "
+                   "of operations; return semantically equivalent results for the same requests; map errors "
                    "consistently")},
         ("BIND-EQUIV-001", "BIND-EQUIV-002", "BIND-EQUIV-003"),
-        "checked by `--binding all` across the card's interfaces; graded MUST as §5.1 words it (and the TCK's "
-        "BIND-EQUIV-001..003); BIND-EQUIV-004 (the same authentication schemes) is not compared"),
+        "checked by `--binding all` across the card's interfaces; graded MUST as 1.0 §5.1 and 0.3 §3.4.1 word it "
+        "(and the TCK's BIND-EQUIV-001..003). 0.2 has one transport (JSON-RPC)"),
+    "interop.bindings_same_auth": Requirement(
+        {"1.0": _r(_M, "§5.1 Functional Equivalence Requirements", "all supported protocols MUST: … Equivalent "
+                   "Authentication: support the same authentication schemes declared in the AgentCard"),
+         "0.3": _r(_M, "§3.4.1 Functional Equivalence Requirements", "all supported transports MUST: … Equivalent "
+                   "Authentication: support the same authentication schemes declared in the AgentCard")},
+        ("BIND-EQUIV-004",),
+        "checked by `--binding all` and the suite on a card that declares security: a GetTask without credentials "
+        "on each interface (refused or processed alike) and the invoke's credentials (accepted or refused alike). "
+        "0.2 has one transport (JSON-RPC)"),
     # --- push notifications (issue 10); 0.2.5 numbers these sections as 0.3 does
     "push.config_create": Requirement(
         _all(_M, "§3.1.7 Create Push Notification Config", "§7.5 tasks/pushNotificationConfig/set"),
@@ -767,13 +780,6 @@ UNCOVERED: tuple[Uncovered, ...] = (
         "needs a second identity (another set of credentials) to see whether one caller can get, list or learn of "
         "the other's tasks; security.unauthenticated_rejected checks one call without credentials only",
         ("AUTH-SCOPE-001", "AUTH-SCOPE-002", "AUTH-SCOPE-003")),
-    Uncovered(
-        "interop.bindings_same_auth", "Every advertised interface supports the security schemes the card declares",
-        {"1.0": _r(_M, "§5.1 Functional Equivalence Requirements", "all supported protocols MUST: … Equivalent "
-                   "Authentication: support the same authentication schemes declared in the AgentCard")},
-        "interop.bindings_agree compares verdicts, terminal states and errors across the interfaces, not the "
-        "security each one enforces; security.unauthenticated_rejected runs on the selected interface only",
-        ("BIND-EQUIV-004",)),
 )
 
 # the official TCK's requirement ids (a2a-tck 1.0-dev) that are no rule a server probe can grade, with why

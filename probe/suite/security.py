@@ -5,19 +5,11 @@ from __future__ import annotations
 import uuid
 from urllib.parse import urljoin
 
-from probe import redact
+from probe.checks.auth import Anonymous, anonymous_headers, anonymous_outcome, declares_security
 from probe.results import Status
 from probe.suite.context import Skip, Suite, describe_answer
-from probe.wire import a2a_errors as E
 from probe.wire.bindings import Op, ProblemKind
 from probe.wire.http import without_credentials
-
-# answers that show the request was processed as if authenticated
-_PROCESSED = {E.TASK_NOT_FOUND, E.METHOD_NOT_FOUND, E.INVALID_PARAMS}
-
-
-def declares_security(doc: dict[str, object]) -> bool:
-    return bool(doc.get("securityRequirements") or doc.get("security"))
 
 
 async def unauthenticated_rejected(s: Suite) -> None:
@@ -26,27 +18,25 @@ async def unauthenticated_rejected(s: Suite) -> None:
     strip = _anonymous(s)
     with without_credentials():  # none of the auth flow's credentials either (headers, query, cookie)
         call, _ = await s.client.get(f"a2a-probe-auth-{uuid.uuid4()}", headers=strip)
-    err = call.error
+    err, seen = call.error, anonymous_outcome(call)
     if call.status == 401:
         s.record("security.challenge", Status.PASS if call.challenge else Status.FAIL,
                  f"WWW-Authenticate: {call.challenge[:80]}" if call.challenge else "401 without WWW-Authenticate")
     else:
         s.record("security.challenge", Status.SKIP, f"no 401 to inspect (HTTP {call.status})")
-    if call.status in (401, 403):
-        s.record("security.unauthenticated_rejected", Status.PASS, f"HTTP {call.status} without credentials")
-    elif err is not None and err.name not in _PROCESSED:
+    if seen is Anonymous.REFUSED:
+        s.record("security.unauthenticated_rejected", Status.PASS, f"HTTP {call.status} without credentials"
+                 if call.status in (401, 403) else f"refused without credentials: {call.describe()}")
+    elif err is not None and seen is Anonymous.OTHER:
         s.record("security.unauthenticated_rejected", Status.PASS, f"rejected: {err.describe()}")
     else:
-        got = err.describe() if err else f"HTTP {call.status} with a result"
+        got = err.describe() if err else call.describe()
         s.record("security.unauthenticated_rejected", Status.FAIL,
                  f"a call without credentials was processed ({got}) although the card declares security")
 
 
 def _anonymous(s: Suite) -> dict[str, str | None]:
-    """Header overrides that drop every configured credential header (the auth flow's go with without_credentials)."""
-    strip: dict[str, str | None] = {k: None for k in s.run.t.invoke_headers() if redact.is_secret_header(k)}
-    strip["Authorization"] = None
-    return strip
+    return anonymous_headers(s.run.t.headers)
 
 
 def declares_extended_card(doc: dict[str, object]) -> bool:

@@ -7,6 +7,9 @@ Run: ``python tests/peers/py_agent.py --port N [--grpc-port M] [--compat] [--pus
 SDK's 0.3 layer on each binding; ``--public-url``/``--public-grpc`` advertise a gateway's URLs instead.
 Behaviour is keyed on the user's text; see ``Executor.execute`` and docs/sdk-peers.md.
 ``--push`` declares push notifications and wires the SDK's in-memory push config store and push sender.
+``--bearer TOKEN`` declares an HTTP Bearer scheme on the card and enforces it as a deployment would, in front of the
+SDK's handlers (an ASGI middleware for JSON-RPC and REST, a gRPC server interceptor); ``--open-bindings`` lists the
+bindings left without it (jsonrpc, http_json, grpc): a route that bypasses the card's security.
 """
 
 from __future__ import annotations
@@ -34,12 +37,16 @@ from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    HTTPAuthSecurityScheme,
     Part,
+    SecurityRequirement,
+    SecurityScheme,
     Task,
     TaskState,
     TaskStatus,
 )
 from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 try:
     from a2a.helpers import new_text_part
@@ -111,7 +118,7 @@ def _first_task(context: RequestContext) -> Task:
 
 
 def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | None = None,
-               public_url: str | None = None, public_grpc: str | None = None) -> AgentCard:
+               public_url: str | None = None, public_grpc: str | None = None, bearer: bool = False) -> AgentCard:
     # public_url / public_grpc: what the agent advertises when it runs behind a gateway (its public base URL
     # setting, like kagent's a2aBaseUrl); by default its own loopback address
     base = public_url.rstrip("/") if public_url else f"http://127.0.0.1:{port}"
@@ -132,7 +139,7 @@ def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | Non
         if compat:  # the 0.3 service (a2a.v1.A2AService) on the same server
             interfaces.append(AgentInterface(url=grpc_url, protocol_binding="GRPC",
                                              protocol_version="0.3"))
-    return AgentCard(
+    card = AgentCard(
         name="py-ref",
         description=f"a2a-sdk {version('a2a-sdk')} reference peer",
         version="1.0.0",
@@ -142,12 +149,64 @@ def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | Non
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="echoes", tags=["test"])],
     )
+    if bearer:
+        card.security_schemes["bearer"].CopyFrom(
+            SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer")))
+        requirement = SecurityRequirement()
+        requirement.schemes["bearer"].SetInParent()  # no scopes
+        card.security_requirements.append(requirement)
+    return card
+
+
+class BearerGate:
+    """An ASGI middleware in front of the SDK's JSON-RPC and REST routes: 401 with a Bearer challenge unless the
+    request carries the token. The card stays public (discovery needs it)."""
+
+    def __init__(self, app: ASGIApp, token: str, guarded: tuple[str, ...]) -> None:
+        self.app, self.expected, self.guarded = app, f"Bearer {token}".encode(), guarded
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.guarded and str(scope["path"]).startswith(self.guarded) and \
+                dict(scope["headers"]).get(b"authorization") != self.expected:
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"www-authenticate", b'Bearer realm="py-ref"')]})
+            await send({"type": "http.response.body", "body": b'{"error": "unauthenticated"}'})
+            return
+        await self.app(scope, receive, send)
+
+
+def bearer_interceptor(token: str) -> object:
+    """A gRPC server interceptor that aborts UNAUTHENTICATED unless the call's metadata carries the token."""
+    import grpc
+    import grpc.aio
+
+    async def deny_unary(request: object, context: grpc.aio.ServicerContext) -> None:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+
+    async def deny_stream(request: object, context: grpc.aio.ServicerContext):  # type: ignore[no-untyped-def]
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+        yield  # an async generator: the handler of a server-streaming method
+
+    class Interceptor(grpc.aio.ServerInterceptor):
+        async def intercept_service(self, continuation, details):  # type: ignore[no-untyped-def]
+            handler = await continuation(details)
+            if handler is None or dict(details.invocation_metadata or ()).get("authorization") == f"Bearer {token}":
+                return handler
+            if handler.unary_stream is not None:
+                return grpc.unary_stream_rpc_method_handler(deny_stream, handler.request_deserializer,
+                                                            handler.response_serializer)
+            return grpc.unary_unary_rpc_method_handler(deny_unary, handler.request_deserializer,
+                                                       handler.response_serializer)
+
+    return Interceptor()
 
 
 def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str = "sdk-key",
               push: bool = False, grpc_port: int | None = None, public_url: str | None = None,
-              public_grpc: str | None = None) -> tuple[Starlette, DefaultRequestHandler]:
-    card = build_card(port, compat, push, grpc_port, public_url, public_grpc)
+              public_grpc: str | None = None, bearer: str | None = None,
+              open_bindings: frozenset[str] = frozenset()) -> tuple[Starlette, DefaultRequestHandler]:
+    card = build_card(port, compat, push, grpc_port, public_url, public_grpc, bearer is not None)
     if signing_key is not None:
         # signed by the SDK's own signer (a2a-sdk[signing]): what a probe must verify as served
         from a2a.utils.signing import create_agent_card_signer
@@ -170,7 +229,12 @@ def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str 
         + create_jsonrpc_routes(handler, "/a2a/jsonrpc", enable_v0_3_compat=compat)
         + create_rest_routes(handler, enable_v0_3_compat=compat, path_prefix="/a2a/rest")
     )
-    return Starlette(routes=routes), handler
+    app = Starlette(routes=routes)
+    if bearer is not None:
+        guarded = tuple(path for binding, path in (("jsonrpc", "/a2a/jsonrpc"), ("http_json", "/a2a/rest"))
+                        if binding not in open_bindings)
+        app.add_middleware(BearerGate, token=bearer, guarded=guarded)
+    return app, handler
 
 
 def main() -> None:
@@ -183,19 +247,23 @@ def main() -> None:
     parser.add_argument("--grpc-port", type=int, help="also serve gRPC on this port (and advertise it)")
     parser.add_argument("--public-url", help="advertise the HTTP interfaces under this base URL (behind a gateway)")
     parser.add_argument("--public-grpc", help="advertise the gRPC interface at this URL (behind a gateway)")
+    parser.add_argument("--bearer", help="declare an HTTP Bearer scheme and require this token on every binding")
+    parser.add_argument("--open-bindings", default="", help="comma-separated bindings left without the token")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    open_bindings = frozenset(filter(None, args.open_bindings.split(",")))
     app, handler = build_app(args.port, args.compat, args.signing_key, args.kid, args.push, args.grpc_port,
-                             args.public_url, args.public_grpc)
+                             args.public_url, args.public_grpc, args.bearer, open_bindings)
+    interceptors = [bearer_interceptor(args.bearer)] if args.bearer and "grpc" not in open_bindings else []
     # A short graceful-shutdown window: open SSE streams or a pending "slow" call must not delay SIGTERM.
     config = uvicorn.Config(
         app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1
     )
-    asyncio.run(_serve(uvicorn.Server(config), handler, args.grpc_port, args.compat))
+    asyncio.run(_serve(uvicorn.Server(config), handler, args.grpc_port, args.compat, interceptors))
 
 
 async def _serve(http: uvicorn.Server, handler: DefaultRequestHandler, grpc_port: int | None,
-                 compat: bool = False) -> None:
+                 compat: bool = False, interceptors: list[object] | None = None) -> None:
     """HTTP (JSON-RPC, REST, card) and, with --grpc-port, gRPC (lf.a2a.v1.A2AService, and with --compat the 0.3
     a2a.v1.A2AService) from one process."""
     server = None
@@ -204,7 +272,7 @@ async def _serve(http: uvicorn.Server, handler: DefaultRequestHandler, grpc_port
         from a2a.server.request_handlers import GrpcHandler
         from a2a.types import a2a_pb2_grpc
 
-        server = grpc.aio.server()
+        server = grpc.aio.server(interceptors=interceptors or None)
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
         if compat:
             from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc

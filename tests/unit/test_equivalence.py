@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from probe.engine import OP_CANCEL_TERMINAL, OP_GET_UNKNOWN, _equivalence
+from probe.engine import OP_ANONYMOUS, OP_CANCEL_TERMINAL, OP_GET_UNKNOWN, _equivalence, _same_auth
 from probe.reasons import Reason
 from probe.results import InterfaceResult, ProbeResult, Status
 from probe.wire.dialects import V03, V03_PROTO, V1, part_kinds
@@ -78,3 +78,55 @@ def test_part_kinds_are_named_alike_in_both_versions() -> None:
                                                                        {"kind": "data", "data": {}}]}]})
     assert v1.artifact_parts == v03.artifact_parts == [("text", "data")]
     assert v1.artifact_texts == v03.artifact_texts == ["hi"]
+
+
+# ---- interop.bindings_same_auth, from the same entries
+
+SECURED = {"securitySchemes": {"b": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+           "securityRequirements": [{"schemes": {"b": {"list": []}}}]}
+
+
+def _auth(*entries: InterfaceResult, doc: dict[str, object] | None = None) -> tuple[Status, str]:
+    r = ProbeResult(agent="a", target_url="http://a", interfaces=list(entries))
+    _same_auth(r, SECURED if doc is None else doc)
+    c = r.check("interop.bindings_same_auth")
+    assert c is not None
+    return c.status, c.message
+
+
+def _anon(binding: str, outcome: str, **kw: object) -> InterfaceResult:
+    return _entry(binding, outcomes={**AGREED, OP_ANONYMOUS: outcome}, **kw)
+
+
+def test_same_auth_skips_one_interface_and_a_card_without_security() -> None:
+    assert _auth(_anon("jsonrpc", "refused: HTTP 401")) == (Status.SKIP, "the card advertises one interface")
+    assert _auth(_anon("jsonrpc", "processed: x"), _anon("grpc", "refused: y"), doc={"securitySchemes": {}}) == (
+        Status.SKIP, "the card declares no security requirements")
+    assert _auth(_anon("jsonrpc", "refused: x"), _anon("grpc", "refused: y"), doc={"security": [{"b": []}]})[0] \
+        is Status.PASS  # 0.3's field
+
+
+def test_same_auth_fails_an_interface_that_processes_what_another_refuses() -> None:
+    status, message = _auth(_anon("jsonrpc", "refused: HTTP 401"), _anon("grpc", "processed: OK, TaskNotFoundError"),
+                            _anon("http_json", "other: HTTP 500"))
+    assert status is Status.FAIL
+    assert message == ("a call without credentials is refused on jsonrpc 1.0 but processed on grpc 1.0 "
+                       "(OK, TaskNotFoundError)")
+
+
+def test_same_auth_does_not_compare_answers_that_say_nothing_of_authentication() -> None:
+    status, message = _auth(_anon("jsonrpc", "refused: HTTP 401"), _anon("grpc", "other: no answer (ConnectFailed)"))
+    assert status is Status.PASS
+    assert message == ("the interfaces enforce the card's security alike (a call without credentials: jsonrpc 1.0 "
+                       "refused, grpc 1.0 other)")
+
+
+def test_same_auth_fails_credentials_accepted_on_one_interface_and_refused_on_another() -> None:
+    status, message = _auth(_entry("jsonrpc"), _entry("grpc", success=False, reason=Reason.INVOKE_AUTH,
+                                                      final_state=None))
+    assert status is Status.FAIL
+    assert message == "the configured credentials are accepted on jsonrpc 1.0 but refused on grpc 1.0"
+
+
+def test_same_auth_without_its_calls_is_not_judged() -> None:  # the daemon makes no call without credentials
+    assert _auth(_entry("jsonrpc"), _entry("grpc")) == (Status.SKIP, "no call without credentials was made")
