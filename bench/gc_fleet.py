@@ -89,6 +89,23 @@ async def _child(args: argparse.Namespace) -> dict[str, Any]:
     gc.callbacks.append(gc_cb)
     await d.start()
     url = f"http://{d.bound[0]}/metrics"
+    trajectory: list[dict[str, float]] = []  # every 5 s: the open slots (the lag governor's), the loop's lag, CPU
+
+    async def watch() -> None:
+        slots = d.runner.slots
+        cpu, t = time.process_time(), time.monotonic()
+        while True:
+            await asyncio.sleep(5.0)
+            lags = sorted(list(d.selfmon._lag)[-100:]) or [0.0]
+            now_cpu, now = time.process_time(), time.monotonic()
+            trajectory.append({"t": round(now - started, 1), "open": getattr(slots, "open", slots.limit),
+                               "used": slots.used, "waiting": slots.waiting,
+                               "lag_p50_ms": round(1e3 * lags[len(lags) // 2], 2),
+                               "cpu_pct": round(100 * (now_cpu - cpu) / (now - t), 1)})
+            cpu, t = now_cpu, now
+
+    started = time.monotonic()
+    watcher = asyncio.create_task(watch())
     try:
         async with aiohttp.ClientSession() as s:
             await asyncio.sleep(args.warmup)
@@ -119,6 +136,7 @@ async def _child(args: argparse.Namespace) -> dict[str, Any]:
             leaked_types = Counter(type(o).__name__ for o in gc.garbage).most_common(args.types)
             gc.garbage.clear()
     finally:
+        watcher.cancel()
         await d.stop()
         gc.callbacks.remove(gc_cb)
     runs = _metric_sum(after, "a2a_probe_runs_total") - _metric_sum(before, "a2a_probe_runs_total")
@@ -142,7 +160,7 @@ async def _child(args: argparse.Namespace) -> dict[str, Any]:
         "tracked_at_end": census, "full_collection_ms_at_end": round(full_ms, 1),
         "waiting_at_end": waiting, "tasks_at_end": tasks,
         "gen2_types": old.most_common(args.types),
-        "frozen_garbage_at_end": leaked, "frozen_garbage_types": leaked_types,
+        "frozen_garbage_at_end": leaked, "frozen_garbage_types": leaked_types, "trajectory": trajectory,
     }
 
 

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from probe import config as cfg
 from probe import logs
+from probe.admission import Governor
 from probe.history import History
 from probe.inbox import PushInbox
 from probe.metrics import Metrics
@@ -60,7 +61,9 @@ class Daemon:
         # runs due while every slot is busy wait in the runner's queue as small entries, not as tasks (probe/runner.py)
         self.scheduler = ProbeScheduler(self.runner.scheduled, self.metrics.missed, settings.first_pass_rate,
                                         gate=self.runner)
-        self.selfmon = SelfMonitor(self.metrics)
+        # while the loop is the bottleneck, fewer runs at once (probe/admission.py)
+        self.governor = Governor(self.runner.slots)
+        self.selfmon = SelfMonitor(self.metrics, on_lag=self.governor.sample)
         self.runner.stall_clock = self.selfmon.stalled_seconds  # a run stalled by the probe is not the agent's
         self._web: GuardedRunner | None = None
         self._stop = asyncio.Event()

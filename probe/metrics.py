@@ -154,6 +154,8 @@ CATALOGUE: tuple[Spec, ...] = (
          "plain HTTP), header_timeout (no complete request headers within web_header_timeout), handshake (a TLS "
          "handshake failed or not done within web_header_timeout); every cause starts at 0"),
     Spec("probe_slots", "gauge", (), "Concurrency slots (max_concurrency, or sized from the fleet when unset)"),
+    Spec("probe_slots_open", "gauge", (), "Slots runs may hold now: probe_slots, or fewer while the event loop is "
+         "the bottleneck (the lag governor, docs/daemon.md)"),
     Spec("slot_wait_seconds", "histogram", (), "Time runs waited for a concurrency slot (not charged to agents)",
          buckets=_SELF_BUCKETS, batched=True),
     Spec("scheduler_lateness_seconds", "histogram", (),

@@ -120,11 +120,15 @@ class Slots(_TimerHeap["_Waiter"]):
     agents on one core: every run waits), and a task each (its coroutines, frames, future, timeout and timer handle,
     ~18 objects the collector tracks) outlives young collections and is walked by every full one. Every waiter's
     deadline is on one timer of the Slots (as _Deadlines does for runs), armed at the earliest waiter still waiting;
-    a waiter handed a slot or expired is marked done and dropped from the queue and the heap lazily."""
+    a waiter handed a slot or expired is marked done and dropped from the queue and the heap lazily.
+
+    `limit` is what the fleet needs at once (slow agents hold slots while they wait on the network); `cap`, at most
+    `limit`, is what the lag governor (probe/admission.py) lets in while the event loop is the bottleneck."""
 
     def __init__(self, limit: int) -> None:
         super().__init__()
         self.limit = limit
+        self.cap = limit
         self.used = 0
         self._queue: deque[_Waiter] = deque()  # FIFO; done waiters are skipped
         self._live = 0  # waiters not done
@@ -133,12 +137,17 @@ class Slots(_TimerHeap["_Waiter"]):
     def waiting(self) -> int:
         return self._live
 
+    @property
+    def open(self) -> int:
+        """The slots runs may hold now."""
+        return min(self.limit, self.cap)
+
     def try_acquire(self) -> bool:
         """True with a slot held, without waiting; False when the slots are full or others wait first (FIFO)."""
         queue = self._queue
         while queue and queue[0].done:
             queue.popleft()
-        if self.used < self.limit and not queue:
+        if self.used < self.open and not queue:
             self.used += 1
             return True
         return False
@@ -182,7 +191,7 @@ class Slots(_TimerHeap["_Waiter"]):
         return None
 
     def release(self) -> None:
-        if self.used <= self.limit:
+        if self.used <= self.open:
             while (waiter := self._next()) is not None:
                 if waiter.admit():
                     return  # the slot passes to the next waiter; `used` is unchanged
@@ -190,7 +199,16 @@ class Slots(_TimerHeap["_Waiter"]):
 
     def resize(self, limit: int) -> None:
         self.limit = limit
-        while self.used < self.limit and (waiter := self._next()) is not None:
+        self.cap = limit  # a new fleet size starts the governor over
+        self._fill()
+
+    def govern(self, cap: int) -> None:
+        """The lag governor's cap; raising it admits waiters at once."""
+        self.cap = max(1, min(cap, self.limit))
+        self._fill()
+
+    def _fill(self) -> None:
+        while self.used < self.open and (waiter := self._next()) is not None:
             self.used += 1
             if not waiter.admit():
                 self.used -= 1
@@ -273,6 +291,7 @@ class Runner:
         self.history = history
         self.slots = Slots(max_concurrency)
         self.metrics.gauge("probe_slots").set(max_concurrency)
+        metrics.gauge("probe_slots_open").set_function(lambda: self.slots.open)
         self.in_flight: set[asyncio.Task[Any]] = set()
         # counted at scrape time, not with an inc and a dec (and their locks) per run
         metrics.gauge("probes_in_flight").set_function(lambda: len(self.in_flight))
@@ -406,7 +425,7 @@ class Runner:
                 self._slot_wait.observe(waited)
                 return _failed(agent, Reason.PROBE_OVERLOADED,
                                f"no free probe slot within {max(0.0, wait_for):.2f}s ({self.slots.used} probes "
-                               f"running, limit {self.slots.limit}); the agent was not called")
+                               f"running, limit {self.slots.open} of {self.slots.limit}); the agent was not called")
             self._slot_wait.observe(waited)
         remaining = timeout if start_by is not None else max(0.05, timeout - waited)
         stall_clock = self.stall_clock

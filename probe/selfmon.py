@@ -22,6 +22,7 @@ import gc
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from probe.metrics import Metrics
@@ -44,8 +45,9 @@ THAW_PERIOD = 3600.0  # seconds between thaws: the longest a frozen cycle that b
 
 
 class SelfMonitor:
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, on_lag: Callable[[float, float], None] | None = None) -> None:
         self.metrics = metrics
+        self._on_lag = on_lag  # each lag sample, (loop time, lag): the admission governor's input
         self._lag: deque[float] = deque(maxlen=_MAX_SAMPLES)
         self._gc: deque[tuple[int, float]] = deque(maxlen=_MAX_SAMPLES)
         self._gc_start = 0.0
@@ -76,6 +78,8 @@ class SelfMonitor:
         """Each lag sample (the watch's timer): into the histogram; GC pauses move from the buffer into theirs."""
         self._lag.append(lag)
         self._lag_hist.observe(lag)
+        if self._on_lag is not None:
+            self._on_lag(now, lag)
         while self._gc:
             generation, pause = self._gc.popleft()
             self._gc_hist.labels(str(generation)).observe(pause)

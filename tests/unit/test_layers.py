@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("daemon", ("probe.daemon",)),
     ("web", ("probe.web", "probe.statuspage", "probe.webguard")),
     ("runner", ("probe.runner", "probe.scheduler", "probe.history", "probe.metrics", "probe.exposition",
-                "probe.selfmon", "probe.offline")),
+                "probe.selfmon", "probe.offline", "probe.admission")),
     ("report", ("probe.report", "probe.levels", "probe.templates")),
     ("config", ("probe.config",)),
     ("suite", ("probe.suite",)),
