@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("url", help="the agent's base URL (may carry a gateway path prefix) or its card URL")
     c.add_argument("--card-url", help="explicit Agent Card URL (default: <url>/.well-known/agent-card.json)")
     c.add_argument("--bearer-token-env", metavar="VAR", help="read a bearer token from this environment variable")
+    c.add_argument("--allowed-origin", action="append", default=[], metavar="URL",
+                   help="another origin that may receive the credentials: an advertised interface on another host "
+                        "or port, e.g. http://host:50051 for a gRPC one (repeatable; the agent's own always may)")
     c.add_argument("--header", action="append", default=[], metavar="K=V",
                    help="extra header on invocation requests (repeatable; never sent during discovery)")
     c.add_argument("--a2a-version", choices=["1.0", "0.3"], help="force the protocol version of the interface")
@@ -253,6 +256,8 @@ def target_from_args(args: argparse.Namespace) -> Target:
     _url_arg("URL", args.url)
     _url_arg("--card-url", args.card_url)
     _url_arg("--peer", args.peer)
+    for allowed in args.allowed_origin:
+        _url_arg("--allowed-origin", allowed)
     headers: dict[str, SecretStr] = {}
     for h in args.header:
         key, sep, value = h.partition("=")
@@ -281,7 +286,8 @@ def target_from_args(args: argparse.Namespace) -> Target:
                       message=args.message, expect_text=args.expect_text,
                       timeout=args.timeout, allow_cross_origin_redirect=args.allow_cross_origin_redirect,
                       trusted_jwks=jwks, signature_policy=signatures.effective_policy,
-                      tls=_tls_from_args(args), auth=AuthSpec(client_cert=args.client_cert is not None))
+                      tls=_tls_from_args(args), auth=AuthSpec(client_cert=args.client_cert is not None,
+                                                               allowed_origins=tuple(args.allowed_origin)))
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
 

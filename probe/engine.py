@@ -644,8 +644,8 @@ class ProbeRun:
         if not self.flow.allows(where) and (authflows.configured_kinds(self.t.auth) or self.t.auth.headers):
             self.withheld = True
             problems.append(f"the advertised interface {call_url} is on another origin than the one the credentials "
-                            "are configured for, so it gets none: add its origin to auth.allowed_origins if it is "
-                            "yours")
+                            "are configured for, so it gets none: add its origin to auth.allowed_origins (check: "
+                            "--allowed-origin) if it is yours")
         if problems:
             ok, message = False, "; ".join([*problems, message])
         status = Status.SKIP if ok is None else Status.PASS if ok else Status.FAIL

@@ -35,6 +35,8 @@ FAULTS = frozenset({
     "push_unsupported_100", "push_unsupported_101",
     "push_unsupported_unmapped",  # ... named by ErrorInfo but sent as INVALID_ARGUMENT, in neither mapping
     "no_error_info",  # TaskNotFoundError without an ErrorInfo on both sides: gRPC NOT_FOUND, JSON-RPC -32001
+    # the card declares Bearer security; JSON-RPC refuses a call without "Bearer t" (401), gRPC serves anyone
+    "auth_jsonrpc_only",
 })
 
 
@@ -131,6 +133,8 @@ def _jsonrpc_app(store: _Store, grpc_url: str, faults: frozenset[str] = frozense
         return web.json_response({"jsonrpc": "2.0", "id": rid, "error": err})
 
     async def rpc(request: web.Request) -> web.Response:
+        if "auth_jsonrpc_only" in faults and request.headers.get("Authorization") != "Bearer t":
+            return web.json_response({"error": "unauthenticated"}, status=401, headers={"WWW-Authenticate": "Bearer"})
         body = await request.json()
         rid, method, params = body.get("id"), body.get("method"), body.get("params") or {}
         if method == "SendMessage":
@@ -147,6 +151,9 @@ def _jsonrpc_app(store: _Store, grpc_url: str, faults: frozenset[str] = frozense
 
     async def card(request: web.Request) -> web.Response:
         doc = valid_card(f"http://{request.host}/rpc", (grpc_url, "GRPC", "1.0"), name="grpc-faults", streaming=False)
+        if "auth_jsonrpc_only" in faults:
+            doc |= {"securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+                    "securityRequirements": [{"schemes": {"bearer": {"list": []}}}]}
         return web.json_response(doc, headers={"Cache-Control": "max-age=60", "ETag": '"g"'})
 
     app = web.Application()

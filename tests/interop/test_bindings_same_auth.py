@@ -134,3 +134,26 @@ def test_the_cli_report_names_the_open_binding_and_never_the_token(grpc_open: Pe
     assert code != 0
     grpc = next(i for i in rep["interfaces"] if i["binding"] == "grpc")
     assert grpc["outcomes"][OP_ANONYMOUS] == "processed: TaskNotFoundError (gRPC NOT_FOUND)"
+
+
+def test_the_cli_sends_the_token_to_an_allowed_origin_only(guarded: Peer, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """--allowed-origin: the gRPC interface's port gets the token too; without it, none (security.credentials_match
+    says so) and the gRPC invoke is refused, which interop.bindings_same_auth does not count against the agent."""
+    monkeypatch.setenv("A2A_PROBE_SAME_AUTH_TOKEN", TOKEN)
+    args = ["check", guarded.base_url, "--binding", "all", "--bearer-token-env", "A2A_PROBE_SAME_AUTH_TOKEN",
+            "--format", "json"]
+    assert main([*args, "--allowed-origin", f"http://127.0.0.1:{guarded.grpc_port}"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert all(i["success"] for i in rep["interfaces"]), rep["interfaces"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert TOKEN not in out
+    rep = json.loads(out)
+    grpc = next(i for i in rep["interfaces"] if i["binding"] == "grpc")
+    assert grpc["reason"] == "invoke_auth"
+    rows = {(x["test"], x.get("interface")): x for x in rep["results"]}
+    assert "--allowed-origin" in rows[("security.credentials_match", "grpc 1.0")]["message"]
+    assert rows[("interop.bindings_same_auth", None)]["status"] == "pass"
+    assert main([*args, "--allowed-origin", "not a url"]) == 2
+    assert "--allowed-origin" in capsys.readouterr().err

@@ -340,6 +340,16 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
 
     if target_of("127.0.0.1:50051")[2]:
         failed.add("interface.grpc_url")
+    # a card that declares security, enforced on JSON-RPC and not on gRPC (the official SDK's server: live in
+    # tests/interop/test_bindings_same_auth.py)
+    from pydantic import SecretStr
+
+    from tests.agents.grpc_faults import grpc_fault_agent
+
+    async with grpc_fault_agent("auth_jsonrpc_only") as origin:
+        r = await run_interfaces(Target(name="t", url=origin, headers={"Authorization": SecretStr("Bearer t")}),
+                                 client, steps=(StepName.INVOKE,))
+        failed.update(await _failing(r))
     # two interfaces that disagree (live: tests/interop/test_bindings.py::test_binding_all_names_the_broken_binding)
     from probe.engine import _equivalence
     from probe.results import InterfaceResult
