@@ -5,7 +5,9 @@ is right while the loop keeps up. When it does not, more runs at once add no thr
 (the probe's own queueing, measured as the agent's latency) and everything it holds lives through the young
 collections into the oldest generation, which every full collection walks. Measured with bench/gc_fleet.py (50,000
 agents on ping at 60 s, one core, 2026-12-05): 1,024 slots at once served 817 probes/s at 1.221 ms CPU a probe, GC
-20.5 % of it, 25,000 runs waiting; 64 slots served all 846/s due at 1.018 ms, GC 7.4 %, none waiting.
+20.5 % of it, 25,000 runs waiting; 64 slots served all 846/s due at 1.018 ms, GC 7.4 %, none waiting. The thresholds
+from bench/fleet.py's steady state (docs/performance.md, "The lag governor"): 3 / 10 ms held 16-27 slots, too few to
+keep up; 20 / 50 ms settled at 86-108 (1.272 ms a probe); 12 / 30 ms, kept: 1.244 ms (1.428 without a governor).
 
 So the governor caps the slots (`Slots.govern`) from the loop's lag, additive-increase / multiplicative-decrease on
 the median lag sample of each `CONTROL_PERIOD` (a lone GC pause is one sample, not a median): above `LAG_HIGH` the cap
@@ -24,8 +26,8 @@ import structlog
 log = structlog.get_logger("a2a_probe.admission")
 
 CONTROL_PERIOD = 1.0  # seconds of lag samples (20 of them: probe.stall.LAG_PERIOD) per decision
-LAG_HIGH = 0.050  # median lag above which the loop is the bottleneck
-LAG_LOW = 0.020  # median lag below which it has room
+LAG_HIGH = 0.030  # median lag above which the loop is the bottleneck
+LAG_LOW = 0.012  # median lag below which it has room
 DECREASE = 0.8
 INCREASE = 1.25
 MIN_CAP = 16
