@@ -266,11 +266,13 @@ def target_from_args(args: argparse.Namespace) -> Target:
         headers[key.strip()] = SecretStr(value)
         if redact.is_secret_header(key.strip()):
             redact.register(value)
+    bearer: SecretStr | None = None
     if args.bearer_token_env:
         token = os.environ.get(args.bearer_token_env)
         if not token:
             raise UsageError(f"--bearer-token-env: environment variable {args.bearer_token_env} is not set or empty")
-        headers["Authorization"] = SecretStr(f"Bearer {token}")
+        # the config's auth.bearer_token: matched against the card's schemes, sent to allowed origins only
+        bearer = SecretStr(token)
         redact.register(token)
     try:
         signatures = CardSignatures(policy=args.signature_policy, trusted_jwks_file=args.trusted_jwks)
@@ -286,7 +288,7 @@ def target_from_args(args: argparse.Namespace) -> Target:
                       message=args.message, expect_text=args.expect_text,
                       timeout=args.timeout, allow_cross_origin_redirect=args.allow_cross_origin_redirect,
                       trusted_jwks=jwks, signature_policy=signatures.effective_policy,
-                      tls=_tls_from_args(args), auth=AuthSpec(client_cert=args.client_cert is not None,
+                      tls=_tls_from_args(args), auth=AuthSpec(client_cert=args.client_cert is not None, bearer=bearer,
                                                                allowed_origins=tuple(args.allowed_origin)))
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None

@@ -641,7 +641,8 @@ class ProbeRun:
         problems = list(self.flow.problems)
         # a schemeless gRPC URL (host:port) is the origin http://host:port, as the gRPC binding sends credentials
         where = call_url if "://" in call_url else f"http://{call_url}"
-        if not self.flow.allows(where) and (authflows.configured_kinds(self.t.auth) or self.t.auth.headers):
+        if not self.flow.allows(where) and (authflows.configured_kinds(self.t.auth) or self.t.auth.headers
+                                            or any(redact.is_secret_header(k) for k in self.t.headers)):
             self.withheld = True
             problems.append(f"the advertised interface {call_url} is on another origin than the one the credentials "
                             "are configured for, so it gets none: add its origin to auth.allowed_origins (check: "
