@@ -28,7 +28,7 @@ from probe import redact
 from probe.checks import auth as authchecks
 from probe.checks import card as card_checks
 from probe.checks import catalogue, grading, required, timestamps, urls
-from probe.checks.catalogue import Severity, make_check, shared_check
+from probe.checks.catalogue import ACROSS_INTERFACES, Severity, make_check, shared_check
 from probe.checks.shape import shape_problems
 from probe.checks.stream import StreamJudge
 from probe.reasons import Reason
@@ -1323,16 +1323,16 @@ async def combine(runs: list[ProbeRun], client: HttpClient | None = None) -> Pro
         shared = _card_level(runs)
         key0 = entries[0].key
         merged = [c if _observed(c) in shared else copy_check(c, interface=key0)
-                  for c in runs[0].r.checks if c.id != "interop.bindings_agree"]
+                  for c in runs[0].r.checks if c.id not in ACROSS_INTERFACES]
         for run, e in zip(runs[1:], entries[1:], strict=True):
             for seen in run.r.error_statuses:  # errorMapping: the statuses of every binding
                 result.note_error_status(seen.error, seen.binding, seen.status, tuple(seen.mappings))
             result.tls.update({channel: info for channel, info in run.r.tls.items() if channel != "card"})
             merged += [copy_check(c, interface=e.key) for c in run.r.checks
-                       if c.id != "interop.bindings_agree" and _observed(c) not in shared]
+                       if c.id not in ACROSS_INTERFACES and _observed(c) not in shared]
         result.checks = merged
     else:
-        result.checks = [c for c in result.checks if c.id != "interop.bindings_agree"]
+        result.checks = [c for c in result.checks if c.id not in ACROSS_INTERFACES]
     _equivalence(result, *await _nondeterminism(runs, ask=client is not None))
     _same_auth(result, runs[0].card.doc if runs[0].card is not None else None,
                frozenset(e.key for run, e in zip(runs, entries, strict=True) if run.withheld))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from probe import __version__, templates
-from probe.checks.catalogue import Severity
+from probe.checks.catalogue import ACROSS_INTERFACES, Severity
 from probe.checks.grading import binding_of, check_binding, family, grade, rule_for
 from probe.checks.registry import REQUIREMENTS, not_tested
 from probe.checks.urls import doubled_prefix
@@ -105,7 +105,7 @@ def _result_dict(c: CheckResult, version: str | None, binding: str | None) -> di
 def interface_view(result: ProbeResult, entry: InterfaceResult) -> ProbeResult:
     """One interface as a result of its own: the card's checks, its own checks and steps (for its level)."""
     view = result.model_copy(update={
-        "checks": [c for c in result.checks if c.interface in (None, entry.key) and c.id != "interop.bindings_agree"],
+        "checks": [c for c in result.checks if c.interface in (None, entry.key) and c.id not in ACROSS_INTERFACES],
         "steps": entry.steps, "success": entry.success, "reason": entry.reason,
         "protocol_version": entry.protocol_version, "binding": entry.binding, "interfaces": []})
     grade(view)  # the card's checks were graded by the first interface's version; this one may speak another

@@ -486,6 +486,10 @@ def from_problems(check_id: str, problems: list[str], ok_message: str = "", *, s
     return make_check(check_id, Status.FAIL, "; ".join(problems[:listed]) + more, step=step)
 
 
+# the checks that compare the interfaces: judged across every run (engine.combine), never per interface
+ACROSS_INTERFACES = ("interop.bindings_agree", "interop.bindings_same_auth")
+
+
 def make_check(check_id: str, status: Status, message: str = "", *, step: StepName | None = None,
                recommendation: str | None = None, duration_ms: float = 0.0) -> CheckResult:
     """A result for a catalogued check; the catalogue supplies category, severity and the default advice."""

@@ -13,7 +13,7 @@ import structlog
 
 from probe import redact
 from probe.checks import grading
-from probe.checks.catalogue import BY_ID, shared_check
+from probe.checks.catalogue import ACROSS_INTERFACES, BY_ID, shared_check
 from probe.engine import FULL_STEPS, ProbeRun, combine, each_interface, execute
 from probe.results import ProbeResult, Status, StepName, StepResult, copy_check
 from probe.suite import errors, interop, lifecycle, multiturn, negotiation, push, security, streaming, tasks
@@ -73,11 +73,12 @@ async def _suite_run(target: Target, client: HttpClient, opts: SuiteOptions) -> 
                     await _run_check(suite, fn, module.IDS[fn])
     finally:
         suite.stall.stop()
-    if result.check("interop.bindings_agree") is None and cause is not None:
-        _skip(suite, ("interop.bindings_agree",), cause)
-    elif result.check("interop.bindings_agree") is None:
-        suite.record("interop.bindings_agree", Status.SKIP,
-                     f"one interface probed ({suite.binding_name}); check --binding all compares every advertised one")
+    for across in ACROSS_INTERFACES:
+        if result.check(across) is None and cause is not None:
+            _skip(suite, (across,), cause)
+        elif result.check(across) is None:
+            suite.record(across, Status.SKIP, f"one interface probed ({suite.binding_name}); check --binding all "
+                         "compares every advertised one")
     if cause is not None:
         _skip(suite, ("errors.no_server_errors", "lifecycle.schema", *errors.FINAL_IDS, *lifecycle.FINAL_IDS), cause)
     else:
