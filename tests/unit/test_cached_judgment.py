@@ -149,6 +149,8 @@ async def test_a_planned_run_sends_what_a_fresh_one_sends() -> None:
 
 async def test_unshared_checks_are_made_anew_for_each_result(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(catalogue, "MAX_SHARED_CHECKS", 0)  # a full table: this agent's own messages stay unshared
+    # nor an earlier test's: its agent may have had this port (ports are reused) and shared its card.discovered
+    monkeypatch.setattr(catalogue, "_SHARED", {})
     async with serve(VARIANTS["plain"]) as origin, HttpClient() as client:
         cards = cardcache.CardCache(default_max_age=300)
         t = Target(name="judged", url=origin, message="hi", fresh_connection=True)
