@@ -80,6 +80,7 @@ from probe.wire.http import (
     RedirectRefused,
     TargetRefused,
     TlsFailed,
+    origin_url,
     without_credentials,
 )
 
@@ -639,10 +640,9 @@ class ProbeRun:
         assert self.flow is not None
         ok, message = authflows.match(card.doc, self.t.auth)
         problems = list(self.flow.problems)
-        # a schemeless gRPC URL (host:port) is the origin http://host:port, as the gRPC binding sends credentials
-        where = call_url if "://" in call_url else f"http://{call_url}"
-        if not self.flow.allows(where) and (authflows.configured_kinds(self.t.auth) or self.t.auth.headers
-                                            or any(redact.is_secret_header(k) for k in self.t.headers)):
+        configured = (authflows.configured_kinds(self.t.auth) or self.t.auth.headers
+                      or any(redact.is_secret_header(k) for k in self.t.headers))
+        if configured and not self.flow.allows(origin_url(call_url)):
             self.withheld = True
             problems.append(f"the advertised interface {call_url} is on another origin than the one the credentials "
                             "are configured for, so it gets none: add its origin to auth.allowed_origins (check: "

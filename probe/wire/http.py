@@ -490,6 +490,11 @@ def _chain_expiries(obj: ssl.SSLObject) -> list[float]:
     return out
 
 
+def origin_url(url: str) -> str:
+    """`url` as credentials are bound to it: a schemeless host:port (an advertised gRPC URL) is http://host:port."""
+    return url if "://" in url else f"http://{url}"
+
+
 @functools.lru_cache(maxsize=65536)  # pure in its string and parsed ~5 times a probe; bounded
 def origin(url: str) -> tuple[str, str, int | None]:
     p = urlsplit(url)

@@ -65,6 +65,7 @@ from probe.wire.http import (
     ProbeOutOfFiles,
     ProtocolError,
     gateway_problem,
+    origin_url,
     out_of_descriptors,
     with_credentials,
 )
@@ -185,7 +186,7 @@ class GrpcBinding:
         self.target, self.tls, self.schemeless = target_of(url)
         self.config = config  # the auth flow's credentials go in as metadata, for this origin only
         self.tenant = tenant  # the request message's `tenant` field (Context.tenant)
-        self._origin = url if "://" in url else f"http://{url}"
+        self._origin = origin_url(url)
         self._metadata = {k.lower(): v for k, v in headers.items()}
         if dialect.header_version:
             self._metadata["a2a-version"] = dialect.header_version
