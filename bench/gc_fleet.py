@@ -68,6 +68,11 @@ async def _child(args: argparse.Namespace) -> dict[str, Any]:
     path = Path(args.workdir) / "fleet.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     config, sha = load(path)
+    if args.gc_threshold:  # a variant of the collector's thresholds: tune_gc reads the module's constant when it runs
+        import probe.selfmon
+
+        g0, g1, g2 = (int(x) for x in args.gc_threshold[0].split(","))
+        probe.selfmon.GC_THRESHOLD = (g0, g1, g2)
     d = Daemon(Settings(config_file=path, listen_address="127.0.0.1:0", log_level="warning",
                           max_concurrency=args.max_concurrency), config, sha, path)
     gens: dict[int, dict[str, float]] = {g: {"n": 0, "cpu": 0.0, "wall": 0.0, "collected": 0} for g in range(3)}
@@ -245,7 +250,8 @@ async def _backlog_child(args: argparse.Namespace) -> dict[str, Any]:
             "waiting_at_end": waiting, "tasks_at_end": tasks, "tracked_at_end": tracked}
 
 
-def _run_child(root: Path, origin: str, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+def _run_child(root: Path, origin: str, args: argparse.Namespace, workdir: Path, gc_threshold: str | None = None,
+               ) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--origin", origin, "--workdir", str(workdir),
            "--agents", str(args.agents), "--interval", str(args.interval), "--warmup", str(args.warmup),
            "--window", str(args.window), "--types", str(args.types)]
@@ -253,6 +259,8 @@ def _run_child(root: Path, origin: str, args: argparse.Namespace, workdir: Path)
         cmd += ["--max-concurrency", str(args.max_concurrency)]
     if args.backlog:
         cmd += ["--backlog", "--hold", str(args.hold)]
+    if gc_threshold:
+        cmd += ["--gc-threshold", gc_threshold]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=root,
                          env={**_env(), "PYTHONPATH": str(root)}).stdout
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
@@ -281,6 +289,8 @@ def main() -> None:
     ap.add_argument("--backlog", action="store_true",
                     help="the waiting runs alone, in-process: a probe holding its slot --hold s, no HTTP, no fleet")
     ap.add_argument("--hold", type=float, default=0.3, help="--backlog: seconds a probe holds its slot")
+    ap.add_argument("--gc-threshold", action="append", default=[], metavar="G0,G1,G2",
+                    help="run this checkout once more per round with these collector thresholds (repeatable)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--origin", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -290,6 +300,8 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="gc-fleet-") as tmp:
         trees = [(rev, _unpack(rev, Path(tmp))) for rev in args.before] + ([] if args.no_this else [("this", ROOT)])
+        trees += [(f"gc={g}", ROOT) for g in args.gc_threshold]
+        gc_of = {f"gc={g}": g for g in args.gc_threshold}
         fleet = subprocess.Popen([sys.executable, str(ROOT / "bench" / "fleet_agents.py"), "--delay", str(args.delay)],
                                  stdout=subprocess.PIPE, text=True)
         try:
@@ -298,7 +310,7 @@ def main() -> None:
             rows: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
             for rnd in range(args.rounds):
                 for name, root in trees:
-                    row = _run_child(root, origin, args, Path(tmp))
+                    row = _run_child(root, origin, args, Path(tmp), gc_of.get(name))
                     rows[name].append(row)
                     print(json.dumps({"round": rnd + 1, "tree": name, **row}), flush=True)
             for name, got in rows.items():

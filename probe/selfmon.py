@@ -38,7 +38,7 @@ _MAX_SAMPLES = 8192  # lag samples kept between scrapes (about 7 minutes): bound
 #   (5000, 10, 10)     3.69 ms (-14 %),  max 0.18 s, p99 0.15 s   <- kept: most of the saving, half the max pause
 #   (20000, 20, 50)    3.60 ms (-16 %),  max 0.31 s, p99 0.31 s
 # Fewer young collections cost less in total; each is longer, so the p99 of the (far fewer) pauses rises.
-GC_THRESHOLD = (5_000, 10, 10)
+GC_THRESHOLD = (20_000, 10, 10)
 REFREEZE_GROWTH = 0.25  # re-freeze when a full collection's survivors are at least this share of the frozen objects
 REFREEZE_FLOOR = 10_000  # ... and at least this many (a small daemon is not frozen again for a handful of objects)
 THAW_PERIOD = 3600.0  # seconds between thaws: the longest a frozen cycle that became garbage is kept
