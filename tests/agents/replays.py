@@ -352,8 +352,9 @@ GO_RPC = {  # internal/jsonrpc codeToError + a2a/errors.go messages and reasons
 }
 GO_REST = {  # internal/rest/rest.go errorMappings: (HTTP status, google.rpc status)
     "parse": (400, "INVALID_ARGUMENT"), "invalid_request": (400, "INVALID_ARGUMENT"), "method": (501, "UNIMPLEMENTED"),
-    "params": (400, "INVALID_ARGUMENT"), "not_found": (404, "NOT_FOUND"), "not_cancelable": (400, "FAILED_PRECONDITION"),
-    "push": (400, "FAILED_PRECONDITION"), "unsupported": (400, "FAILED_PRECONDITION"),
+    "params": (400, "INVALID_ARGUMENT"), "not_found": (404, "NOT_FOUND"),
+    "not_cancelable": (400, "FAILED_PRECONDITION"), "push": (400, "FAILED_PRECONDITION"),
+    "unsupported": (400, "FAILED_PRECONDITION"),
     "extended_card": (400, "FAILED_PRECONDITION"),
 }
 JAVA_1_0 = {  # spec A2AErrorCodes: (code, reason, grpc status, HTTP status) and the errors' default messages
