@@ -1,7 +1,19 @@
 """The probe's verdict on the official Go and Java SDK servers, replayed byte for byte in shape
-(tests/agents/replays.py; every shape's source line in docs/replays.md).
+(tests/agents/replays.py; every shape's source line in docs/replays.md). No external program: the fast loop.
 
-VERDICTS (filled from the runs below; each finding is justified in its test).
+The premise: a2a-sdk's own definitions (the 1.0 proto its clients parse with, strictly; the 0.3 pydantic models of
+its 0.3 client) read every replayed answer, so no replay may fail invocation.
+
+`check` (invoke and stream): every replay passes. Findings: a2a-go v2 serves its card without Cache-Control/ETag
+(1.0 §8.6.1 SHOULD); a2a-go v0.3.15's card says "protocolVersion": "" (card.protocol_version SHOULD, read as 0.3
+by its preferredTransport); a2a-go on a host outside UTC stamps local offsets (1.0 §5.6.1 MUST, a finding, not a
+failed call). a2a-java 1.x and 0.3.3: nothing.
+
+The suite: a2a-go v2 breaks five MUSTs (A2A-Version never checked: 99.0 served, a missing header served as 1.0;
+GetExtendedAgentCard without the capability answers -32007, not UnsupportedOperationError; a message to a
+COMPLETED task is InvalidParams, not UnsupportedOperationError; SubscribeToTask of a finished task is
+TaskNotFound, not UnsupportedOperationError); a2a-java 1.x breaks two (A2A-Version checked on SendMessage and
+SendStreamingMessage only, so GetTask with 99.0 or without the header is served as 1.0).
 """
 
 from __future__ import annotations
