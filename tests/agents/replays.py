@@ -534,8 +534,10 @@ def build_app(replay: Replay, where: dict[str, str]) -> web.Application:
         raw = await request.read()
         try:
             body = json.loads(raw)
-        except ValueError as e:
-            return _json_response(rpc_error(replay, "parse", None, "" if replay.sdk == "java" else str(e)),
+        except json.JSONDecodeError as e:
+            # Go: json.Decoder's own error text, wrapped as "parse error: …" (jsonrpc.go:368-374)
+            text = "unexpected EOF" if e.pos >= len(raw.strip()) else f"invalid character {raw[e.pos:e.pos + 1]!r}"
+            return _json_response(rpc_error(replay, "parse", None, "" if replay.sdk == "java" else text),
                                   newline=replay.sdk == "go")
         go = replay.sdk == "go"
         if not isinstance(body, dict):

@@ -244,15 +244,16 @@ async def test_suite_findings_on_the_1_0_servers(client: HttpClient, line: str, 
     result = await _suite(client, line)
     assert result.success and result.protocol_version == "1.0", result.reason
     rest = line.endswith("rest")
-    statuses = {cid: result.check(cid) for cid in JUDGED}
-    expected = {cid: Status.FAIL if cid in breaks else Status.PASS for cid in JUDGED}
+    judged = [cid for cid in JUDGED if not (line.startswith("java") and cid == "errors.parse_error")]  # see below
+    statuses = {cid: result.check(cid) for cid in judged}
+    expected = {cid: Status.FAIL if cid in breaks else Status.PASS for cid in judged}
     if rest:
-        expected |= dict.fromkeys(_JSONRPC_ONLY, Status.SKIP)
+        expected |= {cid: Status.SKIP for cid in _JSONRPC_ONLY if cid in judged}
     else:
         expected["errors.error_status"] = Status.SKIP  # HTTP 200 carries every JSON-RPC error
     expected["card.cache_headers"] = Status.FAIL if line.startswith("go") else Status.PASS
     got = {cid: c.status if c is not None else None for cid, c in statuses.items()}
-    assert got == expected, {cid: statuses[cid].message for cid in JUDGED if got[cid] != expected[cid]}  # type: ignore[union-attr]
+    assert got == expected, {cid: statuses[cid].message for cid in judged if got[cid] != expected[cid]}  # type: ignore[union-attr]
     for cid in breaks:
         assert statuses[cid].severity is M  # type: ignore[union-attr]
     if line.startswith("go"):
@@ -300,10 +301,30 @@ async def test_suite_findings_on_the_0_3_servers(client: HttpClient, line: str) 
     every replayed error is the one 0.3 §8 names."""
     result = await _suite(client, line)
     assert result.success and result.protocol_version == "0.3", result.reason
-    for cid in ("errors.parse_error", "errors.invalid_request", "errors.unknown_method", "errors.invalid_params",
+    if line.startswith("go"):  # a2a-java's parse error: see the xfail below
+        parse = result.check("errors.parse_error")
+        assert parse is not None and parse.status is Status.PASS
+    for cid in ("errors.invalid_request", "errors.unknown_method", "errors.invalid_params",
                 "errors.task_not_found", "errors.cancel_unknown", "errors.not_cancelable", "errors.push_not_supported",
                 "streaming.subscribe_unknown"):
         check = result.check(cid)
         assert check is not None and check.status is Status.PASS, (cid, check)
     for cid in ("errors.version_not_supported", "errors.error_info", "errors.missing_version_is_0_3"):
         assert result.check(cid).status is Status.SKIP  # type: ignore[union-attr]
+
+
+@pytest.mark.xfail(strict=True, reason="probe gap, not fixed here: probe/wire/jsonrpc.py parse_envelope reads a "
+                   "missing id as null (doc.get('id')) and probe/suite/errors.py parse_error checks only the code; "
+                   "a2a-sdk 0.3.x (model_dump exclude_none) leaves the id out too, so a fix changes its peers' "
+                   "external expectations as well")
+@pytest.mark.parametrize("line", ["java-1.0-jsonrpc", "java-0.3-jsonrpc"])
+async def test_a_parse_error_without_an_id_member_is_a_finding(client: HttpClient, line: str) -> None:
+    """a2a-java answers an unparsable body with no `id` member at all: 1.x's Gson JsonWriter (serializeNulls off)
+    drops `"id": null` with its name (jsonrpc-common JsonUtil.writeJsonRpcId), 0.3.3's Jackson NON_ABSENT leaves
+    the null id out (JSONRPCResponse.java:13). JSON-RPC 2.0 §5: "id: This member is REQUIRED. … If there was an
+    error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null"; the 0.3
+    schema's JSONRPCErrorResponse requires `id` too. The official clients read the error anyway (their models
+    default the id to None), so this is a suite finding, never a failed call."""
+    result = await _suite(client, line)
+    parse = result.check("errors.parse_error")
+    assert parse is not None and parse.status is Status.FAIL and parse.severity is M
