@@ -140,7 +140,7 @@ async def test_the_official_0_3_models_read_every_answer(line: str) -> None:
 
 CHECK_FINDINGS: dict[str, set[tuple[str, Severity]]] = {
     # a2a-go serves its card with Content-Type and CORS headers only (a2asrv/agentcard.go:166-172): 1.0 §8.6.1
-    # "Agent Card HTTP endpoints SHOULD include HTTP caching headers" (Cache-Control max-age, ETag)
+    # "Agent Card HTTP endpoints SHOULD include a Cache-Control response header with a max-age directive …"
     "go-1.0-jsonrpc": {("card.cache_headers", S)},
     "go-1.0-rest": {("card.cache_headers", S)},
     # "protocolVersion": "" (a2a/agent.go:93, never set by the examples or the TCK server): the card is read as 0.3
@@ -226,8 +226,8 @@ GO_1_0 = {
     # the default handler checks capabilities only WithCapabilityChecks (handler.go:454-460): -32007
     # ExtendedCardNotConfigured; §3.3.4: without capabilities.extendedAgentCard it MUST be UnsupportedOperationError
     "errors.extended_card_not_declared",
-    # a message to a COMPLETED task is InvalidParams (agentexec.go:207-208); §3.1.1 / §3.3.3 name
-    # UnsupportedOperationError for a task in a terminal state
+    # a message to a COMPLETED task is InvalidParams (agentexec.go:207-208); §3.1.1's and §3.1.2's errors:
+    # "UnsupportedOperationError: Messages sent to Tasks that are in a terminal state … cannot accept further messages"
     "lifecycle.message_to_terminal",
     # SubscribeToTask of a finished task: "task not found: no active execution" (local_manager.go:134-140);
     # §3.1.6: a task in a terminal state MUST get UnsupportedOperationError
