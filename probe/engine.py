@@ -1298,10 +1298,16 @@ async def each_interface(target: Target, run_one: RunOne, bindings: Bindings | N
     if first.card is None:
         return runs
     known = bindings if bindings is not None else BY_CARD_NAME
+    plan = plan_interfaces(first.card, target, known)
+    if first.binding is None and plan and not _plain_choice(target, plan[0]):
+        # the plain choice (JSON-RPC) is not on the card (an HTTP+JSON- or gRPC-only agent): start, as
+        # probe_interfaces does, from the card's preferred interface, not from a failed selection
+        first = await run_one(_interface_target(target, plan[0]))
+        runs = [first]
     first_dialect = for_version(first.r.protocol_version or "")  # a 0.2 card is labelled 0.2, planned as 0.3
     first_key = (str(first.r.binding or "").upper(),
                  first_dialect.version if first_dialect is not None else first.r.protocol_version or "")
-    others = [key for key in plan_interfaces(first.card, target, known) if key != first_key]  # the first is done
+    others = [key for key in plan if key != first_key]  # the first is done
     await _agreement_calls(first, anonymous=bool(others))
     for key in others:
         run = await run_one(_interface_target(target, key))

@@ -18,7 +18,7 @@ from probe.checks.urls import LOOPBACK, host_class
 from probe.results import CheckResult, Status, StepName, copy_check
 from probe.target import InvalidUrl, check_url
 from probe.wire import schema
-from probe.wire.card import MAX_INTERFACES, Card, judged
+from probe.wire.card import MAX_INTERFACES, Card, blank_03, judged
 
 _MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
 # 1.0 §3.6.1: "Patch version numbers SHOULD NOT be used in ... Agent Cards" (a SHOULD, card.protocol_version's);
@@ -274,6 +274,11 @@ def https(card: Card) -> CheckResult:
 
 
 def protocol_version(card: Card) -> CheckResult:
+    if card.family == "0.3" and blank_03(card.doc):
+        # 0.3 §5.5: protocolVersion is required and names "the version of the A2A protocol this agent supports"
+        return make_check("card.protocol_version", Status.FAIL, "protocolVersion is empty (\"\"): read as 0.3 by its "
+                          "preferredTransport (a 0.3 field); a2a-sdk 1.x's client then picks its 1.0 transport",
+                          step=_V)
     if card.family in ("1.0", "0.3"):
         patched = _patch_versions(card) if card.family == "1.0" else []
         if patched:

@@ -212,11 +212,22 @@ def _top_03(doc: dict[str, Any]) -> bool:
     return "url" in doc and ("protocolVersion" in doc or "preferredTransport" in doc)
 
 
+def blank_03(doc: dict[str, Any]) -> bool:
+    """A 0.3 card whose protocolVersion is "": a2a-go v0.3.x writes the field without omitempty and neither its
+    examples nor its TCK server set it (a2a/agent.go:93). preferredTransport, a 0.3-only field (§5.6.1), names the
+    version; a2a-sdk 0.3's and @a2a-js/sdk 0.3's clients call such a card's url with the 0.3 methods."""
+    pv = doc.get("protocolVersion")
+    return isinstance(pv, str) and not pv.strip() and "url" in doc and "preferredTransport" in doc \
+        and "supportedInterfaces" not in doc
+
+
 def sniff(doc: dict[str, Any]) -> tuple[str, bool]:
     """Classify a card by its fields: (family, hybrid)."""
     if isinstance(doc.get("supportedInterfaces"), list):
         return "1.0", _top_03(doc)
     pv = doc.get("protocolVersion")
+    if blank_03(doc):
+        return "0.3", False
     if isinstance(pv, str):
         mm = ".".join(pv.split(".")[:2])
         if mm in ("0.3", "0.2", "0.1"):
@@ -270,7 +281,8 @@ def interfaces(doc: dict[str, Any]) -> list[Interface]:
         pv = doc.get("protocolVersion")
         # without protocolVersion: a hybrid's is 0.3 (preferredTransport is a 0.3 field, and a2a-sdk 0.3's default
         # is 0.3.0); a plain card's is early 0.2, or 0.1
-        version = pv if isinstance(pv, str) else ("0.3" if v1 else "0.1" if "authentication" in doc else "0.2")
+        version = ("0.3" if blank_03(doc) else pv if isinstance(pv, str)
+                   else "0.3" if v1 else "0.1" if "authentication" in doc else "0.2")
         out.append(Interface(doc["url"], str(doc.get("preferredTransport") or "JSONRPC"), version, source="url"))
         for e in judged(doc.get("additionalInterfaces")):
             if isinstance(e, dict) and _parsable(e.get("url")):

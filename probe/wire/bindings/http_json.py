@@ -237,9 +237,12 @@ def _status_error(err: dict[str, Any], http_status: int | None) -> A2AError:
     """A google.rpc.Status body (`{"error": {code, status, message, details}}`) as an A2A error by name."""
     details = err.get("details")
     reason = a2a_errors.a2a_reason(details)
-    spec, mappings = a2a_errors.from_http(http_status, reason) if http_status is not None else (
-        a2a_errors.BY_REASON.get(reason or ""), ())
     code = http_status if http_status is not None else err.get("code")
+    # an error event in a stream came with HTTP 200 (the stream's): the status it declares is the body's own code
+    # (a2a-go and a2a-java write the mapped one there), so that is the one the 1.0 mappings judge
+    declared = code if isinstance(code, int) and not isinstance(code, bool) else None
+    spec, mappings = a2a_errors.from_http(declared, reason) if declared is not None else (
+        a2a_errors.BY_REASON.get(reason or ""), ())
     return A2AError(name=spec.name if spec else None, message=str(err.get("message", ""))[:500], code=code,
                     binding="http_json", reason=reason, details=details, mappings=mappings)
 

@@ -1,0 +1,706 @@
+"""Wire-shape replays of the official Go (a2aproject/a2a-go) and Java (a2aproject/a2a-java) A2A servers.
+
+Nobody here can run those servers (no Go toolchain, no JVM build), so each replay answers as the SDK's own server
+code does, byte for byte in shape: the SDK's field order, omitted vs empty vs default fields, enum spellings, SSE
+framing (`id:` lines, comments), error envelopes and HTTP statuses. docs/replays.md cites the SDK source for every
+shape. The bodies are built here as the SDK's JSON text (dicts in the SDK's field order, serialised compactly as
+Go's encoding/json and protobuf's JsonFormat.omittingInsignificantWhitespace do), never through the probe's models.
+
+A replay keeps the tasks it made (GetTask finds them, an unknown id gets the SDK's TaskNotFound answer) and answers
+the requests the SDK refuses as the SDK refuses them (parse errors, unknown methods, A2A-Version where the SDK checks
+it). The agent behind each SDK server is its conformance-kit agent (e2e/tck in a2a-go): SUBMITTED, WORKING, one
+text artifact, COMPLETED; `message_reply=True` is the SDKs' hello-world agent instead, which answers with a
+Message.
+
+Lines replayed (`LINES`): go-1.0-jsonrpc, go-1.0-rest (a2a-go v2.3.1), go-0.3-jsonrpc (a2a-go v0.3.15),
+java-1.0-jsonrpc, java-1.0-rest (a2a-java v1.2.0.Final), java-0.3-jsonrpc (a2a-java v0.3.3.Final).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.agents.server import serve
+
+LINES = ("go-1.0-jsonrpc", "go-1.0-rest", "go-0.3-jsonrpc", "java-1.0-jsonrpc", "java-1.0-rest", "java-0.3-jsonrpc")
+GO_TEXT = "Hello, world!"
+JAVA_TEXT = "Hello World"
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+DOMAIN = "a2a-protocol.org"
+
+
+def compact(obj: Any) -> str:
+    """Go's json.Marshal / protobuf's omittingInsignificantWhitespace printer / Gson / Jackson: no spaces."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def pretty(obj: Any) -> str:
+    """protobuf-java's JsonFormat.printer() without omittingInsignificantWhitespace: two-space indent, `"k": v`."""
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def go_time(when: dt.datetime, offset: str | None = None) -> str:
+    """Go's time.Time.MarshalJSON (RFC 3339 with nanoseconds, trailing zeros trimmed) of a2a.NewStatusUpdateEvent's
+    time.Now(): local time, so 'Z' only on a host whose zone is UTC, `offset` (e.g. "+02:00") elsewhere."""
+    nanos = f"{when.microsecond:06d}417".rstrip("0")  # Linux clocks give nanoseconds: 7 to 9 digits, trimmed
+    base = when.strftime("%Y-%m-%dT%H:%M:%S")
+    if offset is None:
+        return f"{base}.{nanos}Z"
+    sign, hours, minutes = offset[0], int(offset[1:3]), int(offset[4:6])
+    delta = dt.timedelta(hours=hours, minutes=minutes) * (1 if sign == "+" else -1)
+    local = when + delta
+    return f"{local.strftime('%Y-%m-%dT%H:%M:%S')}.{nanos}{offset}"
+
+
+def proto_time(when: dt.datetime) -> str:
+    """protobuf's Timestamp JSON of a java.time.Instant (microsecond clock): UTC, 'Z', 3/6/9 fraction digits."""
+    micros = when.microsecond
+    frac = f".{micros // 1000:03d}" if micros % 1000 == 0 else f".{micros:06d}"
+    return when.strftime("%Y-%m-%dT%H:%M:%S") + (frac if micros else "") + "Z"
+
+
+def jackson_time(when: dt.datetime) -> str:
+    """Jackson's OffsetDateTime (JavaTimeModule, shape STRING, adjusted to UTC): ISO-8601, trailing zeros trimmed."""
+    frac = f"{when.microsecond:06d}".rstrip("0")
+    return when.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if frac else "") + "Z"
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+@dataclass
+class Call:
+    """One A2A call as the SDK's server decoded it: JSON-RPC id (None for REST), params, A2A-Version header."""
+
+    rid: Any
+    params: dict[str, Any]
+    version: str | None
+
+
+@dataclass
+class Replay:
+    """One SDK server line: `sdk` go|java, `version` 1.0|0.3, `binding` JSONRPC|HTTP+JSON."""
+
+    sdk: str
+    version: str
+    binding: str
+    message_reply: bool = False  # the hello-world agent: one Message, no task
+    tz_offset: str | None = None  # Go on a host whose local zone is not UTC
+    card_overrides: dict[str, Any] = field(default_factory=dict)
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> the SDK-shaped task (without defaults)
+
+    @classmethod
+    def of(cls, line: str, **kw: Any) -> Replay:
+        sdk, version, binding = line.split("-")
+        return cls(sdk, version, "JSONRPC" if binding == "jsonrpc" else "HTTP+JSON", **kw)
+
+    @property
+    def path(self) -> str:
+        """Where the server is mounted: a2a-go's examples at /invoke (JSON-RPC) and / (REST), a2a-java's Quarkus
+        routes at the root. The root is the card's origin, so REST routes sit at /message:send."""
+        if self.sdk == "go" and self.binding == "JSONRPC":
+            return "/invoke"
+        return ""
+
+    # ---------------------------------------------------------------- the card
+
+    def card(self, origin: str) -> tuple[str, dict[str, str]]:
+        url = origin + (self.path or ("/" if self.sdk == "java" and self.binding == "JSONRPC" else ""))
+        if self.sdk == "go" and self.version == "1.0":
+            # a2a/agent.go AgentCard, struct order; omitempty on capabilities' booleans, skill examples
+            doc: dict[str, Any] = {
+                "supportedInterfaces": [{"url": url, "protocolBinding": self.binding, "protocolVersion": "1.0"}],
+                "capabilities": {"streaming": True},
+                "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
+                "description": "A complete A2A agent implementation designed specifically for testing with the A2A "
+                               "Technology Compatibility Kit (TCK)",
+                "name": "TCK Core Agent",
+                "skills": [{"description": "A complete A2A agent implementation designed for TCK testing",
+                            "examples": ["tck", "testing", "core", "complete"], "id": "tck_core_agent",
+                            "name": "TCK Core Agent", "tags": ["hello world", "how are you", "goodbye", "hi"]}],
+                "version": "1.0.0"}
+            headers = {"Content-Type": "application/json", "Access-Control-Allow-Origin": "*"}
+        elif self.sdk == "go":
+            # v0.3.15 a2a/agent.go: protocolVersion has no omitempty and neither the TCK SUT nor the hello-world
+            # example sets it: "protocolVersion":"" (the constant a2a.Version "0.3.0" is never filled in)
+            doc = {"capabilities": {"streaming": True}, "defaultInputModes": ["text"],
+                   "defaultOutputModes": ["text"], "description": "Just a hello world agent",
+                   "name": "Hello World Agent", "preferredTransport": "JSONRPC", "protocolVersion": "",
+                   "skills": [{"description": "Returns a 'Hello, world!'", "examples": ["hi", "hello"],
+                               "id": "hello_world", "name": "Hello, world!", "tags": ["hello world"]}],
+                   "url": url, "version": ""}
+            headers = {"Content-Type": "application/json", "Access-Control-Allow-Origin": "*"}
+        elif self.version == "1.0":
+            # spec AgentCard record through Gson (record order, nulls dropped); AgentCapabilities' booleans always
+            doc = {"name": "Hello World Agent", "description": "Just a hello world agent", "version": "1.0.0",
+                   "documentationUrl": "http://example.com/docs",
+                   "capabilities": {"streaming": True, "pushNotifications": False, "extendedAgentCard": False},
+                   "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
+                   "skills": [{"id": "hello_world", "name": "Returns hello world",
+                               "description": "just returns hello world", "tags": ["hello world"],
+                               "examples": ["hi", "hello world"]}],
+                   "supportedInterfaces": [{"protocolBinding": self.binding, "url": url, "protocolVersion": "1.0"}]}
+            headers = {"Content-Type": "application/json"}
+        else:
+            # v0.3.3 AgentCard record through Jackson NON_ABSENT; the builder fills protocolVersion 0.3.0 and
+            # preferredTransport JSONRPC
+            doc = {"name": "Hello World Agent", "description": "Just a hello world agent", "url": url,
+                   "version": "1.0.0", "documentationUrl": "http://example.com/docs",
+                   "capabilities": {"streaming": True, "pushNotifications": False, "stateTransitionHistory": False},
+                   "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
+                   "skills": [{"id": "hello_world", "name": "Returns hello world",
+                               "description": "just returns hello world", "tags": ["hello world"],
+                               "examples": ["hi", "hello world"]}],
+                   "supportsAuthenticatedExtendedCard": False, "preferredTransport": "JSONRPC",
+                   "protocolVersion": "0.3.0"}
+            headers = {"Content-Type": "application/json"}
+        doc |= self.card_overrides
+        body = compact(doc)
+        if self.sdk == "java" and self.version == "1.0":
+            # AgentCardCacheMetadata: Cache-Control public, max-age=3600; ETag the quoted MD5 of the card's JSON;
+            # Last-Modified the start time, RFC 1123
+            headers |= {"Cache-Control": "public, max-age=3600", "Last-Modified": "Sat, 05 Dec 2026 09:00:00 GMT",
+                        "ETag": '"' + hashlib.md5(body.encode()).hexdigest() + '"'}  # the SDK's own hash
+        return body, headers
+
+    # ---------------------------------------------------------------- the agent's work, in the SDK's shapes
+
+    def _text(self) -> str:
+        return GO_TEXT if self.sdk == "go" else JAVA_TEXT
+
+    def _stamp(self) -> str:
+        if self.sdk == "go":
+            return go_time(_now(), self.tz_offset)
+        return proto_time(_now()) if self.version == "1.0" else jackson_time(_now())
+
+    def _part(self, text: str) -> dict[str, Any]:
+        # 1.0: Go's flattened Part, ProtoJSON's oneof member; 0.3: a TextPart with its kind (Go: kind first, as
+        # withKind embeds it; Jackson: the @JsonTypeName type id first)
+        return {"text": text} if self.version == "1.0" else {"kind": "text", "text": text}
+
+    def _user_message(self, msg: dict[str, Any], tid: str, cid: str) -> dict[str, Any]:
+        """The client's message as the SDK stores and re-serialises it in the task's history."""
+        texts = [p.get("text", "") for p in msg.get("parts", []) if isinstance(p, dict)]
+        parts = [self._part(t) for t in texts]
+        mid = msg.get("messageId", "")
+        if self.sdk == "go" and self.version == "1.0":
+            return {"messageId": mid, "contextId": cid, "parts": parts, "role": "ROLE_USER", "taskId": tid}
+        if self.sdk == "go":
+            return {"kind": "message", "messageId": mid, "contextId": cid, "parts": parts, "role": "user",
+                    "taskId": tid}
+        if self.version == "1.0":
+            return {"messageId": mid, "contextId": cid, "taskId": tid, "role": "ROLE_USER", "parts": parts}
+        return {"role": "user", "parts": parts, "messageId": mid, "contextId": cid, "taskId": tid, "kind": "message"}
+
+    def _artifact(self) -> dict[str, Any]:
+        # Go: artifactId, description, extensions, metadata, name, parts (omitempty); Java 0.3: the record's order
+        return {"artifactId": str(uuid.uuid4()), "parts": [self._part(self._text())]}
+
+    def _status(self, state: str, stamp: bool = True) -> dict[str, Any]:
+        spelled = f"TASK_STATE_{state.upper()}" if self.version == "1.0" else state
+        out: dict[str, Any] = {"state": spelled}
+        if stamp:
+            out["timestamp"] = self._stamp()
+        return out
+
+    def _task(self, tid: str, cid: str, status: dict[str, Any], history: list[dict[str, Any]],
+              artifacts: list[dict[str, Any]]) -> dict[str, Any]:
+        if self.sdk == "go" and self.version == "1.0":  # a2a.Task: id, artifacts, contextId, history, metadata, status
+            out: dict[str, Any] = {"id": tid}
+            if artifacts:
+                out["artifacts"] = artifacts
+            return out | {"contextId": cid, "history": history, "status": status}
+        if self.sdk == "go":
+            out = {"kind": "task", "id": tid}
+            if artifacts:
+                out["artifacts"] = artifacts
+            return out | {"contextId": cid, "history": history, "status": status}
+        if self.version == "1.0":  # proto field order: id, context_id, status, artifacts, history, metadata
+            return {"id": tid, "contextId": cid, "status": status, "artifacts": artifacts, "history": history}
+        out = {"id": tid, "contextId": cid, "status": status}  # Jackson NON_ABSENT: an empty list is written
+        return out | {"artifacts": artifacts, "history": history, "kind": "task"}
+
+    def _status_event(self, tid: str, cid: str, state: str, final: bool) -> dict[str, Any]:
+        status = self._status(state)
+        if self.sdk == "go" and self.version == "1.0":
+            return {"statusUpdate": {"contextId": cid, "status": status, "taskId": tid}}
+        if self.sdk == "go":
+            return {"kind": "status-update", "contextId": cid, "final": final, "status": status, "taskId": tid}
+        if self.version == "1.0":
+            return {"statusUpdate": {"taskId": tid, "contextId": cid, "status": status}}
+        return {"taskId": tid, "status": status, "contextId": cid, "final": final, "kind": "status-update"}
+
+    def _artifact_event(self, tid: str, cid: str, artifact: dict[str, Any]) -> dict[str, Any]:
+        if self.sdk == "go" and self.version == "1.0":  # append, artifact, contextId, lastChunk, taskId
+            return {"artifactUpdate": {"artifact": artifact, "contextId": cid, "lastChunk": True, "taskId": tid}}
+        if self.sdk == "go":
+            return {"kind": "artifact-update", "artifact": artifact, "contextId": cid, "lastChunk": True,
+                    "taskId": tid}
+        if self.version == "1.0":
+            return {"artifactUpdate": {"taskId": tid, "contextId": cid, "artifact": artifact, "lastChunk": True}}
+        return {"taskId": tid, "artifact": artifact, "contextId": cid, "append": False, "lastChunk": True,
+                "kind": "artifact-update"}
+
+    def _agent_message(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The hello-world agents' answer: a2a.NewMessage (no context or task id) / AgentEmitter.sendMessage."""
+        if self.sdk == "go" and self.version == "1.0":
+            return {"messageId": str(uuid.uuid4()), "parts": [self._part(GO_TEXT)], "role": "ROLE_AGENT"}
+        if self.sdk == "go":
+            return {"kind": "message", "messageId": str(uuid.uuid4()), "parts": [self._part(GO_TEXT)],
+                    "role": "agent"}
+        cid = msg.get("contextId") or str(uuid.uuid4())
+        if self.version == "1.0":
+            return {"messageId": str(uuid.uuid4()), "contextId": cid, "taskId": str(uuid.uuid4()),
+                    "role": "ROLE_AGENT", "parts": [self._part(JAVA_TEXT)]}
+        return {"role": "agent", "parts": [self._part(JAVA_TEXT)], "messageId": str(uuid.uuid4()),
+                "contextId": cid, "kind": "message"}
+
+    def run(self, params: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """The agent's events for one message, as (kind, SDK-shaped payload); the last one is the final task."""
+        msg = params.get("message") if isinstance(params.get("message"), dict) else {}
+        assert isinstance(msg, dict)
+        if self.message_reply:
+            return [("message", self._agent_message(msg))]
+        tid = str(uuid.uuid4())
+        cid = msg.get("contextId") or str(uuid.uuid4())
+        history = [self._user_message(msg, tid, cid)]
+        artifact = self._artifact()
+        # a2a.NewSubmittedTask sets no timestamp; the Java TaskStatus constructor stamps every status
+        submitted = self._task(tid, cid, self._status("submitted", stamp=self.sdk == "java"), history, [])
+        completed_event = self._status_event(tid, cid, "completed", True)
+        inner = completed_event.get("statusUpdate", completed_event)
+        final = self._task(tid, cid, inner["status"], history, [artifact])
+        self.tasks[tid] = final
+        return [("task", submitted), ("status", self._status_event(tid, cid, "working", False)),
+                ("artifact", self._artifact_event(tid, cid, artifact)), ("status", completed_event),
+                ("final", final)]
+
+
+# ---------------------------------------------------------------- Java's ProtoJSON: every field without presence
+
+
+_DEFAULTS_1_0: dict[str, dict[str, Any]] = {
+    # JsonFormat.printer().alwaysPrintFieldsWithNoPresence(): proto3 scalars and repeated fields with no presence
+    # are written at their defaults; messages (status.message, metadata, timestamp) only when set
+    "task": {"id": "", "contextId": "", "artifacts": [], "history": []},
+    "message": {"messageId": "", "contextId": "", "taskId": "", "extensions": [], "referenceTaskIds": []},
+    "artifact": {"artifactId": "", "name": "", "description": "", "extensions": []},
+    "part": {"filename": "", "mediaType": ""},
+    "artifactUpdate": {"append": False, "lastChunk": False},
+}
+_ORDER_1_0 = {
+    "task": ["id", "contextId", "status", "artifacts", "history", "metadata"],
+    "message": ["messageId", "contextId", "taskId", "role", "parts", "metadata", "extensions", "referenceTaskIds"],
+    "artifact": ["artifactId", "name", "description", "parts", "metadata", "extensions"],
+    "part": ["text", "raw", "url", "data", "metadata", "filename", "mediaType"],
+    "artifactUpdate": ["taskId", "contextId", "artifact", "append", "lastChunk", "metadata"],
+    "statusUpdate": ["taskId", "contextId", "status", "metadata"],
+}
+
+
+def with_defaults(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """A 1.0 message as protobuf-java prints it with alwaysPrintFieldsWithNoPresence, in field-number order."""
+    full = _DEFAULTS_1_0.get(kind, {}) | obj
+    if kind == "task":
+        full["history"] = [with_defaults("message", m) for m in full["history"]]
+        full["artifacts"] = [with_defaults("artifact", a) for a in full["artifacts"]]
+    elif kind in ("message", "artifact"):
+        full["parts"] = [with_defaults("part", p) for p in full["parts"]]
+    elif kind == "artifactUpdate":
+        full["artifact"] = with_defaults("artifact", full["artifact"])
+    return {k: full[k] for k in _ORDER_1_0[kind] if k in full}
+
+
+def java_payload(kind: str, payload: dict[str, Any], defaults: bool) -> dict[str, Any]:
+    """A SendMessageResponse / StreamResponse oneof member of a Java 1.0 answer."""
+    if kind in ("task", "final"):
+        return {"task": with_defaults("task", payload) if defaults else payload}
+    if kind == "message":
+        return {"message": with_defaults("message", payload) if defaults else payload}
+    member, inner = next(iter(payload.items()))
+    return {member: with_defaults(member, inner) if defaults else inner}
+
+
+# ---------------------------------------------------------------- errors, per SDK
+
+
+def _go_error_info(reason: str, **meta: str) -> dict[str, Any]:
+    # errordetails.Typed.MarshalJSON: a Go map, so json.Marshal sorts the keys ("@type" first)
+    stamp = _now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"@type": ERROR_INFO, "domain": DOMAIN, "metadata": dict(sorted((meta | {"timestamp": stamp}).items())),
+            "reason": reason}
+
+
+GO_RPC = {  # internal/jsonrpc codeToError + a2a/errors.go messages and reasons
+    "parse": (-32700, "parse error", "PARSE_ERROR"), "invalid_request": (-32600, "invalid request", "INVALID_REQUEST"),
+    "method": (-32601, "method not found", "METHOD_NOT_FOUND"), "params": (-32602, "invalid params", "INVALID_PARAMS"),
+    "not_found": (-32001, "task not found", "TASK_NOT_FOUND"),
+    "not_cancelable": (-32002, "task cannot be canceled", "TASK_NOT_CANCELABLE"),
+    "push": (-32003, "push notification not supported", "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+    "unsupported": (-32004, "this operation is not supported", "UNSUPPORTED_OPERATION"),
+    "extended_card": (-32007, "extended card not configured", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+}
+GO_REST = {  # internal/rest/rest.go errorMappings: (HTTP status, google.rpc status)
+    "parse": (400, "INVALID_ARGUMENT"), "invalid_request": (400, "INVALID_ARGUMENT"), "method": (501, "UNIMPLEMENTED"),
+    "params": (400, "INVALID_ARGUMENT"), "not_found": (404, "NOT_FOUND"),
+    "not_cancelable": (400, "FAILED_PRECONDITION"), "push": (400, "FAILED_PRECONDITION"),
+    "unsupported": (400, "FAILED_PRECONDITION"),
+    "extended_card": (400, "FAILED_PRECONDITION"),
+}
+JAVA_1_0 = {  # spec A2AErrorCodes: (code, reason, grpc status, HTTP status) and the errors' default messages
+    "parse": (-32700, "JSON_PARSE", "INVALID_ARGUMENT", 400, "Failed to parse json"),
+    "invalid_request": (-32600, "INVALID_REQUEST", "INVALID_ARGUMENT", 400, "Request payload validation error"),
+    "method": (-32601, "METHOD_NOT_FOUND", "NOT_FOUND", 404, "Method not found"),
+    "params": (-32602, "INVALID_PARAMS", "INVALID_ARGUMENT", 422, "Invalid parameters"),
+    "not_found": (-32001, "TASK_NOT_FOUND", "NOT_FOUND", 404, "Task not found"),
+    "not_cancelable": (-32002, "TASK_NOT_CANCELABLE", "FAILED_PRECONDITION", 409, "Task cannot be canceled"),
+    "push": (-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", "UNIMPLEMENTED", 400, "Push Notification is not supported"),
+    "unsupported": (-32004, "UNSUPPORTED_OPERATION", "UNIMPLEMENTED", 400, "This operation is not supported"),
+    "extended_card": (-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", "FAILED_PRECONDITION", 400,
+                      "Extended Card not configured"),
+    "version": (-32009, "VERSION_NOT_SUPPORTED", "UNIMPLEMENTED", 400, "Protocol version not supported"),
+    "internal": (-32603, "INTERNAL", "INTERNAL", 500, "Internal Error"),
+}
+JAVA_0_3 = {  # io.a2a.spec *Error default codes and messages (v0.3.3.Final)
+    "parse": (-32700, "Invalid JSON payload"), "invalid_request": (-32600, "Request payload validation error"),
+    "method": (-32601, "Method not found"), "params": (-32602, "Invalid parameters"),
+    "not_found": (-32001, "Task not found"), "not_cancelable": (-32002, "Task cannot be canceled"),
+    "push": (-32003, "Push Notification is not supported"), "unsupported": (-32004, "This operation is not supported"),
+    "extended_card": (-32007, "Authenticated Extended Card not configured"), "internal": (-32603, "Internal Error"),
+}
+GO_0_3_RPC = {k: v[:2] for k, v in GO_RPC.items()}
+
+
+def rpc_error(replay: Replay, kind: str, rid: Any, detail: str = "") -> str:
+    """The SDK's JSON-RPC error response (the id as the SDK writes it: None is null, or left out by Java)."""
+    if replay.sdk == "go" and replay.version == "1.0":
+        code, message, reason = GO_RPC[kind]
+        err: dict[str, Any] = {"code": code, "message": f"{message}: {detail}" if detail else message,
+                               "data": [_go_error_info(reason)]}
+        return compact({"jsonrpc": "2.0", "id": rid, "error": err})
+    if replay.sdk == "go":
+        code, message = GO_0_3_RPC[kind]
+        # v0.3.15 ToJSONRPCError: a bare sentinel error gets data {"error": err.Error()}
+        text = f"{message}: {detail}" if detail else message
+        return compact({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message,
+                                                               "data": {"error": text}}})
+    if replay.version == "1.0":
+        code, reason, _, _, message = JAVA_1_0[kind]
+        body = {"jsonrpc": "2.0"}
+        if rid is not None:  # Gson's JsonWriter (serializeNulls off) drops `"id": null` with its name
+            body["id"] = rid
+        return compact(body | {"error": {"code": code, "message": detail or message,
+                                         "data": [{"@type": ERROR_INFO, "reason": reason, "domain": DOMAIN}]}})
+    code, message = JAVA_0_3[kind]
+    body = {"jsonrpc": "2.0"}
+    if rid is not None:  # @JsonInclude(NON_ABSENT) on JSONRPCResponse: a null id is not written
+        body["id"] = rid
+    return compact(body | {"error": {"code": code, "message": message}})
+
+
+def rest_error(replay: Replay, kind: str, task_id: str = "", detail: str = "") -> tuple[int, str]:
+    """The SDK's HTTP+JSON error: (HTTP status, google.rpc.Status-like body)."""
+    if replay.sdk == "go":
+        status, grpc = GO_REST[kind]
+        _, message, reason = GO_RPC[kind]
+        meta = {"taskId": task_id} if task_id else {}
+        return status, compact({"error": {"code": status, "status": grpc,
+                                          "message": f"{message}: {detail}" if detail else message,
+                                          "details": [_go_error_info(reason, **meta)]}})
+    _, reason, grpc, status, message = JAVA_1_0[kind]
+    return status, compact({"error": {"code": status, "status": grpc, "message": detail or message,
+                                      "details": [{"@type": ERROR_INFO, "reason": reason, "domain": DOMAIN}]}})
+
+
+# ---------------------------------------------------------------- serving
+
+
+def _sse_headers(replay: Replay) -> dict[str, str]:
+    if replay.sdk == "go":  # internal/sse WriteHeaders
+        return {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "Connection": "keep-alive",
+                "X-Accel-Buffering": "no"}
+    if replay.version == "1.0":  # reference/common SseResponseWriter
+        return {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return {"Content-Type": "text/event-stream"}  # v0.3.3 MultiSseSupport.initialize
+
+
+def sse_frames(replay: Replay, datas: list[str]) -> list[str]:
+    """The SDK's SSE framing of JSON texts."""
+    if replay.sdk == "go":  # internal/sse WriteData: an `id:` line (a fresh UUID) before the data line
+        return [f"id: {uuid.uuid4()}\ndata: {d}\n\n" for d in datas]
+    frames = [f"data: {d}\nid: {i}\n\n" for i, d in enumerate(datas)]  # SseFormatter: data, then a counter id
+    if replay.version == "1.0" and frames:  # SseResponseWriter merges a kick-start comment into the first write
+        frames[0] = ": SSE stream started\n\n" + frames[0]
+    return frames
+
+
+def _json_response(body: str, status: int = 200, *, newline: bool = False) -> web.Response:
+    # Go's json.NewEncoder(rw).Encode appends "\n"; Vert.x's end(String) writes the text as it is
+    return web.Response(status=status, body=(body + ("\n" if newline else "")).encode(),
+                        headers={"Content-Type": "application/json"})
+
+
+async def _write_stream(replay: Replay, request: web.Request, datas: list[str]) -> web.StreamResponse:
+    resp = web.StreamResponse(status=200, headers=_sse_headers(replay))
+    await resp.prepare(request)
+    for frame in sse_frames(replay, datas):
+        await resp.write(frame.encode())
+    await resp.write_eof()
+    return resp
+
+
+def _follow_up_refusal(replay: Replay, msg: dict[str, Any]) -> tuple[str, str] | None:
+    """A message naming a task (1.0 lines): a2a-go loads it, TaskNotFound when unknown, and refuses a terminal one
+    as InvalidParams (a2asrv/agentexec.go:207-208); a2a-java refuses an unknown one with TaskNotFoundError and a
+    terminal one with UnsupportedOperationError (DefaultRequestHandler.java:1195-1221). The 0.3 replays start a
+    new task whatever the message names (not replayed)."""
+    tid = msg.get("taskId")
+    if replay.version != "1.0" or not isinstance(tid, str) or not tid:
+        return None
+    task = replay.tasks.get(tid)
+    if task is None:
+        return "not_found", ""
+    state = task["status"]["state"]
+    if replay.sdk == "go":
+        return "params", f'task in a terminal state "{state}"'
+    return "unsupported", (f"Cannot send message to task {tid}: task is in terminal state {state} and cannot "
+                           "accept further messages")
+
+
+def _extended_card_refusal(replay: Replay) -> str:
+    """GetExtendedAgentCard on a card that does not declare one: a2a-go's handler checks the capability only when
+    built WithCapabilityChecks (opt-in; a2asrv/handler.go:103-107, 454-460), so by default it answers
+    ExtendedCardNotConfigured; a2a-java answers UnsupportedOperationError (JSONRPCHandler.java:671-676)."""
+    return "extended_card" if replay.sdk == "go" or replay.version == "0.3" else "unsupported"
+
+
+def _subscribe_refusal(replay: Replay, tid: str) -> tuple[str, str]:
+    """SubscribeToTask of a task with no running execution, refused inside the stream (both SDKs write the SSE
+    headers first): a2a-go wraps its execution manager's "no active execution" as TaskNotFound for a finished
+    task too (a2asrv/handler.go:369-374, internal/taskexec/local_manager.go:134-140); a2a-java refuses a terminal
+    task with UnsupportedOperationError (server-common DefaultRequestHandler.java:948-961)."""
+    if replay.sdk == "go":
+        return "not_found", "no active execution"
+    return ("unsupported" if tid in replay.tasks else "not_found"), ""
+
+
+def _java_version_error(replay: Replay, call: Call) -> str | None:
+    """A2AVersionValidator (a2a-java 1.x, SendMessage and SendStreamingMessage only): a missing header is 0.3, and
+    the major version must match one of the card's interfaces ("1.0")."""
+    if not (replay.sdk == "java" and replay.version == "1.0"):
+        return None
+    requested = (call.version or "").strip() or "0.3"
+    try:
+        major = int(requested.split(".")[0]) if len(requested.split(".")) >= 2 else None
+    except ValueError:
+        major = None
+    if major == 1:
+        return None
+    return f"Protocol version '{requested}' is not supported. Supported versions: [1.0]"
+
+
+def _result_text(replay: Replay, kind: str, payload: dict[str, Any], *, stream: bool, rest: bool = False) -> Any:
+    """The JSON-RPC `result` (or REST body) for one event, as a Python value in the SDK's order."""
+    if replay.version == "0.3":
+        return payload  # the Task / Message / event itself, with its `kind`
+    if replay.sdk == "go":  # a2a.StreamResponse{Event}: {"task": …} / {"message": …} / the event's own wrapper
+        if kind in ("task", "final"):
+            return {"task": payload}
+        if kind == "message":
+            return {"message": payload}
+        return payload
+    # Java: JSON-RPC prints every field without presence; REST streams print only what is set
+    return java_payload(kind, payload, defaults=not (rest and stream))
+
+
+def build_app(replay: Replay, where: dict[str, str]) -> web.Application:
+    """The SDK server's routes; `where["origin"]` is the origin the card names (filled in once serving)."""
+
+    async def card(_: web.Request) -> web.Response:
+        body, headers = replay.card(where["origin"])
+        return web.Response(body=body.encode(), headers=headers)
+
+    async def rpc(request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as e:
+            # Go: json.Decoder's own error text, wrapped as "parse error: …" (jsonrpc.go:368-374)
+            text = "unexpected EOF" if e.pos >= len(raw.strip()) else f"invalid character {raw[e.pos:e.pos + 1]!r}"
+            return _json_response(rpc_error(replay, "parse", None, "" if replay.sdk == "java" else text),
+                                  newline=replay.sdk == "go")
+        go = replay.sdk == "go"
+        if not isinstance(body, dict):
+            # Go: decoding a non-object into the request struct is a json.UnmarshalTypeError, read as invalid
+            # params (jsonrpc.go:368-374); Java 1.0: getAsJsonObject throws, caught as an InternalError
+            kind = "params" if go else "internal" if replay.version == "1.0" else "invalid_request"
+            return _json_response(rpc_error(replay, kind, None), newline=go)
+        rid = body.get("id")
+        if not (rid is None or isinstance(rid, str | int | float)) or isinstance(rid, bool):
+            return _json_response(rpc_error(replay, "invalid_request", None), newline=go)
+        if body.get("jsonrpc") != "2.0" or (not go and "method" not in body):
+            # Go: jsonrpc.go:74-77 with the id; Java: IdJsonMappingException keeps the id (JSONRPCUtils:182-186)
+            return _json_response(rpc_error(replay, "invalid_request", rid), newline=go)
+        method = body.get("method")
+        params = body.get("params") if isinstance(body.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        call = Call(rid, params, request.headers.get("A2A-Version"))
+        names = _METHODS[replay.version]
+        if method == names["send"] or method == names["stream"]:
+            streaming = method == names["stream"]
+            bad = _java_version_error(replay, call)
+            if bad is not None:
+                err = rpc_error(replay, "version", rid, bad)
+                return await _write_stream(replay, request, [err]) if streaming else _json_response(err)
+            msg = params.get("message")
+            if not isinstance(msg, dict) or not msg.get("parts"):
+                err = rpc_error(replay, "params", rid, "message is required" if go else "")
+                if streaming:
+                    return await _write_stream(replay, request, [err])
+                return _json_response(err, newline=go)
+            refused = _follow_up_refusal(replay, msg)
+            if refused is not None:
+                err = rpc_error(replay, refused[0], rid, refused[1])
+                return await _write_stream(replay, request, [err]) if streaming else _json_response(err, newline=go)
+            events = replay.run(params)
+            if streaming:
+                datas = [compact({"jsonrpc": "2.0", "id": rid, "result": _result_text(replay, k, p, stream=True)})
+                         for k, p in events if k != "final"]
+                return await _write_stream(replay, request, datas)
+            kind, payload = events[-1]
+            result = _result_text(replay, kind, payload, stream=False)
+            return _json_response(compact({"jsonrpc": "2.0", "id": rid, "result": result}), newline=go)
+        if method == names["get"]:
+            task = replay.tasks.get(str(params.get("id")))
+            if task is None:
+                return _json_response(rpc_error(replay, "not_found", rid), newline=go)
+            shown = with_defaults("task", task) if replay.sdk == "java" and replay.version == "1.0" else task
+            return _json_response(compact({"jsonrpc": "2.0", "id": rid, "result": shown}), newline=go)
+        if method == names["cancel"]:
+            tid = str(params.get("id"))
+            kind = "not_cancelable" if tid in replay.tasks else "not_found"
+            return _json_response(rpc_error(replay, kind, rid), newline=go)
+        if method == names["subscribe"]:
+            kind, detail = _subscribe_refusal(replay, str(params.get("id")))
+            return await _write_stream(replay, request, [rpc_error(replay, kind, rid, detail)])
+        if method in names["push"]:
+            return _json_response(rpc_error(replay, "push", rid), newline=go)
+        if method == names["extended_card"]:
+            return _json_response(rpc_error(replay, _extended_card_refusal(replay), rid), newline=go)
+        if go and not method:
+            return _json_response(rpc_error(replay, "invalid_request", rid), newline=go)
+        return _json_response(rpc_error(replay, "method", rid), newline=go)
+
+    async def rest_send(request: web.Request) -> web.StreamResponse:
+        streaming = request.path.endswith(":stream")
+        go = replay.sdk == "go"
+        raw = await request.read()
+        try:
+            params = json.loads(raw)
+            if not isinstance(params, dict):
+                raise ValueError
+        except ValueError:
+            status, err = rest_error(replay, "parse")
+            return _json_response(err, status, newline=go)
+        call = Call(None, params, request.headers.get("A2A-Version"))
+        bad = _java_version_error(replay, call)
+        if bad is not None:
+            status, err = rest_error(replay, "version", detail=bad)
+            if streaming:  # RestHandler.sendStreamingMessage: the error as the stream's one event
+                return await _write_stream(replay, request, [err])
+            return _json_response(err, status)
+        msg = params.get("message")
+        if not isinstance(msg, dict) or not msg.get("parts"):
+            status, err = rest_error(replay, "params", detail="message is required" if go else "")
+            return _json_response(err, status, newline=go)
+        refused = _follow_up_refusal(replay, msg)
+        if refused is not None:
+            status, err = rest_error(replay, refused[0], str(msg.get("taskId")), refused[1])
+            if streaming:
+                return await _write_stream(replay, request, [err])
+            return _json_response(err, status, newline=go)
+        events = replay.run(params)
+        if streaming:
+            datas = [compact(_result_text(replay, k, p, stream=True, rest=True)) for k, p in events if k != "final"]
+            return await _write_stream(replay, request, datas)
+        kind, payload = events[-1]
+        result = _result_text(replay, kind, payload, stream=False, rest=True)
+        if go:
+            return _json_response(compact(result), newline=True)
+        return _json_response(pretty(result))  # createSuccessResponse: the printer's default layout
+
+    async def rest_task(request: web.Request) -> web.StreamResponse:
+        go = replay.sdk == "go"
+        tid_action = request.match_info["tid"]
+        tid, _, action = tid_action.partition(":")
+        task = replay.tasks.get(tid)
+        if request.method == "GET" and not action:
+            if task is None:
+                status, err = rest_error(replay, "not_found", tid)
+                return _json_response(err, status, newline=go)
+            return _json_response(compact(task), newline=True) if go else _json_response(
+                pretty(with_defaults("task", task)))
+        if action == "cancel":
+            status, err = rest_error(replay, "not_found" if task is None else "not_cancelable", tid)
+            return _json_response(err, status, newline=go)
+        if action == "subscribe":
+            kind, detail = _subscribe_refusal(replay, tid)
+            _, err = rest_error(replay, kind, "" if go else tid, detail)
+            return await _write_stream(replay, request, [err])
+        if go:  # net/http's ServeMux: 404 page not found (http.Error: text/plain)
+            return web.Response(status=404, text="404 page not found\n", content_type="text/plain",
+                                charset="utf-8")
+        status, err = rest_error(replay, "method")
+        return _json_response(err, status)
+
+    async def rest_push(request: web.Request) -> web.StreamResponse:
+        status, err = rest_error(replay, "push", request.match_info["tid"])
+        return _json_response(err, status, newline=replay.sdk == "go")
+
+    async def rest_extended(_: web.Request) -> web.StreamResponse:
+        status, err = rest_error(replay, _extended_card_refusal(replay))
+        return _json_response(err, status, newline=replay.sdk == "go")
+
+    app = web.Application()
+    app.router.add_get("/.well-known/agent-card.json", card)
+    if replay.binding == "JSONRPC":
+        app.router.add_post(replay.path or "/", rpc)
+    else:
+        app.router.add_post("/message:send", rest_send)
+        app.router.add_post("/message:stream", rest_send)
+        app.router.add_route("*", "/tasks/{tid}/pushNotificationConfigs{rest:.*}", rest_push)
+        app.router.add_route("*", "/tasks/{tid}", rest_task)
+        app.router.add_get("/extendedAgentCard", rest_extended)
+    return app
+
+
+_METHODS: dict[str, dict[str, Any]] = {
+    "1.0": {"send": "SendMessage", "stream": "SendStreamingMessage", "get": "GetTask", "cancel": "CancelTask",
+            "subscribe": "SubscribeToTask", "extended_card": "GetExtendedAgentCard",
+            "push": {"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
+                     "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"}},
+    "0.3": {"send": "message/send", "stream": "message/stream", "get": "tasks/get", "cancel": "tasks/cancel",
+            "subscribe": "tasks/resubscribe", "extended_card": "agent/getAuthenticatedExtendedCard",
+            "push": {"tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+                     "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete"}},
+}
+
+
+@asynccontextmanager
+async def replay_agent(line: str, **kw: Any) -> AsyncIterator[str]:
+    """Serve the replay of one SDK line (`LINES`); yields its origin (the card is at the well-known path)."""
+    replay = Replay.of(line, **kw)
+    where = {"origin": ""}
+    async with serve(build_app(replay, where)) as origin:
+        where["origin"] = origin
+        yield origin
