@@ -38,6 +38,11 @@ _MAX_SAMPLES = 8192  # lag samples kept between scrapes (about 7 minutes): bound
 #   (5000, 10, 10)     3.69 ms (-14 %),  max 0.18 s, p99 0.15 s   <- kept: most of the saving, half the max pause
 #   (20000, 20, 50)    3.60 ms (-16 %),  max 0.31 s, p99 0.31 s
 # Fewer young collections cost less in total; each is longer, so the p99 of the (far fewer) pauses rises.
+# 5,000 -> 20,000 at 50,000 agents on 60 s (docs/performance.md, "The young generation's threshold"): the ~80 runs in
+# flight allocate more than 5,000 objects within a run's life, so each young collection promoted live run state that
+# the middle and full collections then walked again; at 20,000 most of it dies young. GC 9.5 -> 3.1 % of the CPU,
+# 1.062 -> 0.973 ms CPU a probe (bench/fleet.py, interleaved); in-process (bench/gc_fleet.py) young collections
+# 569 -> 38 a minute.
 GC_THRESHOLD = (20_000, 10, 10)
 REFREEZE_GROWTH = 0.25  # re-freeze when a full collection's survivors are at least this share of the frozen objects
 REFREEZE_FLOOR = 10_000  # ... and at least this many (a small daemon is not frozen again for a handful of objects)
