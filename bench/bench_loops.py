@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -31,7 +32,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _child(origin: str, loop: str, module: str, agents: int, probes: int, concurrency: int) -> float:
+def _child(origin: str, loop: str, module: str, agents: int, probes: int, concurrency: int,
+           gc_threshold: str | None = None) -> float:
     import probe  # from the tree under test (PYTHONPATH), before fleet.py puts this checkout on the path
 
     sys.path.insert(0, str(HERE.parent))
@@ -43,6 +45,11 @@ def _child(origin: str, loop: str, module: str, agents: int, probes: int, concur
 
     async def run() -> float:
         made = {loop: await fleet.LOOPS[loop][0](urls, module)}
+        if gc_threshold:  # every loop alike: the set-up frozen and the collector's thresholds as the daemon's tune_gc
+            g0, g1, g2 = (int(x) for x in gc_threshold.split(","))
+            gc.collect()
+            gc.freeze()
+            gc.set_threshold(g0, g1, g2)
         cpu = await fleet.interleaved_cpu(made, probes, 1, concurrency, warmup=concurrency * 2)
         return cpu[loop][0]
 
@@ -60,11 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delay", type=float, default=0.005, help="server-side delay per RPC, s (fleet.py's)")
     ap.add_argument("--pythons", default=sys.executable,
                     help="comma-separated interpreters to run every loop with (default: this one)")
+    ap.add_argument("--gc-threshold", metavar="G0,G1,G2",
+                    help="every loop with the collector as the daemon tunes it (gc.freeze() after set-up, these "
+                         "thresholds; the daemon's: probe.selfmon.GC_THRESHOLD); default: Python's own")
     ap.add_argument("--child", nargs=2, metavar=("ORIGIN", "LOOP"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(_child(args.child[0], args.child[1], args.module, args.agents, args.probes,
-                                args.concurrency)))
+                                args.concurrency, args.gc_threshold)))
         return 0
     sys.path.insert(0, str(HERE.parent))
     from bench import fleet
@@ -82,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
                 cmd = [py, str(Path(__file__).resolve()), "--child", fp.origin, loop,
                        "--module", args.module, "--agents", str(args.agents), "--probes", str(args.probes),
                        "--concurrency", str(args.concurrency)]
+                if args.gc_threshold:
+                    cmd += ["--gc-threshold", args.gc_threshold]
                 out = subprocess.run(cmd, env={**os.environ, "PYTHONPATH": root}, cwd=root, capture_output=True,
                                      text=True, check=False)
                 if out.returncode != 0:
@@ -91,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         fp.stop()
     med = {e: statistics.median(v) for e, v in cpu.items()}
     print(f"\n{args.module}, {args.agents} agents, {args.probes} probes x {args.rounds} rounds, concurrency "
-          f"{args.concurrency}, delay {args.delay * 1e3:g} ms; CPU ms per probe (median round, min-max):")
+          f"{args.concurrency}, delay {args.delay * 1e3:g} ms, GC thresholds {args.gc_threshold or 'default'}; "
+          "CPU ms per probe (median round, min-max):")
     def label(py: str) -> str:
         return f", {py}" if len(pythons) > 1 else ""
 
