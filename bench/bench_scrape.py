@@ -147,6 +147,9 @@ def child(agents: int, scrapes: int, identity: bool = False) -> dict[str, float]
     m, results = _state(agents)
     gc.collect()
     gc.freeze()  # as the daemon does with its lasting state
+    import probe.selfmon
+
+    gc.set_threshold(*probe.selfmon.GC_THRESHOLD)  # the tree's own, as its daemon's tune_gc sets it
     om = "application/openmetrics-text;version=1.0.0"
     render, gz = [], []
     size = 0
