@@ -39,8 +39,11 @@ def _input_modes(doc: dict[str, Any]) -> list[Any]:
 def _file_part(s: Suite) -> dict[str, Any]:
     if s.v1:
         return {"raw": _PROBE_BYTES, "mediaType": PROBE_MEDIA_TYPE, "filename": "a2a-probe.bin"}
-    if s.dialect.proto:  # 0.3 over HTTP+JSON and gRPC: the 0.3 proto's FilePart
-        return {"file": {"fileWithBytes": _PROBE_BYTES, "mimeType": PROBE_MEDIA_TYPE, "name": "a2a-probe.bin"}}
+    if s.dialect.proto:
+        # 0.3 over HTTP+JSON and gRPC: the 0.3 proto's FilePart, which has no name (v0.3.0 specification/grpc/
+        # a2a.proto: file_with_uri | file_with_bytes, mime_type); a strict ProtoJSON parser (a2a-java 0.3.3's
+        # JsonFormat.parser()) refuses an unknown `name` as InvalidParamsError before the media type is looked at
+        return {"file": {"fileWithBytes": _PROBE_BYTES, "mimeType": PROBE_MEDIA_TYPE}}
     return {"kind": "file", "file": {"bytes": _PROBE_BYTES, "mimeType": PROBE_MEDIA_TYPE, "name": "a2a-probe.bin"}}
 
 

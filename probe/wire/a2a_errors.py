@@ -146,7 +146,8 @@ def _from_status_03(status: int, message: Any) -> A2AErrorSpec | None:
 
 def from_http_03(status: int, doc: dict[str, Any]) -> tuple[A2AErrorSpec | None, tuple[str, ...], str | None]:
     """(error, mappings, ErrorInfo reason) a 0.3 REST error body names: a google.rpc.Status with an ErrorInfo,
-    a JSON-RPC error object (`{code, message}`, as @a2a-js/sdk's 0.3 layer sends), or a bare `{message}` (a2a-sdk
+    a JSON-RPC error object (`{code, message}`, as @a2a-js/sdk's 0.3 layer sends), the error's class name
+    (`{"error": "io.a2a.spec.XxxError", message}`, a2a-java 0.3's RestHandler), or a bare `{message}` (a2a-sdk
     0.3) read by §8's typical messages. `mappings` is ("0.3",) when the status corresponds to the error."""
     err = doc.get("error")
     reason: str | None = None
@@ -156,6 +157,8 @@ def from_http_03(status: int, doc: dict[str, Any]) -> tuple[A2AErrorSpec | None,
         spec = BY_REASON.get(reason or "") or from_message_03(err.get("message"))
     elif isinstance(doc.get("code"), int) and not isinstance(doc.get("code"), bool):
         spec = BY_CODE.get(doc["code"])
+    elif isinstance(err, str):  # a2a-java 0.3: {"error": "io.a2a.spec.TaskNotFoundError", "message": …}
+        spec = by_name_03(err.rsplit(".", 1)[-1].strip())
     if spec is None and not isinstance(err, dict):
         spec = from_message_03(doc.get("message")) or _from_status_03(status, doc.get("message"))
     if spec is None:

@@ -173,6 +173,25 @@ def test_0_3_stream_error_events_are_read_by_name() -> None:
     assert ok.has_result and ok.error is None
 
 
+@pytest.mark.parametrize(("status", "body", "name"), [
+    # a2a-java 0.3.3's RestHandler.HTTPRestErrorResponse: the error's class name and its message, whatever it says
+    (500, '{"error": "io.a2a.spec.InternalError", "message": "Parts cannot be empty"}', "InternalError"),
+    (400, '{"error": "io.a2a.spec.InvalidRequestError", "message": "Request body is required"}',
+     "InvalidRequestError"),
+    (404, '{"error": "io.a2a.spec.AuthenticatedExtendedCardNotConfiguredError", "message": "null"}',
+     "ExtendedAgentCardNotConfiguredError"),
+])
+def test_a2a_java_0_3_error_bodies_are_read_by_their_class_name(status: int, body: str, name: str) -> None:
+    """Before, only the message named the error: a message that is not 0.3 §8's typical one, at a status more than
+    one error shares (400, 500), left the A2A error unnamed (a STATUS or gateway problem)."""
+    a = _read03(status, body.encode())
+    assert a.error is not None and a.error.name == name and a.error.mappings == ("0.3",), a.describe()
+    assert a.problem is None
+    event = http_json_event(SSEEvent(data=body), version="0.3")  # the one event of a refused 0.3 stream
+    assert event.error is not None and event.error.name == name and not event.has_result
+    assert event.error.describe().startswith(f"HTTP+JSON {name}")  # the event declares no status: not "HTTP None"
+
+
 def test_0_3_rest_answers_in_application_json_only() -> None:
     assert _read03(200, {"task": {}}, "application/json; charset=utf-8").problem is None
     a = _read03(200, {"task": {}}, "application/a2a+json")  # the 1.0.1 media type, not 0.3's

@@ -85,7 +85,10 @@ class A2AError:
         msg = self.message[:200]
         if self.binding == "jsonrpc":
             return f"JSON-RPC {name} {self.code}: {msg}"
-        where = f"HTTP {self.code}" if self.binding == "http_json" else f"gRPC {self.code}"
+        if self.binding == "http_json":  # an error event of a 0.3 stream may declare no status (a2a-java 0.3)
+            where = f"HTTP {self.code}" if self.code is not None else "HTTP+JSON"
+        else:
+            where = f"gRPC {self.code}"
         why = f" ({self.reason})" if self.reason else ""
         return f"{where} {name}{why}: {msg}"
 
