@@ -13,7 +13,7 @@ text artifact, COMPLETED; `message_reply=True` is the SDKs' hello-world agent in
 Message.
 
 Lines replayed (`LINES`): go-1.0-jsonrpc, go-1.0-rest (a2a-go v2.3.1), go-0.3-jsonrpc (a2a-go v0.3.15),
-java-1.0-jsonrpc, java-1.0-rest (a2a-java v1.2.0.Final), java-0.3-jsonrpc (a2a-java v0.3.3.Final).
+java-1.0-jsonrpc, java-1.0-rest (a2a-java v1.2.0.Final), java-0.3-jsonrpc, java-0.3-rest (a2a-java v0.3.3.Final).
 """
 
 from __future__ import annotations
@@ -21,17 +21,21 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from a2a.compat.v0_3 import a2a_v0_3_pb2
 from aiohttp import web
+from google.protobuf import json_format
 
 from tests.agents.server import serve
 
-LINES = ("go-1.0-jsonrpc", "go-1.0-rest", "go-0.3-jsonrpc", "java-1.0-jsonrpc", "java-1.0-rest", "java-0.3-jsonrpc")
+LINES = ("go-1.0-jsonrpc", "go-1.0-rest", "go-0.3-jsonrpc", "java-1.0-jsonrpc", "java-1.0-rest", "java-0.3-jsonrpc",
+         "java-0.3-rest")
 GO_TEXT = "Hello, world!"
 JAVA_TEXT = "Hello World"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -43,9 +47,34 @@ def compact(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-def pretty(obj: Any) -> str:
-    """protobuf-java's JsonFormat.printer() without omittingInsignificantWhitespace: two-space indent, `"k": v`."""
-    return json.dumps(obj, indent=2, ensure_ascii=False)
+_GSON_HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "=": "\\u003d", "'": "\\u0027"}
+
+
+def gson_escape(text: str) -> str:
+    """protobuf-java's JsonFormat writes strings with a default Gson (gson.toJson), which escapes the HTML
+    characters < > & = ' as \\uXXXX. They can only occur inside strings of a JSON text, so the whole text is mapped."""
+    return "".join(_GSON_HTML.get(c, c) for c in text)
+
+
+def proto_compact(obj: Any) -> str:
+    """protobuf-java's JsonFormat.printer().omittingInsignificantWhitespace(): no blanks, Gson's string escapes."""
+    return gson_escape(compact(obj))
+
+
+def pretty(obj: Any, level: int = 0) -> str:
+    """protobuf-java's JsonFormat.printer() default layout (JsonFormat.PrinterImpl with a PrettyTextGenerator): an
+    object opens with `{` and a newline, one `"k": v` per line two spaces deeper, `,` and a newline between them,
+    the `}` on its own line at the object's depth (an empty one is `{` newline `}`); a repeated field stays on
+    the key's line, `[` elements joined by `, ` `]`, a message element opening inline (`[{` … `}, {` … `}]`)."""
+    if isinstance(obj, dict):
+        if not obj:
+            return "{\n" + "  " * level + "}"
+        pad = "  " * (level + 1)
+        fields = ",\n".join(f"{pad}{json.dumps(k)}: {pretty(v, level + 1)}" for k, v in obj.items())
+        return "{\n" + fields + "\n" + "  " * level + "}"
+    if isinstance(obj, list):
+        return "[" + ", ".join(pretty(v, level) for v in obj) + "]"
+    return gson_escape(json.dumps(obj, ensure_ascii=False))
 
 
 def go_time(when: dt.datetime, offset: str | None = None) -> str:
@@ -152,8 +181,9 @@ class Replay:
                    "supportedInterfaces": [{"protocolBinding": self.binding, "url": url, "protocolVersion": "1.0"}]}
             headers = {"Content-Type": "application/json"}
         else:
-            # v0.3.3 AgentCard record through Jackson NON_ABSENT; the builder fills protocolVersion 0.3.0 and
-            # preferredTransport JSONRPC
+            # v0.3.3 AgentCard record through Jackson NON_ABSENT; the builder fills protocolVersion 0.3.0,
+            # preferredTransport (JSONRPC unless set: a REST-only server must set HTTP+JSON, or AgentCardValidator
+            # refuses the card) and additionalInterfaces (one entry: the preferred transport at the main url)
             doc = {"name": "Hello World Agent", "description": "Just a hello world agent", "url": url,
                    "version": "1.0.0", "documentationUrl": "http://example.com/docs",
                    "capabilities": {"streaming": True, "pushNotifications": False, "stateTransitionHistory": False},
@@ -161,8 +191,9 @@ class Replay:
                    "skills": [{"id": "hello_world", "name": "Returns hello world",
                                "description": "just returns hello world", "tags": ["hello world"],
                                "examples": ["hi", "hello world"]}],
-                   "supportsAuthenticatedExtendedCard": False, "preferredTransport": "JSONRPC",
-                   "protocolVersion": "0.3.0"}
+                   "supportsAuthenticatedExtendedCard": False,
+                   "additionalInterfaces": [{"transport": self.binding, "url": url}],
+                   "preferredTransport": self.binding, "protocolVersion": "0.3.0"}
             headers = {"Content-Type": "application/json"}
         doc |= self.card_overrides
         body = compact(doc)
@@ -329,6 +360,133 @@ def java_payload(kind: str, payload: dict[str, Any], defaults: bool) -> dict[str
         return {"message": with_defaults("message", payload) if defaults else payload}
     member, inner = next(iter(payload.items()))
     return {member: with_defaults(member, inner) if defaults else inner}
+
+
+# ---------------------------------------------------------------- a2a-java 0.3.3's REST: the 0.3 proto's ProtoJSON
+
+_STATE_PROTO_03 = {"submitted": "TASK_STATE_SUBMITTED", "working": "TASK_STATE_WORKING",
+                   "input-required": "TASK_STATE_INPUT_REQUIRED", "auth-required": "TASK_STATE_AUTH_REQUIRED",
+                   "completed": "TASK_STATE_COMPLETED", "canceled": "TASK_STATE_CANCELLED",
+                   "failed": "TASK_STATE_FAILED", "rejected": "TASK_STATE_REJECTED"}
+
+
+def _proto_stamp(jackson: str) -> str:
+    """The same instant as protobuf's Timestamp JSON (ToProto.taskStatus: seconds and nanos of the Instant)."""
+    return proto_time(dt.datetime.fromisoformat(jackson.replace("Z", "+00:00")).replace(tzinfo=None))
+
+
+def proto03(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """spec-grpc v0.3.3 ProtoUtils.ToProto of a 0.3 object (held here in its Jackson shape), as JsonFormat prints it
+    without defaults: the 0.3 proto's field order, a field only when set to a non-default value; a Message's parts
+    are `content`; Task and Message always get `metadata` (ToProto sets an empty Struct: `{}`); a Message's
+    extensions and an Artifact's extensions are not copied."""
+    if kind == "part":  # ToProto.part: a TextPart's text (the replays' agents write text only)
+        return {"text": obj.get("text", "")}
+    if kind == "message":
+        out: dict[str, Any] = {"messageId": obj["messageId"]}
+        out |= {k: obj[k] for k in ("contextId", "taskId") if obj.get(k) is not None}
+        return out | {"role": "ROLE_USER" if obj["role"] == "user" else "ROLE_AGENT",
+                      "content": [proto03("part", p) for p in obj["parts"]], "metadata": {}}
+    if kind == "status":
+        out = {"state": _STATE_PROTO_03[obj["state"]]}
+        if obj.get("message") is not None:
+            out["message"] = proto03("message", obj["message"])  # TaskStatus.update, json_name "message"
+        if obj.get("timestamp"):
+            out["timestamp"] = _proto_stamp(obj["timestamp"])
+        return out
+    if kind == "artifact":
+        out = {k: obj[k] for k in ("artifactId", "name", "description") if obj.get(k)}
+        return out | ({"parts": [proto03("part", p) for p in obj["parts"]]} if obj.get("parts") else {})
+    if kind == "task":
+        out = {"id": obj["id"], "contextId": obj["contextId"], "status": proto03("status", obj["status"])}
+        if obj.get("artifacts"):
+            out["artifacts"] = [proto03("artifact", a) for a in obj["artifacts"]]
+        if obj.get("history"):
+            out["history"] = [proto03("message", m) for m in obj["history"]]
+        return out | {"metadata": {}}
+    if kind == "status-update":  # `final` is a proto3 bool: written only when true
+        out = {"taskId": obj["taskId"], "contextId": obj["contextId"], "status": proto03("status", obj["status"])}
+        return out | ({"final": True} if obj.get("final") else {})
+    assert kind == "artifact-update"
+    out = {"taskId": obj["taskId"], "contextId": obj["contextId"], "artifact": proto03("artifact", obj["artifact"])}
+    return out | {k: True for k in ("append", "lastChunk") if obj.get(k)}
+
+
+def proto03_response(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """ToProto.taskOrMessage / taskOrMessageStream: a SendMessageResponse / StreamResponse (`msg` is json_name
+    "message")."""
+    if kind in ("task", "final"):
+        return {"task": proto03("task", payload)}
+    if kind == "message":
+        return {"message": proto03("message", payload)}
+    if kind == "status":
+        return {"statusUpdate": proto03("status-update", payload)}
+    return {"artifactUpdate": proto03("artifact-update", payload)}
+
+
+JAVA_0_3_REST = {  # RestHandler.mapErrorToHttpStatus (transport/rest RestHandler.java:318-344, v0.3.3.Final)
+    "parse": ("JSONParseError", 400), "invalid_request": ("InvalidRequestError", 400),
+    "params": ("InvalidParamsError", 422), "method": ("MethodNotFoundError", 404),
+    "not_found": ("TaskNotFoundError", 404), "extended_card": ("AuthenticatedExtendedCardNotConfiguredError", 404),
+    "not_cancelable": ("TaskNotCancelableError", 409), "push": ("PushNotificationNotSupportedError", 501),
+    "unsupported": ("UnsupportedOperationError", 501), "internal": ("InternalError", 500),
+}
+
+
+def java03_rest_error(kind: str, message: str | None = None) -> tuple[int, str]:
+    """HTTPRestErrorResponse.toJson (RestHandler.java:411-430): the error's class name and getMessage(), glued
+    into a JSON text by string concatenation (a space after each `:` and `,`, nothing escaped)."""
+    name, status = JAVA_0_3_REST[kind]
+    text = JAVA_0_3[kind][1] if message is None else message
+    return status, '{"error": "io.a2a.spec.' + name + '", "message": "' + text + '"}'
+
+
+def _java_proto_error(exc: Exception) -> str:
+    """protobuf-java JsonFormat.parser()'s text for what protobuf-python's ParseDict refused."""
+    found = re.search(r'Message type "([\w.]+)" has no field named "([^"]+)"', str(exc))
+    if found:
+        return f"Cannot find field: {found.group(2)} in message {found.group(1)}"
+    return str(exc).split("\n", 1)[0].replace('"', "")
+
+
+def java03_send_params(raw: bytes) -> dict[str, Any] | tuple[str, str]:
+    """RestHandler.parseRequestBody (RestHandler.java:225-245), FromProto.messageSendParams and the Message
+    constructor, for a SendMessageRequest body: the message (Jackson-shaped, for `Replay.run`), or (error kind,
+    message) as a2a-java refuses it."""
+    text = raw.decode("utf-8", "replace")
+    if not text.strip():
+        return "invalid_request", "Request body is required"
+    try:
+        doc = json.loads(text)  # validate(): Jackson's readTree
+    except ValueError:
+        return "parse", "Failed to parse json"
+    if not isinstance(doc, dict):
+        return "params", f"Failed to parse request body: Expect message object but got: {text.strip()[:80]}"
+    request = a2a_v0_3_pb2.SendMessageRequest()
+    try:  # JsonFormat.parser(): unknown fields refused
+        json_format.ParseDict(doc, request)
+    except (json_format.ParseError, TypeError, ValueError) as exc:
+        return "params", "Failed to parse request body: " + _java_proto_error(exc)
+    msg = doc.get("message", doc.get("request"))
+    for part in msg.get("content", []) if isinstance(msg, dict) else []:
+        # a2a-java 0.3.3's a2a.proto has no Part.metadata and no FilePart.name (a2a-sdk's 0.3 proto has both)
+        extra = "metadata" if isinstance(part, dict) and "metadata" in part else "name" if isinstance(
+            part, dict) and isinstance(part.get("file"), dict) and "name" in part["file"] else None
+        if extra is not None:
+            where = "a2a.v1.Part" if extra == "metadata" else "a2a.v1.FilePart"
+            return "params", f"Failed to parse request body: Cannot find field: {extra} in message {where}"
+    m = request.request
+    if not m.message_id:  # FromProto.message
+        return "params", "Invalid parameters"
+    if any(p.WhichOneof("part") is None or (p.HasField("file") and p.file.WhichOneof("file") is None)
+           for p in m.content):
+        return "invalid_request", "Request payload validation error"  # FromProto.part: new InvalidRequestError()
+    if not m.content:  # Message's constructor (IllegalArgumentException, answered as an InternalError)
+        return "internal", "Parts cannot be empty"
+    if m.role == a2a_v0_3_pb2.ROLE_UNSPECIFIED:
+        return "internal", "Parameter 'role' may not be null"
+    out: dict[str, Any] = {"messageId": m.message_id, "parts": [{"text": p.text} for p in m.content]}
+    return out | {k: v for k, v in (("contextId", m.context_id), ("taskId", m.task_id)) if v}
 
 
 # ---------------------------------------------------------------- errors, per SDK
@@ -675,6 +833,8 @@ def build_app(replay: Replay, where: dict[str, str]) -> web.Application:
     app.router.add_get("/.well-known/agent-card.json", card)
     if replay.binding == "JSONRPC":
         app.router.add_post(replay.path or "/", rpc)
+    elif replay.sdk == "java" and replay.version == "0.3":
+        _java03_rest_routes(replay, app)
     else:
         app.router.add_post("/message:send", rest_send)
         app.router.add_post("/message:stream", rest_send)
@@ -682,6 +842,105 @@ def build_app(replay: Replay, where: dict[str, str]) -> web.Application:
         app.router.add_route("*", "/tasks/{tid}", rest_task)
         app.router.add_get("/extendedAgentCard", rest_extended)
     return app
+
+
+VERTX_404 = "<html><body><h1>Resource not found</h1></body></html>"
+
+
+def _java03_rest_routes(replay: Replay, app: web.Application) -> None:
+    """a2a-java v0.3.3.Final's reference/rest A2AServerRoutes (Quarkus reactive routes under /v1) over
+    transport/rest RestHandler. A route that matches nothing is answered by Vert.x Web itself: its 404 page (the
+    catch-all route `path = "^/v1/.*"`, A2AServerRoutes.java:299, is a literal path, never matched), 405 for a
+    known path with another verb, 415 when a `consumes = application/json` route gets another Content-Type."""
+
+    def reply(status: int, body: str) -> web.Response:  # sendResponse: status, Content-Type, end(body)
+        return web.Response(status=status, body=body.encode(), headers={"Content-Type": "application/json"})
+
+    def error(kind: str, message: str | None = None) -> web.Response:
+        return reply(*java03_rest_error(kind, message))
+
+    async def stream(request: web.Request, datas: list[str]) -> web.StreamResponse:
+        # MultiSseSupport (A2AServerRoutes.java:357-447): Content-Type text/event-stream only, chunked;
+        # `data: <json>\nid: <n>\n\n` per item, ids 0, 1, 2…; the response ends with the publisher
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for frame in sse_frames(replay, datas):
+            await resp.write(frame.encode())
+        await resp.write_eof()
+        return resp
+
+    def json_only(request: web.Request) -> web.Response | None:
+        if request.content_type != "application/json":  # Vert.x: no route consumes it
+            return web.Response(status=415, text="Unsupported Media Type")
+        return None
+
+    async def send(request: web.Request) -> web.StreamResponse:
+        if (refused := json_only(request)) is not None:
+            return refused
+        streaming = request.path.endswith(":stream")
+        parsed = java03_send_params(await request.read())
+        if isinstance(parsed, tuple):
+            if streaming:  # sendStreamingMessage: any error is the stream's one item (RestHandler.java:109-113)
+                return await stream(request, [java03_rest_error(*parsed)[1]])
+            return error(*parsed)
+        events = replay.run({"message": parsed})
+        if streaming:  # convertToSendStreamingMessageResponse: omittingInsignificantWhitespace, no defaults
+            return await stream(request, [proto_compact(proto03_response(k, p)) for k, p in events if k != "final"])
+        kind, payload = events[-1]
+        return reply(200, pretty(proto03_response(kind, payload)))  # createSuccessResponse: printer().print
+
+    async def task(request: web.Request) -> web.StreamResponse:
+        tid, _, action = request.match_info["tid"].partition(":")
+        if request.method == "POST" and action == "cancel":  # RestHandler.cancelTask, onCancelTask
+            found = replay.tasks.get(tid)
+            if found is None:
+                return error("not_found")
+            return error("not_cancelable", f"Task cannot be canceled - current state: {found['status']['state']}")
+        if request.method == "POST" and action == "subscribe":
+            # resubscribeTask: onResubscribeToTask throws TaskNotFoundError for an unknown task and for a finished
+            # one (DefaultRequestHandler.java:553-567); caught, it is the stream's one item
+            return await stream(request, [java03_rest_error("not_found")[1]])
+        if request.method != "GET":
+            return web.Response(status=405, text="Method Not Allowed")
+        # getTask: GET /v1/tasks/:id (an id "x:subscribe" too); the query parameter is `history_length`
+        # (A2AServerRoutes.java:125-128), not the spec's historyLength
+        raw_length = request.query.get("history_length")
+        try:
+            length = int(raw_length) if raw_length is not None else 0
+        except ValueError:
+            return error("params", "bad history_length")
+        found = replay.tasks.get(request.match_info["tid"])
+        if found is None:
+            return error("not_found")
+        history = found["history"]
+        if 0 < length < len(history):  # onGetTask (DefaultRequestHandler.java:153-166): the last N; <= 0 all
+            found = found | {"history": history[-length:]}
+        return reply(200, pretty(proto03("task", found)))
+
+    async def push(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST" and (refused := json_only(request)) is not None:
+            return refused
+        if request.method not in ("POST", "GET", "DELETE") or (request.method == "DELETE"
+                                                                and not request.match_info["rest"]):
+            return web.Response(status=405, text="Method Not Allowed")
+        # every push handler checks capabilities.pushNotifications first (RestHandler.java:136-137, 182-183, …)
+        return error("push")
+
+    async def extended(_: web.Request) -> web.StreamResponse:
+        # getAuthenticatedExtendedCard (RestHandler.java:346-357): supportsAuthenticatedExtendedCard is false
+        return error("extended_card")
+
+    async def not_found(request: web.Request) -> web.StreamResponse:
+        if request.path in ("/v1/message:send", "/v1/message:stream", "/v1/card"):
+            return web.Response(status=405, text="Method Not Allowed")
+        return web.Response(status=404, text=VERTX_404, content_type="text/html", charset="utf-8")
+
+    app.router.add_post("/v1/message:send", send)
+    app.router.add_post("/v1/message:stream", send)
+    app.router.add_route("*", "/v1/tasks/{tid}/pushNotificationConfigs{rest:(/[^/]+)?}", push)
+    app.router.add_route("*", "/v1/tasks/{tid}", task)
+    app.router.add_get("/v1/card", extended)
+    app.router.add_route("*", "/{tail:.*}", not_found)
 
 
 _METHODS: dict[str, dict[str, Any]] = {

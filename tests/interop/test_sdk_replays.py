@@ -7,13 +7,15 @@ its 0.3 client) read every replayed answer, so no replay may fail invocation.
 `check` (invoke and stream): every replay passes. Findings: a2a-go v2 serves its card without Cache-Control/ETag
 (1.0 §8.6.1 SHOULD); a2a-go v0.3.15's card says "protocolVersion": "" (card.protocol_version SHOULD, read as 0.3
 by its preferredTransport); a2a-go on a host outside UTC stamps local offsets (1.0 §5.6.1 MUST, a finding, not a
-failed call). a2a-java 1.x and 0.3.3: nothing.
+failed call). a2a-java 1.x and 0.3.3 (JSON-RPC and HTTP+JSON): nothing.
 
 The suite: a2a-go v2 breaks five MUSTs (A2A-Version never checked: 99.0 served, a missing header served as 1.0;
 GetExtendedAgentCard without the capability answers -32007, not UnsupportedOperationError; a message to a
 COMPLETED task is InvalidParams, not UnsupportedOperationError; SubscribeToTask of a finished task is
 TaskNotFound, not UnsupportedOperationError); a2a-java 1.x breaks two (A2A-Version checked on SendMessage and
-SendStreamingMessage only, so GetTask with 99.0 or without the header is served as 1.0).
+SendStreamingMessage only, so GetTask with 99.0 or without the header is served as 1.0); a2a-java 0.3.3's REST
+server accepts a message to a terminal task (0.3 §7.1) and, at SHOULD, one naming an unknown task and a part of
+a media type the card does not accept.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any
 
 import aiohttp
 import pytest
+from a2a.compat.v0_3 import a2a_v0_3_pb2
+from a2a.compat.v0_3 import proto_utils as v03_proto
 from a2a.compat.v0_3 import types as v03
 from a2a.types import a2a_pb2
 from google.protobuf import json_format
@@ -37,6 +41,7 @@ from tests.agents.replays import LINES, replay_agent
 M, S = Severity.MUST, Severity.SHOULD
 V1_LINES = [line for line in LINES if "-1.0-" in line]
 V03_LINES = [line for line in LINES if "-0.3-" in line]
+V03_RPC_LINES = [line for line in V03_LINES if line.endswith("jsonrpc")]
 
 
 def _failed(result: ProbeResult) -> set[tuple[str, Severity]]:
@@ -64,6 +69,9 @@ async def _exchange(line: str, **kw: Any) -> dict[str, Any]:
     rest = line.endswith("rest")
     message = {"messageId": "m1", "role": "ROLE_USER" if version == "1.0" else "user",
                "parts": [{"text": "hi"} if version == "1.0" else {"kind": "text", "text": "hi"}]}
+    base = ""
+    if rest and version == "0.3":  # the 0.3 proto's ProtoJSON under /v1
+        message, base = {"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]}, "/v1"
     out: dict[str, Any] = {}
     async with replay_agent(line, **kw) as origin, aiohttp.ClientSession() as http:
         async with http.get(f"{origin}/.well-known/agent-card.json") as resp:
@@ -81,16 +89,16 @@ async def _exchange(line: str, **kw: Any) -> dict[str, Any]:
 
         names = ("SendMessage", "SendStreamingMessage", "GetTask") if version == "1.0" else (
             "message/send", "message/stream", "tasks/get")
-        sent, _ = await call(names[0], "/message:send", {"message": message})
+        sent, _ = await call(names[0], base + "/message:send", {"message": message})
         out["send"] = json.loads(sent)
-        raw, ctype = await call(names[1], "/message:stream", {"message": message})
+        raw, ctype = await call(names[1], base + "/message:stream", {"message": message})
         assert ctype == "text/event-stream"
         out["events"] = [json.loads(line[len("data: "):]) for line in raw.decode().split("\n")
                          if line.startswith("data: ")]
         result = out["send"] if rest else out["send"]["result"]
-        tid = (result.get("task") or {}).get("id") if version == "1.0" else result.get("id")
+        tid = (result.get("task") or {}).get("id") if version == "1.0" or rest else result.get("id")
         if rest:
-            async with http.get(f"{iface}/tasks/{tid}", headers=headers) as r:
+            async with http.get(f"{iface}{base}/tasks/{tid}", headers=headers) as r:
                 out["get"] = json.loads(await r.read())
         else:
             out["get"] = json.loads((await call(names[2], "", {"id": tid}))[0])
@@ -118,7 +126,7 @@ async def test_the_official_1_0_definitions_read_every_answer(line: str, message
         assert task.status.state == a2a_pb2.TASK_STATE_COMPLETED and task.artifacts[0].parts[0].text
 
 
-@pytest.mark.parametrize("line", V03_LINES)
+@pytest.mark.parametrize("line", V03_RPC_LINES)
 async def test_the_official_0_3_models_read_every_answer(line: str) -> None:
     """a2a-sdk's 0.3 models (a2a.compat.v0_3.types, the 0.3 client's) take the card, even Go's
     "protocolVersion": "", and every answer."""
@@ -133,6 +141,28 @@ async def test_the_official_0_3_models_read_every_answer(line: str) -> None:
         "Task", "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent", "TaskStatusUpdateEvent"]
     task = v03.GetTaskResponse.model_validate(got["get"]).root
     assert isinstance(task, v03.GetTaskSuccessResponse) and task.result.status.state == v03.TaskState.completed
+
+
+@pytest.mark.parametrize("message_reply", [False, True])
+async def test_the_official_0_3_proto_reads_every_java_rest_answer(message_reply: bool) -> None:
+    """a2a-java 0.3.3's HTTP+JSON answers are the 0.3 proto's ProtoJSON (pretty bodies, compact stream events):
+    a2a-sdk's 0.3 proto (a2a.compat.v0_3, a superset of a2a-java 0.3.3's) parses each one strictly, as a2a-sdk
+    0.3's RestTransport does (json_format.ParseDict without ignore_unknown_fields), and its FromProto makes the
+    0.3 models of them."""
+    got = await _exchange("java-0.3-rest", message_reply=message_reply)
+    card = v03.AgentCard.model_validate(got["card"])
+    assert card.preferred_transport == "HTTP+JSON" and card.protocol_version == "0.3.0"
+    sent = json_format.ParseDict(got["send"], a2a_v0_3_pb2.SendMessageResponse())
+    assert sent.WhichOneof("payload") == ("msg" if message_reply else "task")
+    events = [json_format.ParseDict(e, a2a_v0_3_pb2.StreamResponse()) for e in got["events"]]
+    results = [type(v03_proto.FromProto.stream_response(e)).__name__ for e in events]
+    if message_reply:
+        assert results == ["Message"]
+        return
+    assert results == ["Task", "TaskStatusUpdateEvent", "TaskArtifactUpdateEvent", "TaskStatusUpdateEvent"]
+    assert events[-1].status_update.final
+    task = v03_proto.FromProto.task(json_format.ParseDict(got["get"], a2a_v0_3_pb2.Task()))
+    assert task.status.state == v03.TaskState.completed and task.artifacts and task.artifacts[0].parts
 
 
 # ---- `check` (invoke and stream on every interface): the verdict and every finding ---------------------------
@@ -151,6 +181,9 @@ CHECK_FINDINGS: dict[str, set[tuple[str, Severity]]] = {
     "java-1.0-jsonrpc": set(),
     "java-1.0-rest": set(),
     "java-0.3-jsonrpc": set(),
+    # the 0.3 proto's ProtoJSON, pretty (JsonFormat.printer()) for answers and compact in the stream, with
+    # `"metadata": {}` on every Task and Message: nothing to report
+    "java-0.3-rest": set(),
 }
 
 
@@ -195,7 +228,8 @@ async def test_go_on_a_host_outside_utc_writes_offsets(client: HttpClient) -> No
     assert "+02:00" in result.check("invoke.timestamps_utc").message  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("line", ["go-1.0-jsonrpc", "go-1.0-rest", "java-1.0-jsonrpc", "java-1.0-rest"])
+@pytest.mark.parametrize("line", ["go-1.0-jsonrpc", "go-1.0-rest", "java-1.0-jsonrpc", "java-1.0-rest",
+                                  "java-0.3-rest"])
 async def test_the_hello_world_agents_answer_with_a_message(client: HttpClient, line: str) -> None:
     """The SDKs' hello-world agents answer a Message (Go's without contextId: a2a.NewMessage sets none, and 1.0's
     Message.context_id is optional)."""
@@ -283,19 +317,20 @@ async def test_an_error_event_in_a_rest_stream_is_judged_by_its_own_status(clien
     assert "HTTP 404 TaskNotFoundError" in unknown.message and "1.0.0/1.0.1 mapping" in unknown.message
 
 
-@pytest.mark.parametrize("line", ["go-1.0-rest", "java-1.0-rest"])
+@pytest.mark.parametrize("line", ["go-1.0-rest", "java-1.0-rest", "java-0.3-rest"])
 async def test_the_suite_on_every_interface_of_a_rest_only_agent(client: HttpClient, line: str) -> None:
     """`check --binding all --suite full` on an agent that offers HTTP+JSON only: one interface, HTTP+JSON. Before,
     each_interface started from the plain choice (JSON-RPC), so the report had a phantom interface failing
     interface.selected ("no JSONRPC 1.0/0.3 interface") and interop.bindings_agree, and the verdict failed."""
     result = await _suite(client, line)
     assert result.success and result.reason is None
-    assert [(i.binding, i.protocol_version, i.success) for i in result.interfaces] == [("http_json", "1.0", True)]
+    version = "0.3" if "-0.3-" in line else "1.0"
+    assert [(i.binding, i.protocol_version, i.success) for i in result.interfaces] == [("http_json", version, True)]
     assert result.check("interface.selected").status is Status.PASS  # type: ignore[union-attr]
     assert result.check("interop.bindings_agree").status is Status.SKIP  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("line", V03_LINES)
+@pytest.mark.parametrize("line", V03_RPC_LINES)
 async def test_suite_findings_on_the_0_3_servers(client: HttpClient, line: str) -> None:
     """0.3 has no A2A-Version, no ErrorInfo rule and no HTTP status table for JSON-RPC: those checks are not graded;
     every replayed error is the one 0.3 §8 names."""
@@ -311,6 +346,58 @@ async def test_suite_findings_on_the_0_3_servers(client: HttpClient, line: str) 
         assert check is not None and check.status is Status.PASS, (cid, check)
     for cid in ("errors.version_not_supported", "errors.error_info", "errors.missing_version_is_0_3"):
         assert result.check(cid).status is Status.SKIP  # type: ignore[union-attr]
+
+
+# a2a-java 0.3.3's REST refuses as its RestHandler does: `{"error": "io.a2a.spec.<Class>", "message": …}` with
+# mapErrorToHttpStatus' status; 0.3 §3.2.3 asks statuses "that correspond to A2A error types" and "a consistent JSON
+# format that maps to A2A error types", which the class name is. The judged checks and what each answers:
+JAVA_0_3_REST_PASS = {
+    "errors.invalid_params": "HTTP 422 InvalidParamsError: Invalid parameters",  # FromProto.message: no messageId
+    "errors.task_not_found": "HTTP 404 TaskNotFoundError: Task not found",
+    "errors.cancel_unknown": "HTTP 404 TaskNotFoundError: Task not found",
+    "errors.not_cancelable": "HTTP 409 TaskNotCancelableError: Task cannot be canceled - current state: completed",
+    "errors.push_not_supported": "HTTP 501 PushNotificationNotSupportedError",
+    "errors.extended_card_not_declared": "HTTP 404 ExtendedAgentCardNotConfiguredError",  # MAY in 0.3
+    "errors.error_status": "TaskNotCancelableError HTTP 409",
+    # the refusal is the one event of an HTTP 200 stream, with no status of its own
+    "streaming.subscribe_unknown": "HTTP+JSON TaskNotFoundError: Task not found",
+}
+JAVA_0_3_REST_FAIL = {
+    # DefaultRequestHandler.initMessageSend (v0.3.3, DefaultRequestHandler.java:750-776) continues a terminal task
+    # and RequestContext (RequestContext.java:42-47, 103-111) makes an unknown taskId the new task's id: neither is
+    # refused. 0.3 §7.1: "Sending a message to such a task will result in an error"; §8.2's SHOULD for -32001
+    ("lifecycle.message_to_terminal", M): "was accepted",
+    ("lifecycle.unknown_task_message", S): "got HTTP 200 with a result",
+    # no input-mode check in a2a-java 0.3.3 (as in both Python SDKs by default): §8.2's SHOULD for -32005
+    ("errors.content_type_not_supported", S): "got HTTP 200 with a result",
+}
+
+
+async def test_suite_findings_on_java_0_3_rest(client: HttpClient) -> None:
+    result = await _suite(client, "java-0.3-rest")
+    assert result.success and result.protocol_version == "0.3", result.reason
+    for cid, words in JAVA_0_3_REST_PASS.items():
+        check = result.check(cid)
+        assert check is not None and check.status is Status.PASS and words in check.message, (cid, check)
+    for (cid, level), words in JAVA_0_3_REST_FAIL.items():
+        check = result.check(cid)
+        assert check is not None and check.status is Status.FAIL and check.severity is level, (cid, check)
+        assert words in check.message, check.message
+    for cid in ("errors.parse_error", "errors.invalid_request", "errors.unknown_method",  # JSON-RPC only
+                "errors.version_not_supported", "errors.error_info", "errors.missing_version_is_0_3",
+                "errors.details_typed", "streaming.subscribe_terminal"):
+        assert result.check(cid).status is Status.SKIP, cid  # type: ignore[union-attr]
+
+
+async def test_the_0_3_proto_file_part_carries_no_name(client: HttpClient) -> None:
+    """errors.content_type_not_supported sends a 0.3 REST/gRPC FilePart of the v0.3.0 proto (file_with_bytes,
+    mime_type: no `name`, specification/grpc/a2a.proto:209-215). Before, it sent `name` too, which a2a-java 0.3.3's
+    strict JsonFormat.parser() refused ("Cannot find field: name in message a2a.v1.FilePart", HTTP 422
+    InvalidParamsError), so the check judged the probe's own stray field instead of the agent's media-type
+    handling."""
+    result = await _suite(client, "java-0.3-rest")
+    check = result.check("errors.content_type_not_supported")
+    assert check is not None and "Cannot find field" not in check.message and "with a result" in check.message
 
 
 @pytest.mark.xfail(strict=True, reason="probe gap, not fixed here: probe/wire/jsonrpc.py parse_envelope reads a "
