@@ -361,6 +361,8 @@ JAVA_0_3_REST_PASS = {
     "errors.error_status": "TaskNotCancelableError HTTP 409",
     # the refusal is the one event of an HTTP 200 stream, with no status of its own
     "streaming.subscribe_unknown": "HTTP+JSON TaskNotFoundError: Task not found",
+    # 0.3 asks for 1 only (it never fixed what 0 means): the pass says so, not the 1.0 title's "0 returns none"
+    "lifecycle.history_length": "historyLength=1 returned 1 message(s)",
 }
 JAVA_0_3_REST_FAIL = {
     # DefaultRequestHandler.initMessageSend (v0.3.3, DefaultRequestHandler.java:750-776) continues a terminal task
