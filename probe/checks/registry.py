@@ -731,7 +731,8 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.3": _r(_M, "§7.8 tasks/pushNotificationConfig/delete")},
         ("PUSH-DEL-001", "PUSH-DEL-002", "PUSH-GET-002"),
         "0.2 has no delete method. The get after the deletes is PUSH-GET-002 (§3.1.8: get MUST fail for a config "
-        "that does not exist); the second delete succeeding is PUSH-DEL-002 (§3.1.10: MUST be idempotent)"),
+        "that does not exist); the second delete succeeding is PUSH-DEL-002 (§3.1.10: MUST be idempotent), graded on "
+        "1.0 only: 0.3 §7.8 asks no idempotency (a refused second delete is reported, not graded)"),
     "push.unknown_task": Requirement(
         {"1.0": _r(_M, "§3.1.7 (errors)", "TaskNotFoundError"), "0.3": _r(_S, _ERR_03), "0.2": _r(_S, _ERR_03)}),
     "push.delivered": Requirement(

@@ -19,7 +19,7 @@ from probe.results import ProbeResult, Status, StepName, StepResult, copy_check
 from probe.suite import errors, interop, lifecycle, multiturn, negotiation, push, security, streaming, tasks
 from probe.suite.context import Skip, Suite, SuiteOptions
 from probe.target import Target
-from probe.wire.http import Deadline, HttpClient, WireError
+from probe.wire.http import ConnectionReset, Deadline, HttpClient, ProtocolError, WireError
 
 __all__ = ["SuiteOptions", "run_suite", "run_suite_interfaces"]
 
@@ -123,7 +123,12 @@ async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:
         await fn(s)
     except Skip as exc:
         _skip(s, ids, str(exc))
-    except WireError as exc:  # no answer at all: errors.no_server_errors already counts it
+    except WireError as exc:  # no answer at all: errors.no_server_errors counts it, the one root cause
+        if isinstance(exc, ConnectionReset | ProtocolError) and id(exc) not in s.told:
+            # a stream the agent broke after its headers (a unary call's error the client's hooks counted): e.g.
+            # Mastra's tasks/resubscribe of an unknown task, HTTP 200 text/event-stream, then the connection closed
+            # mid-chunk (its handler's error aborts the body): a dropped connection as a2a-sdk's clients meet it
+            s.server_errors.append(f"{ids[0]}: {exc}")
         _skip(s, ids, f"no answer: {exc}"[:200])
     except Exception as exc:  # a check bug must not lose the other results
         log.exception("suite_check_error", check=fn.__name__)

@@ -56,6 +56,10 @@ class NotJsonRpc(ValueError):
     pass
 
 
+_JSON_TYPES: dict[type, str] = {str: "string", list: "array", int: "number", float: "number", bool: "boolean",
+                                type(None): "null"}
+
+
 def is_json_content_type(content_type: str) -> bool:
     return content_type.split(";", 1)[0].strip().lower() == "application/json"
 
@@ -73,6 +77,13 @@ def parse_envelope(payload: bytes | str | Any, request_id: str) -> Envelope:
         raise NotJsonRpc(f"body is a JSON {type(doc).__name__}, not a JSON-RPC response object")
     if "result" not in doc and "error" not in doc:
         raise NotJsonRpc(f"JSON object without result or error (keys: {sorted(doc)[:6]})")
+    if "result" not in doc and "jsonrpc" not in doc and "id" not in doc and not isinstance(doc["error"], dict):
+        # a web framework's own error page, e.g. Mastra's route validation: HTTP 400 {"error": "Invalid request
+        # body", "issues": [...]}. Nothing of JSON-RPC 2.0 §5 in it (no jsonrpc, no id, error not an object):
+        # no JSON-RPC error to name (code 0 is none), as a2a-sdk's clients read it (an HTTP error, or a response
+        # that validates as no JSON-RPC message)
+        raise NotJsonRpc(f"a JSON object whose error is a {_JSON_TYPES.get(type(doc['error']), 'value')}, with "
+                         f"no jsonrpc and no id (keys: {sorted(doc)[:6]})")
     env = Envelope()
     if doc.get("jsonrpc") != "2.0":
         env.problems.append(f"jsonrpc is {doc.get('jsonrpc')!r}, expected \"2.0\"")

@@ -1,6 +1,6 @@
 """The shapes agent frameworks' own A2A servers send (LangGraph's langgraph-api 0.16.7, VoltAgent's
 @voltagent/a2a-server 2.0.3, Strands Agents' A2AServer 1.62.0 on a2a-sdk 0.3.26, Google ADK's to_a2a 2.13.0 on
-a2a-sdk 1.3.0), replayed by a scripted agent.
+a2a-sdk 1.3.0; Mastra's @mastra/server 1.67.0 by tests/agents/mastra_shapes.py), replayed by a scripted agent.
 
 The live peer is in tests/interop/test_framework_peers.py; these pin each probe rule the peer showed wrong, and each
 deviation or shape it showed, on the exact bytes, with no framework installed. Expectations follow the text of the
@@ -304,3 +304,63 @@ async def test_input_required_asking_for_structured_input_refuses_text_not_judge
     else:
         assert c.status is Status.FAIL and c.severity is Severity.MUST, c
         assert c.message == f"the follow-up with the same taskId was rejected: {refusal}"
+
+
+# ---- Mastra (@mastra/server 1.67.0's A2A routes on @mastra/hono 1.7.9): a 0.3 card, Mastra's own JSON-RPC handler,
+# replayed by tests/agents/mastra_shapes.py
+
+
+_MASTRA_RUN: list[Any] = []  # one suite run for the three tests (its push delivery waits out the budget)
+
+
+async def _mastra_suite(client: HttpClient) -> Any:
+    """`check CARD_URL --suite full` of the replay, with a push receiver (Mastra declares push, delivers none)."""
+    from probe.inbox import Listener
+    from probe.suite import SuiteOptions, run_suite
+    from tests.agents.mastra_shapes import mastra_replay
+
+    if not _MASTRA_RUN:
+        async with Listener() as inbox, mastra_replay() as card_url:
+            _MASTRA_RUN.append(await run_suite(Target(name="mastra", url=card_url, timeout=3.0), client,
+                                               SuiteOptions(timeout=8.0, inbox=inbox)))
+    return _MASTRA_RUN[0]
+
+
+async def test_mastra_framework_error_pages_are_no_json_rpc_error_code_0(client: HttpClient) -> None:
+    # Mastra's route validation answers a body it refuses HTTP 400 {"error": "Invalid request body", "issues": [...]}:
+    # no jsonrpc, no id, error a string (JSON-RPC 2.0 §5: a Response has both, its error is an Object). The checks
+    # fail as before (0.3 §8.1: -32700, -32600, -32601, -32602), but say what came: before, "JSON-RPC error 0:
+    # Invalid request body", a JSON-RPC error nobody sent (a2a-sdk's client meets an HTTP 400)
+    r = await _mastra_suite(client)
+    for check_id in ("errors.parse_error", "errors.invalid_request", "errors.unknown_method", "errors.invalid_params"):
+        c = r.check(check_id)
+        assert c is not None and c.status is Status.FAIL and c.severity is Severity.MUST, c
+        assert "error 0" not in c.message and "JSON-RPC error" not in c.message, c.message
+        page = 'answered HTTP 400 (application/json: {"error":"Invalid request body","issues":[{"field":'
+        assert page in c.message, c.message
+
+
+async def test_mastra_second_push_delete_refused_is_no_0_3_finding(client: HttpClient) -> None:
+    # 0.3 §7.8 tasks/pushNotificationConfig/delete asks no idempotency (1.0 §3.1.10 does: "This operation MUST be
+    # idempotent"); Mastra answers a second delete InvalidParamsError -32602 "Push notification config not found".
+    # Before: push.config_delete FAIL (MUST) "a second delete is not idempotent", a 1.0 rule graded on 0.3
+    r = await _mastra_suite(client)
+    assert r.protocol_version == "0.3"
+    delete = r.check("push.config_delete")
+    assert delete is not None and delete.status is Status.PASS, delete
+    assert "a second delete answered HTTP 200, JSON-RPC InvalidParamsError -32602" in delete.message
+    assert "(not graded: idempotency is a 1.0 rule, §3.1.10; 0.3 §7.8 has none)" in delete.message
+
+
+async def test_mastra_stream_dropped_after_its_headers_is_a_dropped_connection(client: HttpClient) -> None:
+    # tasks/resubscribe of an unknown task: HTTP 200 text/event-stream, then the connection closed mid-chunk. No
+    # answer to judge (streaming.subscribe_unknown is not judged), and the one root cause is the dropped connection,
+    # errors.no_server_errors (MUST). Before: it passed, "no 5xx and no dropped connection" (a stream's WireError
+    # never reached the client's hooks)
+    r = await _mastra_suite(client)
+    unknown = r.check("streaming.subscribe_unknown")
+    assert unknown is not None and unknown.status is Status.SKIP and unknown.message.startswith("no answer: "), unknown
+    crash = r.check("errors.no_server_errors")
+    assert crash is not None and crash.status is Status.FAIL, crash
+    assert crash.message.startswith("streaming.subscribe_unknown: the stream: "), crash.message
+    assert "closed the connection before the body was complete" in crash.message

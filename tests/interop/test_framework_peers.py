@@ -58,6 +58,20 @@ Each verdict was checked against the text of the version the agent's card speaks
   is stream_protocol_violation (stream.events_parse), with the 0.3 SHOULD that the first event is not the Task. A
   run that raises is streamed as COMPLETED (Agno's stream has no branch for the run's error; message:send says
   FAILED): no rule the probe can see broken.
+* Mastra (@mastra/server 1.67.0's A2A routes, registered by @mastra/hono 1.7.9's MastraServer with an
+  InMemoryTaskStore as @mastra/deployer does, @mastra/core 1.71.0; an Agent on the AI SDK's test model): a 0.3 card
+  (protocolVersion 0.3.0) at /api/.well-known/{agentId}/agent-card.json naming JSON-RPC at /api/a2a/{agentId}, with
+  no preferredTransport: 0.3 §5.6.1 "The preferredTransport field is REQUIRED and MUST be present in every
+  AgentCard" (§5.6.4 again), while the 0.3 schema and a2a-sdk 0.3's models default it to JSONRPC, so every client
+  reads the card; docs/conformance-audit.md records keeping the prose's MUST: the verdict, card_invalid. Its calls
+  pass (message/send, tasks/get, message/stream with the Task first, the artifact, the final status). The suite
+  finds: bodies its route's zod schema refuses (not JSON, no method, an unknown method, a message without
+  messageId) answered HTTP 400 {"error": "Invalid request body", "issues"}, no JSON-RPC response (0.3 §8.1, MUST);
+  tasks/resubscribe of an unknown task opens the SSE stream (HTTP 200) and drops the connection mid-chunk (MUST
+  errors.no_server_errors: a dropped connection); an unaccepted media type accepted (§8.2 SHOULD). A model that raises
+  leaves the task FAILED but the blocking send answers InternalError -32603. Push configs work, and a second delete
+  refused InvalidParams is no 0.3 finding (idempotency is 1.0 §3.1.10; 0.3 §7.8 has none); Mastra refuses to post
+  to loopback and private webhook URLs (SSRF), so nothing reaches the probe's loopback receiver.
 """
 
 from __future__ import annotations
@@ -80,6 +94,7 @@ from tests.peers.venv_peers import VenvPeer
 pytestmark = pytest.mark.external
 langgraph_peer, voltagent_peer = venv_peers.langgraph_peer, venv_peers.voltagent_peer  # the session fixtures
 adk_peer, strands_peer, agno_peer = venv_peers.adk_peer, venv_peers.strands_peer, venv_peers.agno_peer
+mastra_peer = venv_peers.mastra_peer
 
 M, S = Severity.MUST, Severity.SHOULD
 STREAM = {("stream.events_parse", M), ("stream.schema", M)}
@@ -412,3 +427,93 @@ async def test_agno_stream_module(client: HttpClient, agno_peer: VenvPeer, text:
         assert _failed(result) == {("stream.first_event", S)}
         c = result.check("stream.task_completed")
         assert c is not None and c.status is Status.PASS, c
+
+
+# ---- Mastra (@mastra/core 1.71.0, @mastra/server 1.67.0's A2A routes on @mastra/hono 1.7.9): its own JSON-RPC
+# handler on @a2a-js/sdk 0.3's types, a 0.3 card without preferredTransport
+
+MASTRA_SUITE = {("errors.parse_error", M), ("errors.invalid_request", M), ("errors.unknown_method", M),
+                ("errors.invalid_params", M), ("errors.content_type_not_supported", S), ("errors.no_server_errors", M)}
+
+
+def _mastra_verdict(result: ProbeResult, peer: VenvPeer) -> None:
+    # 0.3 §5.6.1 "The preferredTransport field is REQUIRED and MUST be present in every AgentCard" (§5.6.4 again);
+    # the 0.3 schema and a2a-sdk 0.3's models default it to JSONRPC, so every client reads the card: the recorded
+    # decision of docs/conformance-audit.md keeps the prose's MUST (card_invalid). The calls themselves pass
+    assert result.protocol_version == "0.3" and result.reason is Reason.CARD_INVALID and not result.success
+    assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["card.interfaces"]
+    assert _message(result, "card.interfaces") == (
+        "preferredTransport is missing (0.3 §5.6.1: REQUIRED, MUST be present in every card)")
+    assert _message(result, "interface.selected") == f"JSONRPC 0.3 at {peer.base_url}/api/a2a/echo"
+    for check_id in ("card.schema", "card.required_fields", "invoke.schema", "invoke.result_shape", "invoke.dialect",
+                     "invoke.task_completed", "stream.events_parse", "stream.first_event", "stream.terminal",
+                     "stream.task_completed"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    assert [(i.binding, i.protocol_version, i.reason) for i in result.interfaces] == [
+        ("jsonrpc", "0.3", Reason.CARD_INVALID)]
+
+
+async def test_mastra_check(client: HttpClient, mastra_peer: VenvPeer) -> None:
+    result = await run_interfaces(Target(name="mastra", url=mastra_peer.card_url, timeout=10.0), client)
+    _mastra_verdict(result, mastra_peer)
+    assert _failed(result) == {("card.interfaces", M)}
+    assert level(result) is Level.NON_CONFORMANT
+
+
+async def test_mastra_suite(client: HttpClient, mastra_peer: VenvPeer) -> None:
+    """`a2a-probe check CARD_URL --binding all --suite full --slow-prompt slow` (no input-required: the echo agent has
+    no suspending tool; no push receiver, as for the other peers: test_mastra_refuses_a_loopback_webhook)."""
+    result = await run_suite_interfaces(Target(name="mastra", url=mastra_peer.card_url, timeout=10.0), client,
+                                        SuiteOptions(timeout=60.0, slow_prompt="slow"))
+    _mastra_verdict(result, mastra_peer)
+    assert _failed(result) == {("card.interfaces", M)} | MASTRA_SUITE
+    # the route's zod schema refuses these bodies before Mastra's JSON-RPC handler sees them: HTTP 400 with Hono's
+    # own {"error": "Invalid request body", "issues"}, no JSON-RPC response (JSON-RPC 2.0 §5, 0.3 §8.1)
+    for check_id, what in (("errors.parse_error", "(invalid JSON)"), ("errors.invalid_request", "(no method)"),
+                           ("errors.unknown_method", "a2a-probe/NoSuchMethod"), ("errors.invalid_params",
+                                                                                  "message/send")):
+        assert f'got {what} to {mastra_peer.base_url}/api/a2a/echo answered HTTP 400 (application/json: ' \
+               '{"error":"Invalid request body","issues":[' in _message(result, check_id), check_id
+    # tasks/resubscribe of an unknown task: HTTP 200 text/event-stream, then the connection closed mid-chunk (its
+    # generator throws TaskNotFound inside the SSE body): a dropped connection, the one root cause
+    assert _message(result, "errors.no_server_errors") == (
+        "streaming.subscribe_unknown: the stream: the server closed the connection before the body was complete "
+        "(Not enough data to satisfy transfer length header.)")
+    unknown = result.check("streaming.subscribe_unknown")
+    assert unknown is not None and unknown.status is Status.SKIP and unknown.message.startswith("no answer: "), unknown
+    assert _message(result, "lifecycle.message_to_terminal").startswith("JSON-RPC InvalidRequestError -32600: Task ")
+    for check_id in ("lifecycle.get_task", "lifecycle.cancel", "lifecycle.return_immediately",
+                     "lifecycle.history_length", "lifecycle.unknown_task_message", "lifecycle.completed_artifact",
+                     "lifecycle.context_continuity", "streaming.subscribe", "errors.task_not_found",
+                     "errors.not_cancelable"):
+        c = result.check(check_id)
+        assert c is not None and c.status is Status.PASS, c
+    assert level(result) is Level.NON_CONFORMANT
+
+
+async def test_mastra_a_model_that_raises_is_an_internal_error(client: HttpClient, mastra_peer: VenvPeer) -> None:
+    # Mastra saves the task FAILED ("Handler failed: ...") but answers the blocking message/send with JSON-RPC
+    # InternalError -32603 and the exception's text (0.3 §7.1: a JSONRPCError on failure): the agent's own outcome,
+    # named by invoke.no_error; the card stays the verdict's root cause
+    result = await run_interfaces(Target(name="mastra", url=mastra_peer.card_url, message="please fail",
+                                         timeout=10.0), client)
+    assert result.reason is Reason.CARD_INVALID
+    assert _failed(result) == {("card.interfaces", M), ("invoke.no_error", M)}
+    assert _message(result, "invoke.no_error") == "JSON-RPC InternalError -32603: failed on request"
+
+
+async def test_mastra_refuses_a_loopback_webhook(client: HttpClient, mastra_peer: VenvPeer) -> None:
+    # the daemon's push module with the probe's receiver on 127.0.0.1: Mastra accepts the config, then refuses to
+    # post to a loopback address (@mastra/server's DefaultPushNotificationSender.resolveValidatedDestination: "Push
+    # notification URL must not target local or private IPs", logged nowhere: its A2A route passes no logger), as
+    # the 0.3 push guidance advises against SSRF (topics/streaming-and-async: servers SHOULD NOT blindly POST to any
+    # url). The probe cannot tell that refusal from an unreachable receiver: not delivered (push_not_delivered's fix
+    # names a refusal by policy)
+    from probe.inbox import Listener
+    from probe.suite.push import run_push
+
+    async with Listener() as inbox:
+        result = await run_push(Target(name="mastra", url=mastra_peer.card_url, timeout=5.0), client, inbox)
+    assert result.reason is Reason.CARD_INVALID  # the card, first; the round trip ran, nothing delivered
+    assert result.push is not None and result.push.deliveries == 0 and result.push.problems == ["not_delivered"]

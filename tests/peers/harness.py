@@ -166,10 +166,10 @@ async def start_peer_async(kind: str, compat: bool = False, timeout: float = 15.
     return await asyncio.to_thread(start_peer, kind, compat, timeout)
 
 
-def ensure_js_deps(folder: Path = JS_DIR, what: str = "JS SDK") -> str:
+def ensure_js_deps(folder: Path = JS_DIR, what: str = "JS SDK", package: str = "@a2a-js/sdk") -> str:
     """Node, once a JS peer's pinned node_modules are there (.ci/run runs `npm ci` in its folder; a test never
-    installs anything)."""
-    if not (folder / "node_modules" / "@a2a-js" / "sdk").is_dir():
+    installs anything); `package` is the one whose presence says so."""
+    if not (folder / "node_modules" / package).is_dir():
         raise PeerStartError(f"the {what} peer is not installed: (cd {folder} && npm ci), as .ci/run does")
     node = shutil.which("node")
     if node is None:

@@ -15,9 +15,10 @@
 | adk        | Google ADK's to_a2a (google-adk[a2a], on a2a-sdk 1.3): 1.0, JSON-RPC | thirdparty/adk.txt           |
 | strands    | Strands Agents' A2AServer (strands-agents[a2a], on a2a-sdk 0.3): 0.3, JSON-RPC | thirdparty/strands.txt |
 | agno       | Agno's AgentOS A2A interface (agno[os,a2a]; own routes, a2a-sdk 0.3 types): 0.3 | thirdparty/agno.txt |
+| mastra     | Mastra's own A2A server (@mastra/server, @mastra/hono) on Node: 0.3 JSON-RPC | mastra/package-lock.json |
 
-.ci/run makes each venv under tests/peers/venvs/<name> (and js10's, js03's and voltagent's node_modules with
-`npm ci`); a test never installs anything, and a missing install fails with the command that makes it. sdk10 runs
+.ci/run makes each venv under tests/peers/venvs/<name> (and js10's, js03's, voltagent's and mastra's node_modules
+with `npm ci`); a test never installs anything, and a missing install fails with the command that makes it. sdk10 runs
 tests/peers/py_agent.py, js10 tests/peers/js_v1_agent.mjs: the current line's reference agents, unchanged.
 """
 
@@ -45,7 +46,7 @@ AGENTS = {"fasta2a": PEERS_DIR / "fasta2a_agent.py", "sdk03": OLD_SDK, "sdk02": 
           "python-a2a": PEERS_DIR / "python_a2a_agent.py", "a2a-server": PEERS_DIR / "a2a_server_agent.py",
           "langgraph": PEERS_DIR / "langgraph_agent.py", "voltagent": PEERS_DIR / "voltagent" / "agent.mjs",
           "adk": PEERS_DIR / "adk_agent.py", "strands": PEERS_DIR / "strands_agent.py",
-          "agno": PEERS_DIR / "agno_agent.py"}
+          "agno": PEERS_DIR / "agno_agent.py", "mastra": PEERS_DIR / "mastra" / "agent.mjs"}
 # langgraph-api makes graph "echo" (langgraph_agent.py) the assistant uuid5(NAMESPACE_GRAPH, "echo")
 # (langgraph_api.graph), served at /a2a/{assistant_id}, its card under that path
 LANGGRAPH_ASSISTANT = str(uuid5(UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "echo"))
@@ -53,16 +54,21 @@ LANGGRAPH_ASSISTANT = str(uuid5(UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "e
 A2A_PATHS = {"langgraph": f"/a2a/{LANGGRAPH_ASSISTANT}", "agno": "/a2a/agents/echo"}  # agno: AgentOS's /a2a/agents/{id}
 # where each serves its card, polled for readiness (a2a-server and a2a-sdk 0.2 only at the 0.2 path)
 CARD_PATHS = {"a2a-server": "/.well-known/agent.json", "sdk02": "/.well-known/agent.json",
-              "voltagent": "/.well-known/echo/agent-card.json"}  # VoltAgent: /.well-known/{serverId}/agent-card.json
+              "voltagent": "/.well-known/echo/agent-card.json",  # VoltAgent: /.well-known/{serverId}/agent-card.json
+              "mastra": "/api/.well-known/echo/agent-card.json"}  # Mastra: {apiPrefix}/.well-known/{agentId}/...
 # what each needs in its environment: VoltAgent refreshes a model registry from the network unless in production
 ENV = {"voltagent": {"NODE_ENV": "production"},
-       "agno": {"AGNO_TELEMETRY": "false"}}  # Agno: the env overrides the agent's telemetry flag
+       "agno": {"AGNO_TELEMETRY": "false"},  # Agno: the env overrides the agent's telemetry flag
+       # Mastra: no PostHog telemetry, no model-registry refresh (its agent.mjs sets them too, before it loads Mastra)
+       "mastra": {"MASTRA_TELEMETRY_DISABLED": "1", "MASTRA_OFFLINE": "1", "MASTRA_AUTO_REFRESH_PROVIDERS": "false"}}
+# the package whose presence in a JS peer's node_modules says `npm ci` ran there (Mastra bundles @a2a-js/sdk aliased)
+JS_MARKERS = {"mastra": "@mastra/server"}
 GRPC = frozenset({"sdk10", "js10", "sdk03", "js03"})  # peers that also serve gRPC, on a second free port
 # where each serves its REST binding (HTTP+JSON), under its base URL
 REST_PATHS = {"js03": "/a2a/rest", "sdk10": "/a2a/rest", "js10": "/a2a/rest"}
 __all__ = ["VenvPeer", "a2a_server_peer", "adk_peer", "agno_peer", "fasta2a_peer", "js03_peer", "js10_peer",
-           "langgraph_peer", "python_a2a_peer", "sdk02_peer", "sdk03_peer", "sdk10_peer", "start_venv_peer",
-           "strands_peer", "voltagent_peer"]
+           "langgraph_peer", "mastra_peer", "python_a2a_peer", "sdk02_peer", "sdk03_peer", "sdk10_peer",
+           "start_venv_peer", "strands_peer", "voltagent_peer"]
 
 
 @dataclass(eq=False)
@@ -124,7 +130,8 @@ def python_of(name: str) -> Path:
 def start_venv_peer(name: str, timeout: float = 90.0) -> VenvPeer:
     """Start a peer and wait for its card; python-a2a and a2a-server import LLM clients (openai, anthropic,
     litellm) at start, seconds of CPU on a loaded machine."""
-    runtime = ensure_js_deps(AGENTS[name].parent, name) if AGENTS[name].suffix == ".mjs" else str(python_of(name))
+    runtime = (ensure_js_deps(AGENTS[name].parent, name, JS_MARKERS.get(name, "@a2a-js/sdk"))
+               if AGENTS[name].suffix == ".mjs" else str(python_of(name)))
     port = free_port()
     grpc_port = free_port() if name in GRPC else None
     log = tempfile.TemporaryFile()  # noqa: SIM115  (closed by VenvPeer.stop)
@@ -174,3 +181,4 @@ voltagent_peer = _fixture("voltagent")
 adk_peer = _fixture("adk")
 strands_peer = _fixture("strands")
 agno_peer = _fixture("agno")
+mastra_peer = _fixture("mastra")
