@@ -374,6 +374,12 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "Answer each A2A error with the HTTP status (HTTP+JSON) or gRPC status of the spec's mapping table "
           "(1.0 §5.4; e.g. TaskNotFoundError: 404 / NOT_FOUND), not a generic 400, 500 or UNKNOWN.", "ERR-02",
           bindings=("http_json", "grpc")),
+    Check("errors.response_id", _ERR, _M,
+          "Every JSON-RPC error answer has an id member: null for an unparsable body, else the request's id",
+          "Always write the response's \"id\": null when the request's id could not be read (Parse error, and "
+          "Invalid Request where the id is unreadable), else the request's own id, on error answers too. A "
+          "serializer that leaves out null members (Jackson NON_ABSENT/NON_NULL, Gson without serializeNulls, "
+          "pydantic exclude_none) drops a null id with its name.", "FMT-02", bindings=JSONRPC),
     Check("errors.no_server_errors", _ERR, _M, "No request of the suite got a 5xx or a dropped connection",
           "Never crash on a bad request: answer with the JSON-RPC error, HTTP 200.", "ERR-01"),
     # --- security

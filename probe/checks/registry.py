@@ -661,6 +661,30 @@ REQUIREMENTS: dict[str, Requirement] = {
         "servers differ (a2a-sdk 0.3 sends TaskNotCancelable as UNIMPLEMENTED). 0.2 gives no HTTP or gRPC error "
         "mapping",
         bindings={"0.3": {"grpc": None}}),  # JSON-RPC: the catalogue limits the check to HTTP+JSON and gRPC
+    "errors.response_id": Requirement(
+        {"1.0": _r(_M, "§9.1 Protocol Requirements, §9.5 Error Handling",
+                   "JSON-RPC 2.0 over HTTP(S); errors use the standard JSON-RPC 2.0 error object (JSON-RPC 2.0 §5: "
+                   "id is REQUIRED, the request's id, or null when it could not be detected)"),
+         "0.3": _r(_M, "§6.11.2 JSONRPCResponse Object, §3.2.1, §11.1.5",
+                   "id: This member is REQUIRED. It MUST be the same as the value of the id member in the Request "
+                   "Object. If there was an error in detecting the id in the Request object (e.g. Parse "
+                   "error/Invalid Request), it MUST be null"),
+         "0.2": _r(_M, "§6.11.2 JSONRPCResponse Object, §3.2 Data Format",
+                   "id: This member is REQUIRED. It MUST be the same as the value of the id member in the Request "
+                   "Object. If there was an error in detecting the id in the Request object (e.g. Parse "
+                   "error/Invalid Request), it MUST be null")},
+        ("JSONRPC-FMT-001",),
+        "Judged over every JSON-RPC error answer of the suite (the errors.*, lifecycle.* and streaming.* checks that "
+        "provoke one): the id member present; null for the probe's unparsable body; else the request's id, or null "
+        "with -32700/-32600 (the agent says it could not read the request, JSON-RPC 2.0 §5's \"e.g. Parse "
+        "error/Invalid Request\"). 0.3 and 0.2 state the rule in their own words (§6.11.2; §3.2.1 / §3.2: \"server "
+        "responses MUST adhere to the JSON-RPC 2.0 specification\"; the 0.3 and 0.2 JSON schemas' "
+        "JSONRPCErrorResponse requires id); 1.0 does not restate it but makes the binding JSON-RPC 2.0 (§9.1) with "
+        "\"the standard JSON-RPC 2.0 error object\" (§9.5), a MUST as invoke.framing's id. A finding, not a failed "
+        "call nor a failed errors.* check: every official client reads such an error (a2a-sdk 1.x never reads the "
+        "response id, its 0.3/0.2 models default it to None, @a2a-js/sdk 1.x reads a unary error before it compares "
+        "ids; only @a2a-js/sdk 0.3 compares first, and refuses it). A result whose id is wrong stays a framing "
+        "fault (invoke.framing, stream.events_parse)"),
     "errors.no_server_errors": Requirement(
         _all(_M, "§3.3.2 Error Handling", "§8 Error Handling",
              words="bad requests get errors, not crashes (a 5xx or a dropped connection)"), ("CORE-ERR-001",)),

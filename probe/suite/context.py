@@ -71,6 +71,11 @@ class Suite:
     untyped_details: list[str] = field(default_factory=list)
     # JSON-RPC's own errors (-32700, -326xx) whose error.data is not an array: 1.0.0 §9.5's example does that
     free_data: list[str] = field(default_factory=list)
+    # JSON-RPC error answers the suite judged (expect_error), and those whose `id` member is not the one due, by
+    # fault (errors.response_id): one finding for the agent's id handling, never a failure of the check that
+    # provoked the error
+    rpc_errors: int = 0
+    id_faults: dict[str, list[str]] = field(default_factory=dict)
     # tasks answered to historyLength 0 (GetTask, SendMessage), and those that still carried a history field
     asked_no_history: int = 0
     history_at_zero: list[str] = field(default_factory=list)
@@ -174,6 +179,20 @@ class Suite:
             self.history_at_zero.append(f"{call} with historyLength 0 answered \"history\": [] instead of leaving it "
                                         "out")
 
+    def note_id(self, check_id: str, answer: Answer) -> None:
+        """A JSON-RPC error answer's `id` member, for errors.response_id. JSON-RPC 2.0 §5: REQUIRED; the request's
+        id, or null "if there was an error in detecting the id in the Request object (e.g. Parse error/Invalid
+        Request)": null is accepted with -32700 and -32600 (the agent says it could not read the request), and is
+        the only id due where the probe's body has none to read (errors.parse_error)."""
+        err = answer.error
+        if err is None or err.binding != "jsonrpc":
+            return
+        self.rpc_errors += 1
+        fault = answer.id_fault
+        if fault is None or (fault.present and fault.value is None and err.code in a2a_errors.NO_REQUEST_ID):
+            return
+        self.id_faults.setdefault(fault.describe(), []).append(f"{check_id} ({err.name or err.code})")
+
     def record(self, check_id: str, status: Status, message: str = "", *, duration_ms: float = 0.0,
                recommendation: str | None = None) -> CheckResult:
         c = make_check(check_id, status, message, recommendation=recommendation, duration_ms=duration_ms)
@@ -236,6 +255,7 @@ def expect_error(s: Suite, check_id: str, answer: Answer, names: set[str], what:
     version maps the error to)."""
     err = answer.error
     note_error_status(s.result, answer)  # also a refusal read from a stream, which no client hook sees
+    s.note_id(check_id, answer)  # the id member is errors.response_id's, whatever this check concludes
     problem = answer.problem
     gateway = problem.detail if problem is not None and problem.kind in SET_ASIDE else None
     if gateway is not None and not (s.gateway_answers and s.gateway_answers[-1] is gateway):  # a stream's too

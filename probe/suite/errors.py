@@ -21,7 +21,7 @@ def _missing() -> str:
 
 
 async def parse_error(s: Suite) -> None:
-    answer = await s.client.jsonrpc_raw(b'{"jsonrpc": "2.0", "method": ', "", "(invalid JSON)")
+    answer = await s.client.jsonrpc_raw(b'{"jsonrpc": "2.0", "method": ', None, "(invalid JSON)")  # id due: null
     expect_error(s, "errors.parse_error", answer, {"JSONParseError"}, "an unparsable body")
 
 
@@ -144,6 +144,25 @@ def details_typed(s: Suite) -> None:
                   else "no error of the suite carried details to grade") + free)
 
 
+def response_id(s: Suite) -> None:
+    """errors.response_id, over every JSON-RPC error answer the suite judged (Suite.note_id): the `id` member is
+    REQUIRED, null for the probe's unparsable body, the request's id otherwise (null also accepted with -32700 and
+    -32600). A finding of its own, once for all of them: the official clients read such errors, so the check that
+    provoked the error is judged by the error alone."""
+    if s.binding_name != "jsonrpc":
+        s.record("errors.response_id", Status.SKIP, f"a jsonrpc-only check; this interface is {s.binding_name}")
+    elif s.id_faults:
+        faulty = sum(map(len, s.id_faults.values()))
+        said = "; ".join(f"{fault}: {', '.join(where[:2])}" + (f" and {len(where) - 2} more" if len(where) > 2 else "")
+                         for fault, where in s.id_faults.items())
+        s.record("errors.response_id", Status.FAIL, f"{said[:360]} ({faulty} of {s.rpc_errors} JSON-RPC error answers)")
+    elif s.rpc_errors:
+        s.record("errors.response_id", Status.PASS,
+                 f"{s.rpc_errors} JSON-RPC error answer(s), each with the id due (null for the unparsable body)")
+    else:
+        s.record("errors.response_id", Status.SKIP, "no JSON-RPC error answer of the suite to judge")
+
+
 def error_status(s: Suite) -> None:
     """errors.error_status, over every A2A-specific error the run answered on HTTP+JSON or gRPC (the statuses
     probe.engine.note_error_status kept, with the mappings each matches)."""
@@ -176,8 +195,8 @@ def _expected(name: str, v1: bool, where: str) -> str:
     return "the spec maps it to " + " or ".join(f"{where} {st} ({'/'.join(m)})" for st, m in table.items())
 
 
-FINAL = (details_typed, error_status)  # judged over the whole suite's answers, after every other check
-FINAL_IDS = ("errors.details_typed", "errors.error_status")
+FINAL = (details_typed, error_status, response_id)  # judged over the whole suite's answers, after every other check
+FINAL_IDS = ("errors.details_typed", "errors.error_status", "errors.response_id")
 
 CHECKS = (parse_error, invalid_request, unknown_method, invalid_params, task_not_found, cancel_unknown, not_cancelable,
           version_not_supported, patch_version_ignored, push_not_supported, extended_card_not_declared)

@@ -194,6 +194,12 @@ def jsonrpc_own(code: int | str | None) -> bool:
     return isinstance(code, int) and (code == -32700 or -32603 <= code <= -32600 or code == -32000)
 
 
+# the JSON-RPC errors that say the request could not be read (Parse error, Invalid Request): JSON-RPC 2.0 §5 lets
+# their answer's id be null ("If there was an error in detecting the id in the Request object (e.g. Parse
+# error/Invalid Request), it MUST be Null")
+NO_REQUEST_ID = frozenset({-32700, -32600})
+
+
 def _json_kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
         type(value), "a number" if isinstance(value, (int, float)) else "null")

@@ -206,8 +206,10 @@ class A2AClient:
 
     # ---- the JSON-RPC-only hatch
 
-    async def jsonrpc_raw(self, body: bytes, rid: str, label: str, *, headers: Headers | None = None) -> Answer:
-        """POST bytes as given to a JSON-RPC interface (parse error, invalid request, unknown method checks)."""
+    async def jsonrpc_raw(self, body: bytes, rid: str | None, label: str, *,
+                          headers: Headers | None = None) -> Answer:
+        """POST bytes as given to a JSON-RPC interface (parse error, invalid request, unknown method checks); `rid`
+        None for a body with no id to read, whose answer's id is due null."""
         b = self.binding
         if not isinstance(b, JsonRpcBinding):
             raise NotJsonRpc(f"{label} is a JSON-RPC-only check; this interface is {b.name}")

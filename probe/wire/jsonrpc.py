@@ -42,6 +42,29 @@ class RpcError:
         return f"JSON-RPC {name} {self.code}: {self.message[:200]}"
 
 
+@dataclass(frozen=True, slots=True)
+class IdFault:
+    """How a response's `id` member is not the one due. JSON-RPC 2.0 §5: "id: This member is REQUIRED. It MUST be
+    the same as the value of the id member in the Request Object. If there was an error in detecting the id in the
+    Request object (e.g. Parse error/Invalid Request), it MUST be Null." Made only off the hot path: an answer
+    that echoes the id never builds one."""
+
+    present: bool  # False: the response has no `id` member at all (read by `doc.get` it would look like null)
+    value: Any = None  # the member's value when present (None: null)
+    null_due: bool = False  # the request had no id to read (the probe's unparsable body): null is the one due
+
+    def describe(self) -> str:
+        if not self.present:
+            return "no \"id\" member (REQUIRED: " + ("null for a body whose id could not be read)" if self.null_due
+                                                     else "the request's id)")
+        shown = str(self.value)[:60]
+        if self.null_due:
+            return f"\"id\" {shown!r} where null is due (the request's id could not be read)"
+        if self.value is None:
+            return "\"id\" null, not the request's id"
+        return f"\"id\" {shown!r} is not the request's id"
+
+
 @dataclass(slots=True)
 class Envelope:
     """A parsed JSON-RPC response: exactly one of result/error when `problems` is empty."""
@@ -50,6 +73,11 @@ class Envelope:
     error: RpcError | None = None
     has_result: bool = False
     problems: list[str] = field(default_factory=list)
+    # the `id` member where it is not the request's (absent, null or another value). A result's is also one of
+    # `problems` (a framing fault: the clients that compare ids refuse such a result); an error's is not, since every
+    # official client reads the error whatever its id (a2a-sdk's models default it to None and never compare it):
+    # the errors suite judges it (errors.response_id)
+    id_fault: IdFault | None = None
 
 
 class NotJsonRpc(ValueError):
@@ -64,8 +92,9 @@ def is_json_content_type(content_type: str) -> bool:
     return content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
-def parse_envelope(payload: bytes | str | Any, request_id: str) -> Envelope:
-    """Parse a response; raise NotJsonRpc when it isn't JSON-RPC at all, else list envelope problems."""
+def parse_envelope(payload: bytes | str | Any, request_id: str | None) -> Envelope:
+    """Parse a response; raise NotJsonRpc when it isn't JSON-RPC at all, else list envelope problems. `request_id`
+    None: the request had no id to read (an unparsable body), so null is the id due."""
     if isinstance(payload, bytes | str):
         try:
             doc = strictjson.loads(payload)
@@ -87,8 +116,11 @@ def parse_envelope(payload: bytes | str | Any, request_id: str) -> Envelope:
     env = Envelope()
     if doc.get("jsonrpc") != "2.0":
         env.problems.append(f"jsonrpc is {doc.get('jsonrpc')!r}, expected \"2.0\"")
-    if doc.get("id") != request_id:
-        env.problems.append(f"id {str(doc.get('id'))[:60]!r} does not echo the request id")
+    rid = doc.get("id")
+    if rid != request_id or (rid is None and "id" not in doc):  # the second test only when null is due or sent
+        env.id_fault = IdFault("id" in doc, rid, request_id is None)
+        if "error" not in doc:
+            env.problems.append(f"id {str(rid)[:60]!r} does not echo the request id")
     if "result" in doc and "error" in doc:
         env.problems.append("both result and error are present")
     if "error" in doc:

@@ -37,7 +37,9 @@ ALL = frozenset({
 # "free_data" (JSON-RPC's own errors carry a non-array error.data: -32601 {"method": ...} as 1.0.0 §9.5's example,
 # -32600 and -32602 a string, as a2a-sdk 1.0.0 does), "free_data_a2a" (TaskNotFoundError's error.data an object),
 # "multi_stream" (only the last SubscribeToTask stream gets the task's events), "stream_bound" (closing a task's
-# SendStreamingMessage stream cancels the task)
+# SendStreamingMessage stream cancels the task), "response_id" (the parse error answered with no "id" member, every
+# other error with "id": null: a serializer that leaves nulls out, and one that loses the request's id),
+# "response_id_other" (the parse error answered with "id": 0, every other error with another request's id)
 FOLLOW_TIMEOUT = 10.0  # a live subscription of a task nobody ends closes after this
 
 
@@ -227,6 +229,10 @@ class Sloppy:
         except ValueError:
             if "parse_error" in self.broken:
                 return web.Response(status=500, text="Internal Server Error")
+            if "response_id" in self.broken:  # no "id" member at all (JSON-RPC 2.0 §5: REQUIRED, null here)
+                return web.json_response({"jsonrpc": "2.0", "error": {"code": -32700, "message": "parse"}})
+            if "response_id_other" in self.broken:  # a value where null is due
+                return web.json_response({"jsonrpc": "2.0", "id": 0, "error": {"code": -32700, "message": "parse"}})
             return web.json_response({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse"}})
         rid, method, params = body.get("id"), body.get("method"), body.get("params") or {}
         version = request.headers.get("A2A-Version")
@@ -279,6 +285,10 @@ class Sloppy:
         return [e["uri"] for e in exts if e.get("required")]
 
     def _reply(self, rid: Any, result: Any, error: dict[str, Any] | None) -> web.Response:
+        if error is not None and "response_id" in self.broken:
+            rid = None
+        elif error is not None and "response_id_other" in self.broken:
+            rid = "another-request"
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
         body |= {"error": error} if error is not None else {"result": result}
         return web.json_response(body, content_type="text/plain" if "media_type" in self.broken else "application/json")

@@ -26,7 +26,8 @@ Each verdict was checked against the text of the version the agent's card speaks
   state then not judged. Its Tasks carry no `kind` (the 0.2.6 schema requires it: MUST invoke.dialect, a finding:
   a2a-sdk's models default kind and read the object by its fields, so the call is not failed); the answer is in the
   status message, no artifact (SHOULD); and the suite finds: a message to a COMPLETED task accepted (MUST), a
-  request without a method answered InternalError at HTTP 400, not -32600 (JSON-RPC 2.0 §5.1, MUST), historyLength
+  request without a method answered InternalError at HTTP 400, not -32600 (JSON-RPC 2.0 §5.1, MUST), with
+  `"id": null` though the id was readable (0.2 §6.11.2 MUST: errors.response_id), historyLength
   ignored, no TaskNotFoundError for a message or tasks/resubscribe naming an unknown task, MethodNotFound for push
   config and InvalidParams for an unaccepted media type (the SHOULD codes of 0.2 §8.2).
 * Google ADK (google-adk[a2a] 2.13.0, to_a2a; an LlmAgent on an echoing BaseLlm): ADK takes a2a-sdk >=0.3.4,<2 and
@@ -40,7 +41,8 @@ Each verdict was checked against the text of the version the agent's card speaks
   >=0.3.0,<0.4 (0.3.26), an older SDK line than ADK's: a 0.3 card (protocolVersion 0.3.0, preferredTransport
   JSONRPC), JSON-RPC only. It passes, full; the suite finds a2a-sdk 0.3.26's push refusal, InternalError -32603
   "Push notifications are not supported by the agent" (0.3 §8.2 SHOULD -32003: its @validate raises outside the
-  handler's try, and JSONRPCApplication's catch-all answers -32603), and an unaccepted media type accepted (§8.2).
+  handler's try, and JSONRPCApplication's catch-all answers -32603), an unaccepted media type accepted (§8.2), and
+  a parse error with no `id` member (model_dump exclude_none drops the null id; §6.11.2 MUST: errors.response_id).
   Its default legacy streaming (the answer in a WORKING status message, then the artifact, then COMPLETED with
   final) is valid 0.3 and what a2a-sdk's client reads to the end. A tool interrupt parks the task INPUT_REQUIRED
   with a data part naming the interruptId, and Strands resumes only on an interruptResponse data part: the probe's
@@ -185,7 +187,8 @@ VOLTAGENT = {("card.protocol_version", S), ("invoke.dialect", M), ("lifecycle.co
 VOLTAGENT_SUITE = {
     ("lifecycle.return_immediately", Severity.MAY), ("lifecycle.history_length", S), ("lifecycle.history_on_send", S),
     ("lifecycle.message_to_terminal", M), ("lifecycle.unknown_task_message", S), ("streaming.subscribe_unknown", S),
-    ("errors.invalid_request", M), ("errors.push_not_supported", S), ("errors.content_type_not_supported", S)}
+    ("errors.invalid_request", M), ("errors.push_not_supported", S), ("errors.content_type_not_supported", S),
+    ("errors.response_id", M)}
 
 
 def _voltagent_verdict(result: ProbeResult) -> None:
@@ -215,6 +218,10 @@ async def test_voltagent_suite(client: HttpClient, voltagent_peer: VenvPeer) -> 
                                         SuiteOptions(timeout=60.0, slow_prompt="slow"))
     _voltagent_verdict(result)
     assert _failed(result) == VOLTAGENT | VOLTAGENT_SUITE
+    # the request without a method gets HTTP 400 InternalError with "id": null, though its id was there to read
+    # (null only where the id could not be detected, JSON-RPC 2.0 §5; the code is errors.invalid_request's fault)
+    assert _message(result, "errors.response_id") == (
+        "\"id\" null, not the request's id: errors.invalid_request (InternalError) (1 of 11 JSON-RPC error answers)")
     assert "got HTTP 400, JSON-RPC InternalError -32603: Body is not a valid JSON-RPC request" in _message(
         result, "errors.invalid_request")
     assert _message(result, "lifecycle.message_to_terminal") == "a message to a COMPLETED task was accepted"
@@ -230,7 +237,10 @@ async def test_voltagent_suite(client: HttpClient, voltagent_peer: VenvPeer) -> 
 # a2a-sdk 0.3.26): both build on the official Python SDK's server, so what they get wrong is mostly its
 
 ADK_SUITE = {("errors.content_type_not_supported", S)}
-STRANDS_SUITE = {("errors.push_not_supported", S), ("errors.content_type_not_supported", S)}
+# a2a-sdk 0.3.26's JSONRPCApplication writes its errors with model_dump(exclude_none=True): the parse error's null
+# id is dropped with its name (JSON-RPC 2.0 §5, 0.3 §6.11.2: REQUIRED, null); its client reads it all the same
+STRANDS_SUITE = {("errors.push_not_supported", S), ("errors.content_type_not_supported", S),
+                 ("errors.response_id", M)}
 
 
 def _one_jsonrpc_interface(result: ProbeResult, version: str) -> None:
@@ -288,6 +298,9 @@ async def test_strands_suite(client: HttpClient, strands_peer: VenvPeer) -> None
                                         SuiteOptions(timeout=60.0, slow_prompt="slow", input_prompt="input please"))
     _one_jsonrpc_interface(result, "0.3")
     assert _failed(result) == STRANDS_SUITE
+    assert _message(result, "errors.response_id").startswith(
+        'no "id" member (REQUIRED: null for a body whose id could not be read): errors.parse_error (JSONParseError) '
+        "(1 of ")
     # a2a-sdk 0.3.26's JSON-RPC handler: @validate(capabilities.push_notifications) raises outside the method's
     # try, and JSONRPCApplication's catch-all answers InternalError with its text (0.3 §8.2 SHOULD -32003)
     assert _message(result, "errors.push_not_supported") == (

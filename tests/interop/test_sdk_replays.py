@@ -12,10 +12,11 @@ failed call). a2a-java 1.x and 0.3.3 (JSON-RPC and HTTP+JSON): nothing.
 The suite: a2a-go v2 breaks five MUSTs (A2A-Version never checked: 99.0 served, a missing header served as 1.0;
 GetExtendedAgentCard without the capability answers -32007, not UnsupportedOperationError; a message to a
 COMPLETED task is InvalidParams, not UnsupportedOperationError; SubscribeToTask of a finished task is
-TaskNotFound, not UnsupportedOperationError); a2a-java 1.x breaks two (A2A-Version checked on SendMessage and
-SendStreamingMessage only, so GetTask with 99.0 or without the header is served as 1.0); a2a-java 0.3.3's REST
-server accepts a message to a terminal task (0.3 §7.1) and, at SHOULD, one naming an unknown task and a part of
-a media type the card does not accept.
+TaskNotFound, not UnsupportedOperationError); a2a-java 1.x breaks three (A2A-Version checked on SendMessage and
+SendStreamingMessage only, so GetTask with 99.0 or without the header is served as 1.0; its parse error has no
+`id` member, errors.response_id), a2a-java 0.3.3's JSON-RPC server that one (errors.response_id); a2a-java 0.3.3's
+REST server accepts a message to a terminal task (0.3 §7.1) and, at SHOULD, one naming an unknown task and a part
+of a media type the card does not accept.
 """
 
 from __future__ import annotations
@@ -247,9 +248,9 @@ JUDGED = ("errors.parse_error", "errors.invalid_request", "errors.unknown_method
           "errors.task_not_found", "errors.cancel_unknown", "errors.not_cancelable", "errors.version_not_supported",
           "errors.patch_version_ignored", "errors.push_not_supported", "errors.extended_card_not_declared",
           "errors.missing_version_is_0_3", "errors.error_info", "errors.details_typed", "errors.error_status",
-          "lifecycle.message_to_terminal", "lifecycle.unknown_task_message", "streaming.subscribe_terminal",
-          "streaming.subscribe_unknown", "card.cache_headers")
-_JSONRPC_ONLY = ("errors.parse_error", "errors.invalid_request", "errors.unknown_method")
+          "errors.response_id", "lifecycle.message_to_terminal", "lifecycle.unknown_task_message",
+          "streaming.subscribe_terminal", "streaming.subscribe_unknown", "card.cache_headers")
+_JSONRPC_ONLY = ("errors.parse_error", "errors.invalid_request", "errors.unknown_method", "errors.response_id")
 
 # The MUSTs each 1.0 server breaks (every other judged check passes):
 GO_1_0 = {
@@ -270,15 +271,17 @@ GO_1_0 = {
 # a2a-java validates A2A-Version on SendMessage and SendStreamingMessage only (JSONRPCHandler.java:231-233,
 # 289-298; RestHandler.java:298): GetTask with 99.0, or with no header at all, is served with 1.0 semantics
 JAVA_1_0 = {"errors.version_not_supported", "errors.missing_version_is_0_3"}
+# a2a-java's parse error has no `id` member (test_a_parse_error_without_an_id_member_is_a_finding); on JSON-RPC only
+JAVA_1_0_JSONRPC = {*JAVA_1_0, "errors.response_id"}
 
 
 @pytest.mark.parametrize(("line", "breaks"), [("go-1.0-jsonrpc", GO_1_0), ("go-1.0-rest", GO_1_0),
-                                               ("java-1.0-jsonrpc", JAVA_1_0), ("java-1.0-rest", JAVA_1_0)])
+                                               ("java-1.0-jsonrpc", JAVA_1_0_JSONRPC), ("java-1.0-rest", JAVA_1_0)])
 async def test_suite_findings_on_the_1_0_servers(client: HttpClient, line: str, breaks: set[str]) -> None:
     result = await _suite(client, line)
     assert result.success and result.protocol_version == "1.0", result.reason
     rest = line.endswith("rest")
-    judged = [cid for cid in JUDGED if not (line.startswith("java") and cid == "errors.parse_error")]  # see below
+    judged = list(JUDGED)
     statuses = {cid: result.check(cid) for cid in judged}
     expected = {cid: Status.FAIL if cid in breaks else Status.PASS for cid in judged}
     if rest:
@@ -336,10 +339,7 @@ async def test_suite_findings_on_the_0_3_servers(client: HttpClient, line: str) 
     every replayed error is the one 0.3 §8 names."""
     result = await _suite(client, line)
     assert result.success and result.protocol_version == "0.3", result.reason
-    if line.startswith("go"):  # a2a-java's parse error: see the xfail below
-        parse = result.check("errors.parse_error")
-        assert parse is not None and parse.status is Status.PASS
-    for cid in ("errors.invalid_request", "errors.unknown_method", "errors.invalid_params",
+    for cid in ("errors.parse_error", "errors.invalid_request", "errors.unknown_method", "errors.invalid_params",
                 "errors.task_not_found", "errors.cancel_unknown", "errors.not_cancelable", "errors.push_not_supported",
                 "streaming.subscribe_unknown"):
         check = result.check(cid)
@@ -402,10 +402,6 @@ async def test_the_0_3_proto_file_part_carries_no_name(client: HttpClient) -> No
     assert check is not None and "Cannot find field" not in check.message and "with a result" in check.message
 
 
-@pytest.mark.xfail(strict=True, reason="probe gap, not fixed here: probe/wire/jsonrpc.py parse_envelope reads a "
-                   "missing id as null (doc.get('id')) and probe/suite/errors.py parse_error checks only the code; "
-                   "a2a-sdk 0.3.x (model_dump exclude_none) leaves the id out too, so a fix changes its peers' "
-                   "external expectations as well")
 @pytest.mark.parametrize("line", ["java-1.0-jsonrpc", "java-0.3-jsonrpc"])
 async def test_a_parse_error_without_an_id_member_is_a_finding(client: HttpClient, line: str) -> None:
     """a2a-java answers an unparsable body with no `id` member at all: 1.x's Gson JsonWriter (serializeNulls off)
@@ -413,7 +409,24 @@ async def test_a_parse_error_without_an_id_member_is_a_finding(client: HttpClien
     the null id out (JSONRPCResponse.java:13). JSON-RPC 2.0 §5: "id: This member is REQUIRED. … If there was an
     error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null"; the 0.3
     schema's JSONRPCErrorResponse requires `id` too. The official clients read the error anyway (their models
-    default the id to None), so this is a suite finding, never a failed call."""
+    default the id to None), so this is a suite finding, errors.response_id (MUST in 1.0, 0.3 and 0.2), never a
+    failed call nor a failed errors.parse_error: the error itself is the right one. Before, parse_envelope read the
+    missing id as null (`doc.get('id')`) and nothing judged it."""
     result = await _suite(client, line)
+    assert result.success, result.reason
     parse = result.check("errors.parse_error")
-    assert parse is not None and parse.status is Status.FAIL and parse.severity is M
+    assert parse is not None and parse.status is Status.PASS, parse
+    rid = result.check("errors.response_id")
+    assert rid is not None and rid.status is Status.FAIL and rid.severity is M, rid
+    assert rid.message.startswith('no "id" member (REQUIRED: null for a body whose id could not be read): '
+                                  'errors.parse_error (JSONParseError) (1 of ')  # every other error echoes its id
+
+
+@pytest.mark.parametrize("line", ["go-1.0-jsonrpc", "go-0.3-jsonrpc"])
+async def test_a_go_parse_error_has_its_null_id(client: HttpClient, line: str) -> None:
+    """a2a-go writes `"id":null` for an unparsable body and echoes the id on every other error: errors.response_id
+    passes, counting every JSON-RPC error answer of the suite."""
+    result = await _suite(client, line)
+    rid = result.check("errors.response_id")
+    assert rid is not None and rid.status is Status.PASS, rid
+    assert "JSON-RPC error answer(s), each with the id due" in rid.message

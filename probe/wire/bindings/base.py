@@ -23,6 +23,7 @@ from probe.results import Exchange
 from probe.wire import a2a_errors
 from probe.wire.dialects import Dialect
 from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient
+from probe.wire.jsonrpc import IdFault
 
 MAX_RESPONSE_BYTES = 4 << 20
 
@@ -108,6 +109,9 @@ class Answer:
     error: A2AError | None = None
     problem: Problem | None = None
     deviations: list[str] = field(default_factory=list)  # framing faults that still let the answer be read
+    # JSON-RPC: an error answer's `id` member where it is not the one due (absent, null, another value); not a
+    # deviation, since the official clients read the error whatever its id: errors.response_id judges it
+    id_fault: IdFault | None = None
     # the answer's Content-Type where it is not the media type its binding and version name (invoke.content_type):
     # a finding, not a framing fault, since the official clients read the body whatever it says
     media_type: str | None = None

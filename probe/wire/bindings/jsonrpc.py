@@ -96,9 +96,10 @@ class JsonRpcBinding:
         params = with_tenant(params, self.tenant)
         return await self.post(jsonrpc.request(method, params, rid), rid, method, deadline=deadline, headers=headers)
 
-    async def post(self, body: bytes, rid: str, method: str, *, deadline: Deadline,
+    async def post(self, body: bytes, rid: str | None, method: str, *, deadline: Deadline,
                    headers: Headers | None = None) -> Answer:
-        """POST bytes as given: the raw hatch for JSON-RPC-only checks, and the path of every unary call."""
+        """POST bytes as given: the raw hatch for JSON-RPC-only checks, and the path of every unary call. `rid`
+        None: the body has no id to read (an unparsable one), so the answer's id is due null."""
         hdrs = merge_headers(self._unary_headers, headers) if headers else self._unary_headers
         resp = await self.client.request("POST", self.url, deadline=deadline, body=body, headers=hdrs,
                                          max_bytes=MAX_RESPONSE_BYTES, follow_redirects=False, config=self.config)
@@ -254,7 +255,7 @@ def jsonrpc_event(ev: SSEEvent, request_id: str) -> StreamEvent:
                        error=rpc_error(env.error) if env.error else None, problems=env.problems)  # env is ours alone
 
 
-def read_answer(method: str, rid: str, exchange: Exchange, status: int | None, content_type: str,
+def read_answer(method: str, rid: str | None, exchange: Exchange, status: int | None, content_type: str,
                 body: bytes) -> Answer:
     """Read a JSON-RPC response: anything but HTTP 200 with a clean envelope is a problem as well."""
     answer = Answer(method, exchange, content_type, snippet=snippet(body))
@@ -267,6 +268,7 @@ def read_answer(method: str, rid: str, exchange: Exchange, status: int | None, c
         answer.result, answer.has_result = env.result, env.has_result
         answer.error = rpc_error(env.error) if env.error else None
         answer.deviations = list(env.problems)
+        answer.id_fault = env.id_fault
         if not jsonrpc.is_json_content_type(content_type):
             answer.media_type = f"Content-Type is {content_type or 'missing'!r}, not application/json"
     answer.problem = _status_problem(answer, status) or _framing_problem(answer, status, not_rpc)
