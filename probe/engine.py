@@ -61,7 +61,7 @@ from probe.wire.bindings import (
     ProblemKind,
     retry_after_seconds,
 )
-from probe.wire.card import Card, CardError, Interface
+from probe.wire.card import Card, CardError, Interface, dialect_of
 from probe.wire.client import A2AClient, Hook, PollTimeout, Reply
 from probe.wire.dialects import INTERRUPTED, TERMINAL, Dialect, Item, TaskState, for_version, state_name
 from probe.wire.http import (
@@ -550,13 +550,13 @@ class ProbeRun:
     async def validate(self, step: StepResult) -> None:
         card = self.card
         assert card is not None
-        results = card_checks.validate_cached(card)
+        results, refused = card_checks.judge_cached(card)
         self.r.checks += results
         self._signatures(card)
         v = StepName.VALIDATE
         plan = self._planned()
         if plan is None:
-            plan = self._plan(card, results)  # the interface and URL checks recorded; no interface: StepFailed
+            plan = self._plan(card, results, refused)  # the interface and URL checks recorded; none: StepFailed
         else:  # a cached card, judged with this Target before: the same interface, URLs, checks and headers
             self.r.checks.extend(_replayed(plan.checks, v))
         iface, dialect, call_url = plan.iface, plan.dialect, plan.call_url
@@ -590,18 +590,20 @@ class ProbeRun:
         if plan.invalid:
             raise StepFailed(Reason.CARD_INVALID, plan.invalid)
 
-    def _plan(self, card: Card, results: list[CheckResult]) -> _Plan:
+    def _plan(self, card: Card, results: list[CheckResult], refused: bool | None) -> _Plan:
         """What validate derives from the card and the Target alone: the interface (its checks recorded), the call's
-        URL and label, the public and secret headers. Kept on the card-cache entry of a cached run (`_planned`)."""
+        URL and label, the public and secret headers. Kept on the card-cache entry of a cached run (`_planned`).
+        The card is invalid (card_invalid) where it fails a MUST and the official clients refuse it (or no official
+        definitions judge it): a MUST they read past is a finding, and the agent is called as they would call it."""
         iface, dialect, why = select_interface(card, self.t, self.bindings)
         v = StepName.VALIDATE
-        bad = [c for c in results if c.status is Status.FAIL and c.severity == "MUST"]
-        invalid = "; ".join(f"{c.id}: {c.message}" for c in bad)
+        bad = "; ".join(f"{c.id}: {c.message}" for c in results if c.status is Status.FAIL and c.severity == "MUST")
+        invalid = bad if refused is not False else ""
         if iface is None or dialect is None:
             self.check("interface.selected", Status.FAIL, why, step=v)
             if card.family == "0.1":
                 raise StepFailed(Reason.INVOKE_LEGACY_PROTOCOL, why)
-            raise StepFailed(Reason.CARD_INVALID, invalid) if bad else StepFailed(Reason.NO_USABLE_INTERFACE, why)
+            raise StepFailed(Reason.CARD_INVALID, bad) if bad else StepFailed(Reason.NO_USABLE_INTERFACE, why)
         first, epoch = len(self.r.checks), redact.epoch()
         self.check("interface.selected", Status.PASS, why, step=v)
         url_findings = urls.diagnose(card.url, iface.url)
@@ -1117,12 +1119,13 @@ def select_interface(card: Card, target: Target,
     """Prefer a 1.0 JSONRPC interface, then 0.3; honour per-agent binding/version overrides."""
     known = bindings if bindings is not None else BY_CARD_NAME
     want_binding = target.binding or "JSONRPC"
-    candidates = [(i, for_version(i.version)) for i in card.interfaces if i.binding.upper() == want_binding]
+    candidates = [(i, dialect_of(i)) for i in card.interfaces if i.binding.upper() == want_binding]
     usable = [(i, d) for i, d in candidates if d is not None and i.binding.upper() in known]
     if target.a2a_version:
         usable = [(i, d) for i, d in usable if d.version == target.a2a_version]
     order = {"1.0": 0, "0.3": 1, "0.1": 2}
-    usable.sort(key=lambda pair: order[pair[1].version])  # stable: the card's order breaks ties
+    # stable: the card's order breaks ties; an entry without a version last, as a2a-sdk's client takes it
+    usable.sort(key=lambda pair: (order[pair[1].version], not pair[0].version))
     if usable:
         iface, dialect = usable[0]
         if dialect.version == "0.1":
@@ -1452,7 +1455,7 @@ def plan_interfaces(card: Card, target: Target, known: Collection[str],
     target's binding, else JSON-RPC, 1.0 before 0.3); the others follow in the card's order."""
     pairs: list[tuple[str, str]] = []
     for iface in card.interfaces:
-        d = for_version(iface.version)
+        d = dialect_of(iface)
         key = iface.binding.upper()
         name = BindingName.of(key)
         if d is None or d.version not in _VERSION_ORDER or key not in known or (key, d.version) in pairs:

@@ -76,14 +76,17 @@ def validate_card_file(path: str | Path) -> ProbeResult:
         result.checks.append(make_check("card.strict_json", Status.PASS, step=d))
         card = cardwire.build(url=p.resolve().as_uri(), doc=doc)
         result.card_name, result.card_version, result.protocol_version = card.name, card.version, card.family
-        checks = card_checks.validate(card)
+        checks, refused = card_checks.judge(card)
         result.checks += checks
         validate = StepResult(name=v, status=Status.PASS, detail=f"{card.family} card" +
                               (" (hybrid: 1.0 and 0.3 fields)" if card.hybrid else ""))
         result.steps.append(validate)
         bad = [c for c in checks if c.status is Status.FAIL and c.severity is Severity.MUST]
-        if bad:
+        if bad and refused is not False:
             _fail(result, validate, Reason.CARD_INVALID, "; ".join(f"{c.id}: {c.message}" for c in bad))
+        elif bad:  # a MUST the official clients read past: the file fails its MUST, no client is kept from the card
+            validate.status = Status.FAIL
+            validate.detail += "; a MUST failed that the official clients read past: " + ", ".join(c.id for c in bad)
     return _finish(result, t0)
 
 
@@ -377,7 +380,9 @@ def _fail(result: ProbeResult, step: StepResult, reason: Reason, detail: str) ->
 
 def _finish(result: ProbeResult, t0: float) -> ProbeResult:
     result.duration_s = time.monotonic() - t0
-    result.success = result.reason is None
+    # the file's verdict (exit_code's): a MUST failed, whether or not the official clients read past it
+    result.success = result.reason is None and not any(c.status is Status.FAIL and c.severity is Severity.MUST
+                                                       for c in result.checks)
     return result
 
 

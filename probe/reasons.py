@@ -83,8 +83,10 @@ REASON_TEXT: dict[Reason, tuple[str, str]] = {
         "Serve the card at <base>/.well-known/agent-card.json with HTTP 200 and no authentication.",
     ),
     Reason.CARD_INVALID: (
-        "The Agent Card is not valid: bad or non-strict JSON, too large, or required fields missing.",
-        "Fix the card so it parses as strict JSON under 1 MiB and carries every required field.",
+        "The Agent Card is not valid: bad or non-strict JSON, too large, or refused by the official clients' "
+        "parsers (a field of the wrong type; a 0.2 card without its required fields). A MUST of the card they read "
+        "past (a REQUIRED field absent) is a finding of its check, not this reason: the agent is still called.",
+        "Fix the card so it parses as strict JSON under 1 MiB, in the version's schema, with every required field.",
     ),
     Reason.NO_USABLE_INTERFACE: (
         "The card advertises no interface with a binding and protocol version the probe can call.",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -304,31 +305,38 @@ def protocol_version(card: Card) -> CheckResult:
 # handful of objects, and a hit costs no copy and no redaction. Nobody mutates them (copy-on-write). Past the
 # interning table's bound a result is kept unshared, and handed out as a copy (the walk scrubs the copy).
 CACHE_SIZE = 65_536
-# key -> (the epoch it was shared in, the results, whether every one of them is shared)
-_CACHE: OrderedDict[tuple[str, str, bytes], tuple[int, tuple[CheckResult, ...], bool]] = OrderedDict()
+# key -> (the epoch it was shared in, the results, whether every one of them is shared, `refused`'s answer)
+_CACHE: OrderedDict[tuple[str, str, bytes], tuple[int, tuple[CheckResult, ...], bool, bool | None]] = OrderedDict()
 _INTERNED: dict[tuple[object, ...], CheckResult] = {}
 _MAX_INTERNED = 4_096  # admitted while there is room, like catalogue.shared_check's table
 
 
 def validate_cached(card: Card) -> list[CheckResult]:
     """`validate`, memoised on the card's URL and body digest; the shared results must never be mutated."""
+    return judge_cached(card)[0]
+
+
+def judge_cached(card: Card) -> tuple[list[CheckResult], bool | None]:
+    """`judge`, memoised on the card's URL and body digest; the shared results must never be mutated."""
     body = card.response.body if card.response is not None else None
     if body is None:
-        return validate(card)
+        return judge(card)
     key = (card.url, card.family, hashlib.sha256(body).digest())
     hit = _CACHE.get(key)
     if hit is not None and hit[0] == redact.epoch():  # shared under today's secrets: still shared
         _CACHE.move_to_end(key)
-        results, every = hit[1], hit[2]
+        results, every, refusal = hit[1], hit[2], hit[3]
     else:  # a new card, or a secret registered since: validated (and scrubbed) again
         epoch = redact.epoch()
-        results = tuple(_intern(c) for c in validate(card))
+        judged_now, refusal = judge(card)
+        results = tuple(_intern(c) for c in judged_now)
         every = all(redact.is_shared(c) for c in results)
-        _CACHE[key] = (epoch if redact.epoch() == epoch else -1, results, every)  # -1: an epoch passed meanwhile
+        # -1: an epoch passed meanwhile
+        _CACHE[key] = (epoch if redact.epoch() == epoch else -1, results, every, refusal)
         _CACHE.move_to_end(key)
         if len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
-    return list(results) if every else [c if redact.is_shared(c) else copy_check(c) for c in results]
+    return (list(results) if every else [c if redact.is_shared(c) else copy_check(c) for c in results]), refusal
 
 
 def _intern(c: CheckResult) -> CheckResult:
@@ -343,6 +351,23 @@ def _intern(c: CheckResult) -> CheckResult:
     return c
 
 
+def _schema_verdict(card: Card) -> schema.Verdict:
+    doc = _as_resolved(card.doc) if card.family == "1.0" else card.doc
+    verdict = schema.validate(card.family, "JSONRPC", schema.Shape.CARD, doc, root="card")
+    crash = _resolver_fails(card.doc) if card.family == "1.0" else None
+    return replace(verdict, problems=[*verdict.problems, crash]) if crash else verdict
+
+
+def _resolver_fails(doc: dict[str, Any]) -> str | None:
+    """What a2a-sdk's card resolver fails on before protobuf's parser sees the card (`parse_agent_card`: its legacy
+    mappings' TypeError is an AgentCardResolutionError), where ProtoJSON alone would read a null as absent."""
+    if "skills" in doc and doc["skills"] is None:
+        return "card.skills: null (a2a-sdk's resolver iterates the skills: 'NoneType' object is not iterable)"
+    if doc.get("supportsAuthenticatedExtendedCard") and "capabilities" in doc and doc["capabilities"] is None:
+        return "card.capabilities: null beside supportsAuthenticatedExtendedCard (a2a-sdk's resolver adds to it)"
+    return None
+
+
 def card_schema(card: Card, reported: frozenset[str] = frozenset()) -> CheckResult:
     """The card as the official clients parse it. 1.0: protobuf's ProtoJSON parser on the 1.0 AgentCard, after the
     legacy (0.3) forms a2a-sdk's card resolver maps first; 0.3: the models of the 0.3 JSON schema the a2a-sdk 0.3
@@ -351,12 +376,15 @@ def card_schema(card: Card, reported: frozenset[str] = frozenset()) -> CheckResu
     if card.family not in ("1.0", "0.3"):
         return make_check("card.schema", Status.SKIP, f"no official definitions for an A2A {card.family} card: "
                           "judged by the field checks", step=_V)
-    doc = _as_resolved(card.doc) if card.family == "1.0" else card.doc
-    verdict = schema.validate(card.family, "JSONRPC", schema.Shape.CARD, doc, root="card")
+    return _schema_check(_schema_verdict(card), reported)
+
+
+def _schema_check(verdict: schema.Verdict, reported: frozenset[str]) -> CheckResult:
     if verdict.limit is not None:  # a big card is not an invalid one: said, never failed
         return make_check("card.schema", Status.PASS, f"{verdict.limit}: judged by the field checks", step=_V)
-    # a field the field checks already failed is theirs to report (name it once); the rest is the parser's own
-    # a card's REQUIRED fields stay this check's MUST (docs/conformance-audit.md: the card.schema decision)
+    # a field the field checks already failed is theirs to report (name it once); the rest is the parser's own.
+    # A card's REQUIRED fields stay this check's MUST (docs/conformance-audit.md: the card.schema decision); only
+    # what the parser refuses makes the card unusable (`judge`)
     problems = [p for p in verdict.problems + verdict.required if _plain_path(p.split(": ", 1)[0]) not in reported]
     return _result("card.schema", problems, f"parses as the {verdict.definitions}")
 
@@ -434,6 +462,23 @@ def _patch_versions(card: Card) -> list[str]:
 
 
 def validate(card: Card) -> list[CheckResult]:
+    return judge(card)[0]
+
+
+def judge(card: Card) -> tuple[list[CheckResult], bool | None]:
+    """The card's checks, and whether the official clients refuse it: True when their parser fails on it (a2a-sdk
+    1.x's `parse_agent_card`, the 0.3 models), so no call is ever made through them; None where no official
+    definitions judge its version (0.2, 0.1) or the card is past the probe's bound on that work. A MUST of the card
+    they read past (a REQUIRED field absent, a 0.3 card without preferredTransport) is a finding that makes the
+    agent non-conformant, not a card no client can use (card_invalid): only a refused one is that."""
     fields = [required_fields(card), interfaces(card), skills(card), capabilities(card), security(card),
               security_schemes(card)]
-    return [protocol_version(card), fields[0], card_schema(card, _reported(fields)), *fields[1:], https(card)]
+    refusal: bool | None = None  # 0.2, 0.1: no official definitions; a card past the bound: not judged
+    if card.family in ("1.0", "0.3"):
+        verdict = _schema_verdict(card)  # parsed once: the check and the refusal read the same verdict
+        schema_check = _schema_check(verdict, _reported(fields))
+        if verdict.limit is None:
+            refusal = bool(verdict.problems)
+    else:
+        schema_check = card_schema(card)
+    return [protocol_version(card), fields[0], schema_check, *fields[1:], https(card)], refusal

@@ -9,7 +9,8 @@ from probe.engine import ProbeRun, execute
 from probe.results import Status, StepName
 from probe.suite.context import Skip, Suite
 from probe.target import Target
-from probe.wire.dialects import TaskState, for_version, state_name
+from probe.wire.card import dialect_of
+from probe.wire.dialects import TaskState, state_name
 
 _CONCURRENT = 3  # tasks per agent sent at once
 
@@ -22,8 +23,8 @@ async def interop(s: Suite) -> None:
     if peer.card is None:
         s.record("interop.common_interface", Status.FAIL, f"the peer's card: {peer.r.reason}")
         return
-    ours = {(i.binding.upper(), d.version) for i in s.card.interfaces if (d := for_version(i.version))}
-    theirs = {(i.binding.upper(), d.version) for i in peer.card.interfaces if (d := for_version(i.version))}
+    ours = {(i.binding.upper(), d.version) for i in s.card.interfaces if (d := dialect_of(i))}
+    theirs = {(i.binding.upper(), d.version) for i in peer.card.interfaces if (d := dialect_of(i))}
     common = sorted(ours & theirs)
     matrix = f"this agent {sorted(ours)} x peer {sorted(theirs)}"
     s.record("interop.common_interface", Status.PASS if common else Status.FAIL,

@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from probe.wire import strictjson
+from probe.wire.dialects import Dialect, for_version
 from probe.wire.http import DEFAULT_CONFIG, ClientConfig, Deadline, HttpClient, Response, gateway_problem
 
 WELL_KNOWN = "/.well-known/agent-card.json"
@@ -261,6 +262,15 @@ def _parsable(url: Any) -> bool:
     return known
 
 
+def dialect_of(iface: Interface) -> Dialect | None:
+    """The dialect the interface is called in: its version's; a 1.0 card's entry without a protocolVersion is
+    called as 1.0, as a2a-sdk's client calls it (`_find_best_interface` takes it last, then its current version).
+    That it has none is card.interfaces' MUST finding."""
+    if not iface.version and iface.source == "supportedInterfaces":
+        return for_version("1.0")
+    return for_version(iface.version)
+
+
 def judged(entries: Any) -> list[Any]:
     """The first MAX_INTERFACES entries of an interface list (nothing when it is not a list)."""
     return entries[:MAX_INTERFACES] if isinstance(entries, list) else []
@@ -272,8 +282,8 @@ def interfaces(doc: dict[str, Any]) -> list[Interface]:
     for e in judged(doc.get("supportedInterfaces")):
         if isinstance(e, dict) and _parsable(e.get("url")):
             tenant = e.get("tenant") if isinstance(e.get("tenant"), str) and e.get("tenant") else None
-            out.append(Interface(e["url"], str(e.get("protocolBinding", "")), str(e.get("protocolVersion", "")),
-                                 tenant))
+            pv = e.get("protocolVersion")  # null is absent (ProtoJSON), never the text "None"
+            out.append(Interface(e["url"], str(e.get("protocolBinding", "")), "" if pv is None else str(pv), tenant))
     # a 1.0 card's top-level url is an interface only in a hybrid: a2a-sdk 1.3's resolver drops it beside
     # supportedInterfaces, and a bare one declares no 0.3 interface (LangGraph's card carries one)
     v1 = isinstance(doc.get("supportedInterfaces"), list)

@@ -420,7 +420,7 @@ def for_binding(dialect: Dialect, binding: str) -> Dialect:
 def for_version(version: str) -> Dialect | None:
     """Map a card's protocol version ("1.0", "0.3.0", "0.2.5", …) to the dialect that speaks it."""
     major_minor = ".".join(version.strip().split(".")[:2])
-    if major_minor.startswith("1."):
+    if major_minor == "1" or major_minor.startswith("1."):  # "1": a2a-sdk's client reads it as 1.0 (packaging)
         return V1
     if major_minor in ("0.3", "0.2"):
         return V03  # 0.2 uses the same JSON-RPC methods and shapes as 0.3

@@ -22,7 +22,12 @@ CASES_10: list[Case] = [
     (V10_RPC, "card", "null card.capabilities.streaming", True, True),  # fixed: null is absent (ProtoJSON)
     (V10_RPC, "card", "wrong type card.skills[0].examples", False, False),
     (V10_RPC, "card", "extra field card.capabilities", True, True),
-    (V10_RPC, "card", "drop card.name", True, False),  # kept: a card's REQUIRED stays card.schema's (the audit)
+    # fixed: a card's REQUIRED the parser reads past is card.required_fields' MUST finding; the calls decide
+    (V10_RPC, "card", "drop card.name", True, True),
+    # fixed: an interface without protocolVersion is called as 1.0 (a2a-sdk's last choice); the MUST is graded
+    (V10_RPC, "card", "drop card.supportedInterfaces[0].protocolVersion", True, True),
+    (V10_RPC, "card", "null card.supportedInterfaces[0].protocolVersion", True, True),  # null: absent, not "None"
+    (V10_RPC, "card", "null card.skills", False, False),  # a2a-sdk's resolver iterates the skills: TypeError
     (V10_RPC, "send", "valid", True, True),
     (V10_RPC, "send", "valid message", True, True),
     (V10_RPC, "send", "extra field result.task", True, True),
@@ -70,7 +75,8 @@ CASES_03: list[Case] = [
     (V03_RPC, "card", "valid", True, True),
     (V03_RPC, "card", "null card.capabilities.streaming", True, True),  # fixed: null is absent (bool | None)
     (V03_RPC, "card", "wrong type card.protocolVersion", False, False),  # fixed: was sniffed as a 0.2 card
-    (V03_RPC, "card", "drop card.preferredTransport", True, False),  # kept: 0.3 §5.6.1 REQUIRED, MUST be present
+    # fixed: 0.3 §5.6.1's MUST (card.interfaces, graded); the models default it to JSONRPC and the calls decide
+    (V03_RPC, "card", "drop card.preferredTransport", True, True),
     (V03_RPC, "send", "valid", True, True),
     (V03_RPC, "send", "1.0 form (wrapped) result", False, False),
     (V03_RPC, "send", "enum 1.0 spelling result.status.state = TASK_STATE_COMPLETED", False, False),
@@ -128,3 +134,21 @@ async def test_a_required_gap_is_graded_and_the_verdict_stays(client: HttpClient
     schema_check = r.check("stream.schema" if target == "stream" else "invoke.schema")
     assert schema_check is not None and schema_check.status.value == "pass", schema_check
     assert r.reason is None or r.reason.value == "invoke_not_blocking", r.reason  # "get": SendMessage said WORKING
+
+
+@pytest.mark.parametrize(("name", "check_id", "gap"), [
+    ("drop card.name", "card.required_fields", "name is missing"),
+    ("drop card.skills[0].tags", "card.skills", "tags"),
+])
+async def test_a_card_gap_the_parser_reads_past_is_graded_and_the_verdict_stays(
+        client: HttpClient, name: str, check_id: str, gap: str) -> None:
+    """1.0 §5.7 (MUST) graded on the card; a2a-sdk reads the card and calls the agent, so the verdict is the calls'
+    (the level non-conformant: a card MUST), never card_invalid."""
+    m, = _mutants([(V10_RPC, "card", name, True, True)])
+    async with harness.served([m]) as (base,):
+        assert await harness.official10(m, base) is None
+        _, _, r = await harness.probe(client, m, base)
+    check = r.check(check_id)
+    assert check is not None and check.status.value == "fail" and check.severity.value == "MUST", check
+    assert gap in check.message, check.message
+    assert r.success and r.reason is None, r.reason

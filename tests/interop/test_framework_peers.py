@@ -64,9 +64,9 @@ Each verdict was checked against the text of the version the agent's card speaks
   InMemoryTaskStore as @mastra/deployer does, @mastra/core 1.71.0; an Agent on the AI SDK's test model): a 0.3 card
   (protocolVersion 0.3.0) at /api/.well-known/{agentId}/agent-card.json naming JSON-RPC at /api/a2a/{agentId}, with
   no preferredTransport: 0.3 §5.6.1 "The preferredTransport field is REQUIRED and MUST be present in every
-  AgentCard" (§5.6.4 again), while the 0.3 schema and a2a-sdk 0.3's models default it to JSONRPC, so every client
-  reads the card; docs/conformance-audit.md records keeping the prose's MUST: the verdict, card_invalid. Its calls
-  pass (message/send, tasks/get, message/stream with the Task first, the artifact, the final status). The suite
+  AgentCard" (§5.6.4 again), a MUST finding (card.interfaces: non-conformant), while the 0.3 schema and a2a-sdk
+  0.3's models default it to JSONRPC, so every client reads the card and calls the agent: the verdict is the calls',
+  and they pass (message/send, tasks/get, message/stream with the Task first, the artifact, the final status). The suite
   finds: bodies its route's zod schema refuses (not JSON, no method, an unknown method, a message without
   messageId) answered HTTP 400 {"error": "Invalid request body", "issues"}, no JSON-RPC response (0.3 §8.1, MUST);
   tasks/resubscribe of an unknown task opens the SSE stream (HTTP 200) and drops the connection mid-chunk (MUST
@@ -450,11 +450,12 @@ MASTRA_SUITE = {("errors.parse_error", M), ("errors.invalid_request", M), ("erro
 
 
 def _mastra_verdict(result: ProbeResult, peer: VenvPeer) -> None:
-    # 0.3 §5.6.1 "The preferredTransport field is REQUIRED and MUST be present in every AgentCard" (§5.6.4 again);
-    # the 0.3 schema and a2a-sdk 0.3's models default it to JSONRPC, so every client reads the card: the recorded
-    # decision of docs/conformance-audit.md keeps the prose's MUST (card_invalid). The calls themselves pass
-    assert result.protocol_version == "0.3" and result.reason is Reason.CARD_INVALID and not result.success
-    assert [c.id for c in result.failed_checks() if c.reason is result.reason] == ["card.interfaces"]
+    # 0.3 §5.6.1 "The preferredTransport field is REQUIRED and MUST be present in every AgentCard" (§5.6.4 again):
+    # graded (card.interfaces, MUST); the 0.3 schema and a2a-sdk 0.3's models default it to JSONRPC, so every
+    # client reads the card and calls the agent: the verdict is the calls' (docs/conformance-audit.md), and they pass
+    assert result.protocol_version == "0.3" and result.reason is None and result.success, result.reason
+    c = result.check("card.interfaces")
+    assert c is not None and c.status is Status.FAIL and c.severity is M and c.reason is None, c
     assert _message(result, "card.interfaces") == (
         "preferredTransport is missing (0.3 §5.6.1: REQUIRED, MUST be present in every card)")
     assert _message(result, "interface.selected") == f"JSONRPC 0.3 at {peer.base_url}/api/a2a/echo"
@@ -463,8 +464,7 @@ def _mastra_verdict(result: ProbeResult, peer: VenvPeer) -> None:
                      "stream.task_completed"):
         c = result.check(check_id)
         assert c is not None and c.status is Status.PASS, c
-    assert [(i.binding, i.protocol_version, i.reason) for i in result.interfaces] == [
-        ("jsonrpc", "0.3", Reason.CARD_INVALID)]
+    assert [(i.binding, i.protocol_version, i.reason) for i in result.interfaces] == [("jsonrpc", "0.3", None)]
 
 
 async def test_mastra_check(client: HttpClient, mastra_peer: VenvPeer) -> None:
@@ -508,10 +508,10 @@ async def test_mastra_suite(client: HttpClient, mastra_peer: VenvPeer) -> None:
 async def test_mastra_a_model_that_raises_is_an_internal_error(client: HttpClient, mastra_peer: VenvPeer) -> None:
     # Mastra saves the task FAILED ("Handler failed: ...") but answers the blocking message/send with JSON-RPC
     # InternalError -32603 and the exception's text (0.3 §7.1: a JSONRPCError on failure): the agent's own outcome,
-    # named by invoke.no_error; the card stays the verdict's root cause
+    # named by invoke.no_error, the verdict's reason
     result = await run_interfaces(Target(name="mastra", url=mastra_peer.card_url, message="please fail",
                                          timeout=10.0), client)
-    assert result.reason is Reason.CARD_INVALID
+    assert result.reason is Reason.INVOKE_A2A_ERROR
     assert _failed(result) == {("card.interfaces", M), ("invoke.no_error", M)}
     assert _message(result, "invoke.no_error") == "JSON-RPC InternalError -32603: failed on request"
 
@@ -528,5 +528,5 @@ async def test_mastra_refuses_a_loopback_webhook(client: HttpClient, mastra_peer
 
     async with Listener() as inbox:
         result = await run_push(Target(name="mastra", url=mastra_peer.card_url, timeout=5.0), client, inbox)
-    assert result.reason is Reason.CARD_INVALID  # the card, first; the round trip ran, nothing delivered
+    assert result.reason is Reason.PUSH_NOT_DELIVERED  # the round trip ran, nothing delivered
     assert result.push is not None and result.push.deliveries == 0 and result.push.problems == ["not_delivered"]

@@ -57,8 +57,12 @@ VARIANTS: dict[str, web.Application] = {
                    content_type="text/plain"),
     "legacy path": _app("/.well-known/agent.json", CACHE),
     "redirected": _app("/cards/judged.json", CACHE, redirect_from="/.well-known/agent-card.json"),
+    # a card the official clients refuse (capabilities not an object: protobuf's parser fails) is card_invalid
     "invalid card": _app("/.well-known/agent-card.json", CACHE,
-                         card=lambda o: {k: v for k, v in valid_card(f"{o}/rpc").items() if k != "name"}),
+                         card=lambda o: valid_card(f"{o}/rpc", name="judged", capabilities="all of them")),
+    # a MUST they read past (no name: json_format does not enforce REQUIRED) is a finding; the card is planned
+    "card without a name": _app("/.well-known/agent-card.json", CACHE,
+                                card=lambda o: {k: v for k, v in valid_card(f"{o}/rpc").items() if k != "name"}),
     # validate's own findings: credentials in the interface URL (a failed URL check with its advice), an extension
     # the agent requires (its header on every call)
     "interface URL with credentials": _app("/.well-known/agent-card.json", CACHE, card=lambda o: valid_card(

@@ -47,7 +47,7 @@ class SlowAgent(FakeBinding):
 @pytest.fixture
 def slow_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe's own work made slow: card validation (before the call) and grading (after the answer)."""
-    validate, finish = engine.card_checks.validate_cached, engine.grading.finish
+    validate, finish = engine.card_checks.judge_cached, engine.grading.finish
 
     def slow_validate(card: Any) -> Any:
         time.sleep(OWN)
@@ -57,7 +57,7 @@ def slow_probe(monkeypatch: pytest.MonkeyPatch) -> None:
         time.sleep(OWN)
         finish(r)
 
-    monkeypatch.setattr(engine.card_checks, "validate_cached", slow_validate)
+    monkeypatch.setattr(engine.card_checks, "judge_cached", slow_validate)
     monkeypatch.setattr(engine.grading, "finish", slow_finish)
 
 
