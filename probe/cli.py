@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "or port, e.g. http://host:50051 for a gRPC one (repeatable; the agent's own always may)")
     c.add_argument("--header", action="append", default=[], metavar="K=V",
                    help="extra header on invocation requests (repeatable; never sent during discovery)")
+    c.add_argument("--other-bearer-token-env", metavar="VAR",
+                   help="with --suite full: a second identity's bearer token, from this environment variable: another "
+                        "caller the agent must keep apart from the first (security.scoped_access)")
+    c.add_argument("--other-header", action="append", default=[], metavar="K=V",
+                   help="with --suite full: a header of the second identity (repeatable; sent only where the first "
+                        "identity's credentials may go, in place of a first-identity header of that name)")
     c.add_argument("--a2a-version", choices=["1.0", "0.3"], help="force the protocol version of the interface")
     c.add_argument("--binding", choices=[*BINDING_CHOICES, "all"],
                    help="probe the interface of this binding, or every advertised one (all: one report entry each, "
@@ -258,22 +264,20 @@ def target_from_args(args: argparse.Namespace) -> Target:
     _url_arg("--peer", args.peer)
     for allowed in args.allowed_origin:
         _url_arg("--allowed-origin", allowed)
-    headers: dict[str, SecretStr] = {}
-    for h in args.header:
-        key, sep, value = h.partition("=")
-        if not sep or not key.strip():  # never echo the argument: it may be "Authorization: Bearer …"
-            raise UsageError("--header: expected K=V (a header name, '=', then the value)")
-        headers[key.strip()] = SecretStr(value)
-        if redact.is_secret_header(key.strip()):
-            redact.register(value)
-    bearer: SecretStr | None = None
-    if args.bearer_token_env:
-        token = os.environ.get(args.bearer_token_env)
-        if not token:
-            raise UsageError(f"--bearer-token-env: environment variable {args.bearer_token_env} is not set or empty")
-        # the config's auth.bearer_token: matched against the card's schemes, sent to allowed origins only
-        bearer = SecretStr(token)
-        redact.register(token)
+    headers = _headers_arg("--header", args.header)
+    bearer = _bearer_arg("--bearer-token-env", args.bearer_token_env)
+    other_headers = _headers_arg("--other-header", args.other_header)
+    other_bearer = _bearer_arg("--other-bearer-token-env", args.other_bearer_token_env)
+    other = None
+    if other_headers or other_bearer is not None:
+        # the config's other_auth: the headers travel with the second identity's flow, origin-bound like auth's
+        other = AuthSpec(client_cert=args.client_cert is not None, bearer=other_bearer, headers=other_headers,
+                         allowed_origins=tuple(args.allowed_origin))
+        if sorted(other.secret_values()) == sorted([*(v.get_secret_value() for k, v in headers.items()
+                                                       if redact.is_secret_header(k)),
+                                                     *([bearer.get_secret_value()] if bearer else [])]):
+            raise UsageError("--other-bearer-token-env / --other-header give the same credentials as the first "
+                             "identity: the second identity must be another caller")
     try:
         signatures = CardSignatures(policy=args.signature_policy, trusted_jwks_file=args.trusted_jwks)
         jwks = signatures.resolve()
@@ -289,9 +293,33 @@ def target_from_args(args: argparse.Namespace) -> Target:
                       timeout=args.timeout, allow_cross_origin_redirect=args.allow_cross_origin_redirect,
                       trusted_jwks=jwks, signature_policy=signatures.effective_policy,
                       tls=_tls_from_args(args), auth=AuthSpec(client_cert=args.client_cert is not None, bearer=bearer,
-                                                               allowed_origins=tuple(args.allowed_origin)))
+                                                               allowed_origins=tuple(args.allowed_origin)),
+                      other_auth=other)
     except ValidationError as exc:
         raise UsageError("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+
+
+def _headers_arg(flag: str, values: list[str]) -> dict[str, SecretStr]:
+    headers: dict[str, SecretStr] = {}
+    for h in values:
+        key, sep, value = h.partition("=")
+        if not sep or not key.strip():  # never echo the argument: it may be "Authorization: Bearer …"
+            raise UsageError(f"{flag}: expected K=V (a header name, '=', then the value)")
+        headers[key.strip()] = SecretStr(value)
+        if redact.is_secret_header(key.strip()):
+            redact.register(value)
+    return headers
+
+
+def _bearer_arg(flag: str, variable: str | None) -> SecretStr | None:
+    if not variable:
+        return None
+    token = os.environ.get(variable)
+    if not token:
+        raise UsageError(f"{flag}: environment variable {variable} is not set or empty")
+    # the config's auth.bearer_token: matched against the card's schemes, sent to allowed origins only
+    redact.register(token)
+    return SecretStr(token)
 
 
 def suite_options(args: argparse.Namespace, target: Target) -> SuiteOptions | None:
@@ -300,6 +328,8 @@ def suite_options(args: argparse.Namespace, target: Target) -> SuiteOptions | No
                 or args.push_listen != "127.0.0.1:0":
             raise UsageError("--safe-only, --peer, --slow-prompt, --input-prompt, --push-listen and --push-url need "
                              "--suite full")
+        if target.other_auth is not None:
+            raise UsageError("--other-bearer-token-env and --other-header need --suite full (security.scoped_access)")
         return None
     peer = target.model_copy(update={"name": args.peer, "url": args.peer, "card_url": None}) if args.peer else None
     return SuiteOptions(safe_only=args.safe_only, slow_prompt=args.slow_prompt, input_prompt=args.input_prompt,

@@ -12,6 +12,7 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -267,6 +268,42 @@ class Auth(_Strict):
             check_url(item)
         return v
 
+    def refs(self, where: str) -> dict[str, SecretRef]:
+        """Every credential reference, by where it sits under `where` (auth.bearer_token, auth.headers.X-Key)."""
+        refs = {f"{where}.headers.{k}": ref for k, ref in self.headers.items()}
+        if self.bearer_token is not None:
+            refs[f"{where}.bearer_token"] = self.bearer_token
+        if self.api_key is not None:
+            refs[f"{where}.api_key.value"] = self.api_key.value
+        if self.basic is not None:
+            refs[f"{where}.basic.password"] = self.basic.password
+        if self.oauth2 is not None:
+            refs[f"{where}.oauth2.client_secret"] = self.oauth2.client_secret
+        return refs
+
+    def identity(self) -> tuple[object, ...]:
+        """What names the caller (not where the credentials may go): two equal ones are one identity."""
+        return (self.bearer_token, self.headers, self.api_key, self.basic, self.oauth2)
+
+    def spec(self, where: str, resolved: Mapping[str, SecretStr], *, client_cert: bool,
+             also_allowed: Sequence[str] = ()) -> AuthSpec:
+        """The AuthSpec of one run, with the secrets `resolved` by where they sit under `where`."""
+        return AuthSpec(
+            bearer=resolved.get(f"{where}.bearer_token"),
+            bearer_file=str(self.bearer_token.file) if self.bearer_token and self.bearer_token.file else None,
+            headers={k: resolved[f"{where}.headers.{k}"] for k in self.headers},
+            api_key=ApiKeySpec(value=resolved[f"{where}.api_key.value"], name=self.api_key.name,
+                               location=self.api_key.location) if self.api_key else None,
+            basic=BasicSpec(username=self.basic.username, password=resolved[f"{where}.basic.password"])
+            if self.basic else None,
+            oauth2=OAuth2Spec(client_id=self.oauth2.client_id, client_secret=resolved[f"{where}.oauth2.client_secret"],
+                              token_url=self.oauth2.token_url, discovery_url=self.oauth2.discovery_url,
+                              scopes=tuple(self.oauth2.scopes), audience=self.oauth2.audience,
+                              client_auth=self.oauth2.client_auth,
+                              oidc=self.oauth2.oidc or self.oauth2.discovery_url is not None)
+            if self.oauth2 else None,
+            client_cert=client_cert, allowed_origins=tuple(dict.fromkeys([*also_allowed, *self.allowed_origins])))
+
 
 class TlsConfig(_Strict):
     ca_bundle: Path | None = Field(None, description="PEM CA bundle trusted for this agent (besides the system's)")
@@ -352,6 +389,9 @@ class Agent(_Strict):
                                                "bindings (default: every one it advertises)")
     headers: dict[str, str] = Field(default_factory=dict, description="non-secret extra headers on invocation")
     auth: Auth = Field(default_factory=Auth)
+    other_auth: Auth | None = Field(None, description="a second identity, another caller the agent must keep apart "
+                                    "from auth's (another user or tenant): full's security.scoped_access checks "
+                                    "that it can neither see nor learn of auth's tasks; the same kinds as auth")
     message: str = "a2a-probe health check"
     expect_text: str | None = None
     slow_prompt: str | None = Field(None, description="full: a text that keeps a task running (cancel, subscribe, "
@@ -402,17 +442,25 @@ class Agent(_Strict):
             raise ValueError(f"{bad[0]} looks like a credential: put it under auth.headers with env or file")
         return v
 
+    @model_validator(mode="after")
+    def _second_identity(self) -> Agent:
+        other = self.other_auth
+        if other is None:
+            return self
+        if not other.refs("other_auth"):
+            raise ValueError("other_auth gives no credentials: give the second identity's bearer_token, headers, "
+                             "api_key, basic or oauth2 (as under auth)")
+        if other.identity() == self.auth.identity():
+            raise ValueError("other_auth names the same credentials as auth: the second identity must be another "
+                             "caller (another user or tenant)")
+        return self
+
     def secret_refs(self) -> dict[str, SecretRef]:
-        """Every credential reference, by where it sits in the config (auth.bearer_token, auth.headers.X-Key)."""
-        refs = {f"auth.headers.{k}": ref for k, ref in self.auth.headers.items()}
-        if self.auth.bearer_token is not None:
-            refs["auth.bearer_token"] = self.auth.bearer_token
-        if self.auth.api_key is not None:
-            refs["auth.api_key.value"] = self.auth.api_key.value
-        if self.auth.basic is not None:
-            refs["auth.basic.password"] = self.auth.basic.password
-        if self.auth.oauth2 is not None:
-            refs["auth.oauth2.client_secret"] = self.auth.oauth2.client_secret
+        """Every credential reference, by where it sits in the config (auth.bearer_token, auth.headers.X-Key,
+        other_auth.bearer_token)."""
+        refs = self.auth.refs("auth")
+        if self.other_auth is not None:
+            refs |= self.other_auth.refs("other_auth")
         return refs
 
     def credential_problems(self) -> list[str]:
@@ -453,21 +501,13 @@ class Agent(_Strict):
     def _build_target(self, timeout: float, fresh_connection: bool, resolved: dict[str, SecretStr],
                       jwks: dict[str, Any] | None) -> Target:
         headers = {k: SecretStr(v) for k, v in self.headers.items()}
-        a, tls = self.auth, self.tls
-        auth = AuthSpec(
-            bearer=resolved.get("auth.bearer_token"),
-            bearer_file=str(a.bearer_token.file) if a.bearer_token and a.bearer_token.file else None,
-            headers={k: resolved[f"auth.headers.{k}"] for k in a.headers},
-            api_key=ApiKeySpec(value=resolved["auth.api_key.value"], name=a.api_key.name,
-                               location=a.api_key.location) if a.api_key else None,
-            basic=BasicSpec(username=a.basic.username, password=resolved["auth.basic.password"]) if a.basic else None,
-            oauth2=OAuth2Spec(client_id=a.oauth2.client_id, client_secret=resolved["auth.oauth2.client_secret"],
-                              token_url=a.oauth2.token_url, discovery_url=a.oauth2.discovery_url,
-                              scopes=tuple(a.oauth2.scopes), audience=a.oauth2.audience,
-                              client_auth=a.oauth2.client_auth,
-                              oidc=a.oauth2.oidc or a.oauth2.discovery_url is not None)
-            if a.oauth2 else None,
-            client_cert=tls.client_cert is not None, allowed_origins=tuple(a.allowed_origins))
+        tls = self.tls
+        cert = tls.client_cert is not None
+        auth = self.auth.spec("auth", resolved, client_cert=cert)
+        # the second identity's credentials go where the first's may: the agent's own origin and both allow-lists
+        other = (self.other_auth.spec("other_auth", resolved, client_cert=cert,
+                                      also_allowed=self.auth.allowed_origins)
+                 if self.other_auth is not None else None)
         tls_spec = TlsSpec(ca_bundle=str(tls.ca_bundle) if tls.ca_bundle else None,
                            client_cert=str(tls.client_cert) if tls.client_cert else None,
                            client_key=str(tls.client_key) if tls.client_key else None,
@@ -477,7 +517,8 @@ class Agent(_Strict):
                       expect_text=self.expect_text, timeout=timeout,
                       allow_cross_origin_redirect=self.allow_cross_origin_redirect,
                       trusted_jwks=jwks, signature_policy=self.card_signatures.effective_policy,
-                      auth=_shared_default(auth), tls=_shared_default(tls_spec), fresh_connection=fresh_connection,
+                      auth=_shared_default(auth), other_auth=other, tls=_shared_default(tls_spec),
+                      fresh_connection=fresh_connection,
                       card_cache_max_age=self.card_cache_max_age)
 
 
@@ -801,7 +842,7 @@ def _shown_input(e: Any) -> str:
 
     if e["type"] in ("extra_forbidden", "missing") or "input" not in e or isinstance(e["input"], dict | list):
         return ""
-    if any(str(p) in ("headers", "auth", "bearer_token") for p in e["loc"]):
+    if any(str(p) in ("headers", "auth", "other_auth", "bearer_token") for p in e["loc"]):
         return ""
     value = str(e["input"])
     if e["loc"] and e["loc"][-1] in ("url", "card_url"):

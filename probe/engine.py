@@ -194,6 +194,8 @@ class ProbeRun:
         self.default_bindings = bindings is None
         self.card: Card | None = None
         self.binding: Binding | None = None
+        # how the binding was built: `rebind` builds the same interface's binding with another identity's flow
+        self.made: tuple[Factory, Context] | None = None
         self.a2a: A2AClient | None = None  # the one A2A client, on the selected binding
         self.final_state: str | None = None  # the invoke step's terminal state (for the equivalence check)
         self.final_item: Item | None = None  # the invoke step's final answer (its artifacts, the task to cancel)
@@ -215,6 +217,13 @@ class ProbeRun:
         self.answers = 0
         self.stamps = timestamps.TimestampLog()  # the answers' status timestamps (invoke.timestamps_utc)
         self.required = required.RequiredLog()  # the answers' missing REQUIRED fields (invoke.required_fields)
+
+    def rebind(self, auth: authflows.AuthFlow) -> Binding:
+        """The selected interface's binding again (URL, dialect, public headers, TLS, tenant), with `auth`'s
+        credentials in place of the run's: another identity's calls (security.scoped_access). Closed by the caller."""
+        assert self.made is not None, "rebind needs the interface validate selected"
+        factory, context = self.made
+        return factory(replace(context, config=replace(context.config, auth=auth)))
 
     def answer_arrived(self, answer: Answer | None = None) -> None:
         """Stamp the end of an answer from the agent (its last byte is in): the probe's own work starts here. An
@@ -574,7 +583,8 @@ class ProbeRun:
         try:
             # 1.0.1 §8.3.2: every request carries the selected interface's tenant (0.3 interfaces have none)
             tenant = iface.tenant if dialect.version == "1.0" else None
-            self.binding = factory(Context(self.client, call_url, dialect, public, config, tenant))
+            context = Context(self.client, call_url, dialect, public, config, tenant)
+            self.binding, self.made = factory(context), (factory, context)
         except BindingUnavailable as exc:
             raise StepFailed(Reason.PROBE_CONFIG_ERROR if exc.probe_side else Reason.NO_USABLE_INTERFACE,
                              str(exc)) from None

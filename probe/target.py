@@ -149,6 +149,9 @@ class Target(BaseModel):
                                                                   "signed with (already validated)")
     signature_policy: Literal["require", "verify", "off"] = "off"
     auth: AuthSpec = Field(default_factory=AuthSpec)
+    # a second identity (another caller the agent must keep apart from `auth`'s): only security.scoped_access
+    # uses it, to see whether one caller can get, cancel, subscribe to or list the other's tasks
+    other_auth: AuthSpec | None = None
     tls: TlsSpec = Field(default_factory=TlsSpec)
     fresh_connection: bool = Field(False, description="a new connection (DNS, TCP, TLS) for every call to the "
                                                        "agent's interface (the card comes over the kept-alive pool)")

@@ -403,6 +403,12 @@ SUITE_CHECKS: tuple[Check, ...] = (
           "with HTTP 401 (and WWW-Authenticate) or 403.", "XCARD-01"),
     Check("security.challenge", _SEC, _S, "A 401 carries a WWW-Authenticate challenge",
           "Send WWW-Authenticate with 401 responses so clients know which scheme to use.", "AUTH-02"),
+    Check("security.scoped_access", _SEC, _M,
+          "Another caller can neither get, cancel, subscribe to or list a caller's task nor learn that it exists",
+          "Check authorization on every operation and scope tasks to their caller (1.0 §13.1): answer another "
+          "caller's task id exactly as an id that does not exist (TaskNotFoundError: HTTP 404, gRPC NOT_FOUND), "
+          "never 403 / PERMISSION_DENIED, which tells it the task exists (§3.3.2), and leave it out of ListTasks.",
+          "AUTH-SCOPE-001..003 (1.0 §13.1, §3.3.2)", side_effects=_W),
     # --- interop between two agents
     Check("interop.common_interface", _IOP, _M, "The two agents share a binding and protocol version",
           "Advertise at least one interface (binding and version) both agents speak, e.g. JSONRPC 1.0."),

@@ -702,6 +702,23 @@ REQUIREMENTS: dict[str, Requirement] = {
          "0.2": _r(_S, "§7.10 agent/authenticatedExtendedCard (HTTP GET), §4.4",
                    "the client MUST authenticate the request; 401 Unauthorized for missing credentials")},
         ("CARD-EXT-001",), "run only when the card declares an extended card"),
+    "security.scoped_access": Requirement(
+        {"1.0": _r(_M, "§13.1 Data Access and Authorization Scoping, §3.3.2 Error Handling (Authorization Errors)",
+                   "MUST implement authorization checks on every operation; MUST scope results to the caller's "
+                   "authorized access boundaries (List Tasks MUST only return tasks visible to the caller, Get Task, "
+                   "Cancel and Subscribe MUST verify access); MUST NOT reveal the existence of resources the client "
+                   "is not authorized to access")},
+        ("AUTH-SCOPE-001", "AUTH-SCOPE-002", "AUTH-SCOPE-003"),
+        "Run only with a second identity the operator configures (check --other-bearer-token-env / --other-header, "
+        "the daemon's other_auth) as another caller the agent's authorization model must keep apart from the first: "
+        "the model is the agent's (§13.1: \"not prescribed by the protocol\"), so the probe takes the operator's "
+        "word that the two may not share tasks. The first identity's task (GetTask works for it: the positive "
+        "control) must be, for the second, what an id that does not exist is: the same A2A error, HTTP status and "
+        "gRPC status on GetTask, CancelTask, SubscribeToTask (streaming declared) and ListTasks, never listed. "
+        "0.3 and 0.2.5 (§4.6 Authorization) leave authorization \"implementation-specific\" (\"MAY be enforced "
+        "based on … data access policies\"; \"servers should implement the principle of least privilege\", no "
+        "RFC 2119 keyword) and say nothing of another caller's tasks or of revealing their existence: not graded "
+        "there"),
     "security.challenge": Requirement(
         _all(_S, "§3.3.2 Error Handling (authentication)", "§4.4 Server Responsibilities for Authentication",
              words="a 401 SHOULD carry a WWW-Authenticate challenge")),
@@ -795,16 +812,6 @@ UNCOVERED: tuple[Uncovered, ...] = (
         "no request makes an arbitrary agent need in-task authorization: it would take an agent-specific prompt "
         "(as --input-prompt does for INPUT_REQUIRED), and how the agent receives the credential out-of-band is its "
         "own arrangement", tuple(f"AUTH-INTASK-00{i}" for i in range(1, 7))),
-    Uncovered(
-        "security.scoped_access", "Every operation checks authorization; results are scoped to the caller and "
-        "another caller's tasks are not revealed",
-        {"1.0": _r(_M, "§13.1 Data Access and Authorization Scoping, §3.3.2 Error Handling",
-                   "MUST implement authorization checks on every operation; MUST scope results to the caller's "
-                   "authorized access boundaries; MUST NOT reveal the existence of resources the client is not "
-                   "authorized to access")},
-        "needs a second identity (another set of credentials) to see whether one caller can get, list or learn of "
-        "the other's tasks; security.unauthenticated_rejected checks one call without credentials only",
-        ("AUTH-SCOPE-001", "AUTH-SCOPE-002", "AUTH-SCOPE-003")),
 )
 
 # the official TCK's requirement ids (a2a-tck 1.0-dev) that are no rule a server probe can grade, with why

@@ -20,7 +20,7 @@ from probe.results import CheckResult, ProbeResult, Status
 from probe.stall import StallWatch, Waited, patiently, stall_note
 from probe.target import Target
 from probe.wire import a2a_errors, schema
-from probe.wire.bindings import A2AError, Answer, Op, ProblemKind
+from probe.wire.bindings import A2AError, Answer, Binding, Op, ProblemKind
 from probe.wire.card import Card
 from probe.wire.client import A2AClient, Reply
 from probe.wire.dialects import Dialect, Item, TaskState, state_name
@@ -211,6 +211,14 @@ class Suite:
 
     async def get_task(self, task_id: str, history_length: int | None = None) -> Reply:
         return await self.client.get(task_id, history_length=history_length)
+
+    def client_on(self, binding: Binding) -> A2AClient:
+        """An A2A client on another binding of the interface (another identity's): the suite's budget, and the same
+        watch on its answers (5xx, a gateway's own, the error statuses) as the suite's own client."""
+        client = A2AClient(binding, self.deadline)
+        client.hooks.append(self._watch)
+        client.hooks.append(error_status_hook(self.run.r))
+        return client
 
     async def completed(self) -> Item:
         """A COMPLETED task of our own (created once per suite run)."""

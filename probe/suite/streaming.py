@@ -93,7 +93,7 @@ async def subscribe_terminal(s: Suite) -> None:
     task = await s.completed()
     assert task.task_id is not None
     async with s.client.subscribe(task.task_id) as es:
-        answer = await _refusal(es)
+        answer = await refusal(es)
     if answer is not None:
         _depends_on_the_method(s, answer)
     if answer is None:
@@ -114,7 +114,7 @@ async def subscribe_unknown(s: Suite) -> None:
     if not s.card.streaming:
         raise Skip("the card does not declare streaming (streaming.not_declared covers the refusal)")
     async with s.client.subscribe(f"a2a-probe-missing-{uuid.uuid4()}") as es:
-        answer = await _refusal(es)
+        answer = await refusal(es)
     if answer is not None:
         _depends_on_the_method(s, answer)
     if answer is None:
@@ -153,7 +153,7 @@ def _note_unimplemented(s: Suite, check_id: str, answer: Answer) -> None:
         _unimplemented(s, check_id, recorded.message)
 
 
-async def _refusal(es: AnswerStream) -> Answer | None:
+async def refusal(es: AnswerStream) -> Answer | None:
     """How a subscription was refused: a plain (non-stream) answer, or an error as its first event; None when
     the server opened a stream that does not start with an error."""
     if es.plain is not None:

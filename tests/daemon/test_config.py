@@ -72,6 +72,17 @@ INVALID = {
     "card cache age not a duration": ("agents:\n  - {name: a, url: 'http://x', card_cache_max_age: often}\n",
                                       "agents.0.card_cache_max_age: 'often' is not a duration"),
     "card cache age over a day": ("card_cache_max_age: 48h\nagents: []\n", "172800s is over 24h"),
+    "second identity without credentials": ("agents:\n  - {name: a, url: 'http://x', other_auth: {}}\n",
+                                            "other_auth gives no credentials: give the second identity's "
+                                            "bearer_token, headers, api_key, basic or oauth2"),
+    "second identity's secret ref needs one": (
+        "agents:\n  - {name: a, url: 'http://x', other_auth: {bearer_token: {env: A, file: /b}}}\n",
+        "agents.0.other_auth.bearer_token: give exactly one of env or file"),
+    "second identity unknown key": ("agents:\n  - {name: a, url: 'http://x', other_auth: {token: {env: B}}}\n",
+                                    "agents.0.other_auth.token: unknown key"),
+    "second identity is the first": (
+        "agents:\n  - {name: a, url: 'http://x', auth: {bearer_token: {env: A}}, "
+        "other_auth: {bearer_token: {env: A}}}\n", "other_auth names the same credentials as auth"),
     "not a mapping": ("- just\n- a list\n", "expected a mapping"),
     "yaml syntax": ("agents: [\n", "not valid YAML"),
 }
@@ -108,6 +119,45 @@ def test_secret_refs_resolve_at_probe_time(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.delenv("A2A_TEST_KEY")
     with pytest.raises(ConfigError, match="A2A_TEST_KEY is not set"):
         cfg.agents[0].target(5.0)
+
+
+def test_a_second_identity_resolves_like_the_first_and_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """other_auth (security.scoped_access): its secrets are resolved at probe time, registered for redaction, and
+    sent where the first identity's may go (the agent's origin, both allow-lists)."""
+    from probe import redact
+
+    monkeypatch.setenv("A2A_TEST_ALICE", "alice-token-Qx81")
+    monkeypatch.setenv("A2A_TEST_BOB", "bob-token-Wz27")
+    monkeypatch.setenv("A2A_TEST_BOB_KEY", "bob-key-Pv55")
+    cfg = parse(b"""agents:
+  - name: a
+    url: http://x
+    modules: [full]
+    auth:
+      bearer_token: {env: A2A_TEST_ALICE}
+      allowed_origins: [http://x:50051]
+    other_auth:
+      bearer_token: {env: A2A_TEST_BOB}
+      headers: {X-API-Key: {env: A2A_TEST_BOB_KEY}}
+modules: {full: {prober: full, interval: 5m, timeout: 2m}}
+""", "t.yaml")
+    agent = cfg.agents[0]
+    assert set(agent.secret_refs()) == {"auth.bearer_token", "other_auth.bearer_token", "other_auth.headers.X-API-Key"}
+    target = agent.target(5.0)
+    other = target.other_auth
+    assert other is not None and other.bearer is not None
+    assert other.bearer.get_secret_value() == "bob-token-Wz27"
+    assert {k: v.get_secret_value() for k, v in other.headers.items()} == {"X-API-Key": "bob-key-Pv55"}
+    assert other.allowed_origins == ("http://x:50051",) and target.auth.bearer is not None
+    text = redact.text("alice-token-Qx81 bob-token-Wz27 bob-key-Pv55")
+    assert not {"alice-token-Qx81", "bob-token-Wz27", "bob-key-Pv55"} & set(text.split()), text
+    assert "bob-token-Wz27" not in repr(target)
+    assert parse(b"agents:\n  - {name: a, url: 'http://x'}\n", "t.yaml").agents[0].target(5.0).other_auth is None
+    monkeypatch.delenv("A2A_TEST_BOB")  # a second identity that cannot be resolved is a config error, named
+    with pytest.raises(ConfigError, match=r"other_auth\.bearer_token: environment variable A2A_TEST_BOB is not set"):
+        agent.target(5.0)
+    assert agent.credential_problems() == ["other_auth.bearer_token: environment variable A2A_TEST_BOB is not set "
+                                           "or empty"]
 
 
 def test_settings_from_env_and_validation(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ from probe.engine import run_probe
 from probe.reasons import Reason
 from probe.results import ProbeResult, Status, StepName
 from probe.suite import SuiteOptions, run_suite
-from probe.target import Target
+from probe.target import AuthSpec, Target
 from probe.wire.http import HttpClient
 from tests.agents.catalogue import GATEWAY_PREFIX, run_agent
 from tests.agents.scripted import Reply, scripted_agent, sse, status, task
@@ -198,6 +198,12 @@ async def test_every_check_can_fail(client: HttpClient) -> None:
         await probe(url, headers={"Authorization": SecretStr("Bearer sloppy-token")})  # 401 without a challenge
     async with sloppy_agent(Sloppy(set(), card_status=401)) as url:
         await probe(url)
+    from tests.agents.scope_agent import scope_agent
+
+    async with scope_agent("shared", {"alice-every": "alice", "bob-every": "bob"}) as url:  # security.scoped_access
+        shared = Target(name="t", url=url, timeout=5.0, auth=AuthSpec(bearer=SecretStr("alice-every")),
+                        other_auth=AuthSpec(bearer=SecretStr("bob-every")))
+        failed.update(await _failing(await run_suite(shared, client, SuiteOptions(timeout=20.0))))
     http_iface = {"supportedInterfaces": [{"url": "", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
                                           {"url": "http://agent.example.com/a2a", "protocolBinding": "JSONRPC",
                                            "protocolVersion": "1.0"}]}

@@ -10,6 +10,9 @@ Behaviour is keyed on the user's text; see ``Executor.execute`` and docs/sdk-pee
 ``--bearer TOKEN`` declares an HTTP Bearer scheme on the card and enforces it as a deployment would, in front of the
 SDK's handlers (an ASGI middleware for JSON-RPC and REST, a gRPC server interceptor); ``--open-bindings`` lists the
 bindings left without it (jsonrpc, http_json, grpc): a route that bypasses the card's security.
+``--users TOKEN=NAME,…`` accepts each of these bearer tokens (with or without ``--bearer``) as its own user: the
+middleware sets Starlette's ``scope["user"]`` and the gRPC handlers get a context builder that names the user, so the
+SDK's InMemoryTaskStore (owner = ``resolve_user_scope``, the context's user name) keeps each user's tasks apart.
 """
 
 from __future__ import annotations
@@ -158,26 +161,68 @@ def build_card(port: int, compat: bool, push: bool = False, grpc_port: int | Non
     return card
 
 
+def accepted(bearer: str | None, users: str) -> dict[str, str | None]:
+    """Authorization header value -> the user it names (None: the one --bearer token, no user of its own)."""
+    tokens: dict[str, str | None] = {f"Bearer {bearer}": None} if bearer else {}
+    for pair in filter(None, users.split(",")):
+        token, _, name = pair.partition("=")
+        tokens[f"Bearer {token}"] = name or token
+    return tokens
+
+
 class BearerGate:
     """An ASGI middleware in front of the SDK's JSON-RPC and REST routes: 401 with a Bearer challenge unless the
-    request carries the token. The card stays public (discovery needs it)."""
+    request carries an accepted token; a token of --users makes its user the request's (Starlette's scope["user"],
+    which the SDK's default context builder reads). The card stays public (discovery needs it)."""
 
-    def __init__(self, app: ASGIApp, token: str, guarded: tuple[str, ...]) -> None:
-        self.app, self.expected, self.guarded = app, f"Bearer {token}".encode(), guarded
+    def __init__(self, app: ASGIApp, tokens: dict[str, str | None], guarded: tuple[str, ...]) -> None:
+        self.app, self.guarded = app, guarded
+        self.tokens = {k.encode(): v for k, v in tokens.items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.guarded and str(scope["path"]).startswith(self.guarded) and \
-                dict(scope["headers"]).get(b"authorization") != self.expected:
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"www-authenticate", b'Bearer realm="py-ref"')]})
-            await send({"type": "http.response.body", "body": b'{"error": "unauthenticated"}'})
-            return
+        if scope["type"] == "http" and self.guarded and str(scope["path"]).startswith(self.guarded):
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if given not in self.tokens:
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b'Bearer realm="py-ref"')]})
+                await send({"type": "http.response.body", "body": b'{"error": "unauthenticated"}'})
+                return
+            name = self.tokens[given]
+            if name is not None:
+                from starlette.authentication import SimpleUser
+
+                scope["user"] = SimpleUser(name)
         await self.app(scope, receive, send)
 
 
-def bearer_interceptor(token: str) -> object:
-    """A gRPC server interceptor that aborts UNAUTHENTICATED unless the call's metadata carries the token."""
+def user_context_builder(tokens: dict[str, str | None]) -> object:
+    """The gRPC handlers' context builder: the user a --users token names (the SDK's default builds none)."""
+    from a2a.auth.user import User
+    from a2a.server.request_handlers.grpc_handler import DefaultGrpcServerCallContextBuilder
+
+    class Named(User):
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        @property
+        def is_authenticated(self) -> bool:
+            return True
+
+        @property
+        def user_name(self) -> str:
+            return self.name
+
+    class Builder(DefaultGrpcServerCallContextBuilder):
+        def build_user(self, context):  # type: ignore[no-untyped-def]
+            name = tokens.get(dict(context.invocation_metadata() or ()).get("authorization", ""))
+            return Named(name) if name else super().build_user(context)
+
+    return Builder()
+
+
+def bearer_interceptor(tokens: dict[str, str | None]) -> object:
+    """A gRPC server interceptor that aborts UNAUTHENTICATED unless the call's metadata carries an accepted token."""
     import grpc
     import grpc.aio
 
@@ -191,7 +236,7 @@ def bearer_interceptor(token: str) -> object:
     class Interceptor(grpc.aio.ServerInterceptor):
         async def intercept_service(self, continuation, details):  # type: ignore[no-untyped-def]
             handler = await continuation(details)
-            if handler is None or dict(details.invocation_metadata or ()).get("authorization") == f"Bearer {token}":
+            if handler is None or dict(details.invocation_metadata or ()).get("authorization") in tokens:
                 return handler
             if handler.unary_stream is not None:
                 return grpc.unary_stream_rpc_method_handler(deny_stream, handler.request_deserializer,
@@ -205,8 +250,9 @@ def bearer_interceptor(token: str) -> object:
 def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str = "sdk-key",
               push: bool = False, grpc_port: int | None = None, public_url: str | None = None,
               public_grpc: str | None = None, bearer: str | None = None,
-              open_bindings: frozenset[str] = frozenset()) -> tuple[Starlette, DefaultRequestHandler]:
-    card = build_card(port, compat, push, grpc_port, public_url, public_grpc, bearer is not None)
+              open_bindings: frozenset[str] = frozenset(), users: str = "") -> tuple[Starlette, DefaultRequestHandler]:
+    tokens = accepted(bearer, users)
+    card = build_card(port, compat, push, grpc_port, public_url, public_grpc, bool(tokens))
     if signing_key is not None:
         # signed by the SDK's own signer (a2a-sdk[signing]): what a probe must verify as served
         from a2a.utils.signing import create_agent_card_signer
@@ -230,10 +276,10 @@ def build_app(port: int, compat: bool, signing_key: str | None = None, kid: str 
         + create_rest_routes(handler, enable_v0_3_compat=compat, path_prefix="/a2a/rest")
     )
     app = Starlette(routes=routes)
-    if bearer is not None:
+    if tokens:
         guarded = tuple(path for binding, path in (("jsonrpc", "/a2a/jsonrpc"), ("http_json", "/a2a/rest"))
                         if binding not in open_bindings)
-        app.add_middleware(BearerGate, token=bearer, guarded=guarded)
+        app.add_middleware(BearerGate, tokens=tokens, guarded=guarded)
     return app, handler
 
 
@@ -249,21 +295,24 @@ def main() -> None:
     parser.add_argument("--public-grpc", help="advertise the gRPC interface at this URL (behind a gateway)")
     parser.add_argument("--bearer", help="declare an HTTP Bearer scheme and require this token on every binding")
     parser.add_argument("--open-bindings", default="", help="comma-separated bindings left without the token")
+    parser.add_argument("--users", default="", help="comma-separated TOKEN=NAME: bearer tokens of distinct users")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     open_bindings = frozenset(filter(None, args.open_bindings.split(",")))
     app, handler = build_app(args.port, args.compat, args.signing_key, args.kid, args.push, args.grpc_port,
-                             args.public_url, args.public_grpc, args.bearer, open_bindings)
-    interceptors = [bearer_interceptor(args.bearer)] if args.bearer and "grpc" not in open_bindings else []
+                             args.public_url, args.public_grpc, args.bearer, open_bindings, args.users)
+    tokens = accepted(args.bearer, args.users)
+    interceptors = [bearer_interceptor(tokens)] if tokens and "grpc" not in open_bindings else []
+    builder = user_context_builder(tokens) if args.users else None
     # A short graceful-shutdown window: open SSE streams or a pending "slow" call must not delay SIGTERM.
     config = uvicorn.Config(
         app, host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1
     )
-    asyncio.run(_serve(uvicorn.Server(config), handler, args.grpc_port, args.compat, interceptors))
+    asyncio.run(_serve(uvicorn.Server(config), handler, args.grpc_port, args.compat, interceptors, builder))
 
 
 async def _serve(http: uvicorn.Server, handler: DefaultRequestHandler, grpc_port: int | None,
-                 compat: bool = False, interceptors: list[object] | None = None) -> None:
+                 compat: bool = False, interceptors: list[object] | None = None, builder: object = None) -> None:
     """HTTP (JSON-RPC, REST, card) and, with --grpc-port, gRPC (lf.a2a.v1.A2AService, and with --compat the 0.3
     a2a.v1.A2AService) from one process."""
     server = None
@@ -273,12 +322,13 @@ async def _serve(http: uvicorn.Server, handler: DefaultRequestHandler, grpc_port
         from a2a.types import a2a_pb2_grpc
 
         server = grpc.aio.server(interceptors=interceptors or None)
-        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler, builder), server)  # type: ignore[arg-type]
         if compat:
             from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
             from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
 
-            a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), server)
+            a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler, builder),  # type: ignore[arg-type]
+                                                               server)
         server.add_insecure_port(f"127.0.0.1:{grpc_port}")
         await server.start()
     try:
