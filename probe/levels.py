@@ -26,8 +26,9 @@ LEVEL_TEXT: dict[Level, str] = {
                    "error codes, security, interop, or a SHOULD)",
     Level.MINIMAL: "the card is valid and a basic send (or, with --safe-only, a basic get) works, but a core "
                    "lifecycle MUST check fails",
-    Level.NON_CONFORMANT: "the card is missing or invalid, the basic send/get fails, or a request crashed the "
-                          "server (a 5xx or a dropped connection: the most severe failure)",
+    Level.NON_CONFORMANT: "the card is missing or invalid or fails a MUST (one the official clients read past "
+                          "too), the basic send/get fails, or a request crashed the server (a 5xx or a dropped "
+                          "connection: the most severe failure)",
     Level.UNKNOWN: "a gateway in front of the agent failed a call itself (invoke_gateway_error), or the agent or a "
                    "gateway refused a request by rate (rate_limited), and nothing seen of the agent fails a MUST: "
                    "what was kept from the agent cannot be judged",
