@@ -241,13 +241,18 @@ def _mapped_501(answer: Answer) -> bool:
     return answer.status == 501 and err is not None and err.name is not None and bool(err.mappings)
 
 
-def _status_03(s: Suite, err: A2AError, names: set[str]) -> str | None:
-    """The expected error an unnamed 0.3 gRPC error's status stands for (@a2a-js/sdk 0.3 sends InvalidParams as
-    INVALID_ARGUMENT with its message alone): 0.3 asks only for an appropriate status, the one the error's
-    category has (§3.3.2 of 1.0 fixed them)."""
-    if s.v1 or err.binding != "grpc" or err.name is not None:
+def _status_named(s: Suite, err: A2AError, names: set[str]) -> str | None:
+    """The expected error an unnamed gRPC error's status stands for. 0.3 (@a2a-js/sdk 0.3 sends InvalidParams as
+    INVALID_ARGUMENT with its message alone) asks only for an appropriate status, the one the error's category has
+    (§3.3.2 of 1.0 fixed them). 1.0 §10.6 asks an ErrorInfo of "A2A-specific errors" only (§5.4's table, -32001 to
+    -32009); a validation error is INVALID_ARGUMENT (§3.3.2), and §10.6's own "standard gRPC invalid argument
+    error" example carries no ErrorInfo: so in 1.0 a JSON-RPC standard error (InvalidParams) is named by its
+    status too (a2a-go's client reads a bare INVALID_ARGUMENT as ErrInvalidParams, grpcutil/errors.go:171-177),
+    never an A2A-specific one, whose missing ErrorInfo is a failure."""
+    if err.binding != "grpc" or err.name is not None:
         return None
-    return next((n for n in sorted(names) if err.code in a2a_errors.BY_NAME[n].grpc_statuses()), None)
+    fits = (n for n in sorted(names) if err.code in a2a_errors.BY_NAME[n].grpc_statuses())
+    return next((n for n in fits if not (s.v1 and a2a_errors.is_a2a_specific(n))), None)
 
 
 def error_of(answer: Answer) -> A2AError | None:
@@ -273,8 +278,10 @@ def expect_error(s: Suite, check_id: str, answer: Answer, names: set[str], what:
     if err is not None and err.name in names and ((answer.status or 0) < 500 or _mapped_501(answer)):
         mapping = f" [status per the {'/'.join(err.mappings)} mapping]" if err.mappings else ""
         s.record(check_id, Status.PASS, f"{what}: {err.describe()}{mapping}")
-    elif err is not None and (fits := _status_03(s, err, names)):
-        s.record(check_id, Status.PASS, f"{what}: {err.describe()} [0.3 gRPC names no error; {err.code} is "
-                 f"{fits}'s status, 0.3 §3.2.2: A2A errors map to appropriate gRPC status codes]")
+    elif err is not None and (fits := _status_named(s, err, names)):
+        why = ("1.0 §10.6 asks an ErrorInfo of A2A-specific errors only; §3.3.2: a validation error is "
+               "INVALID_ARGUMENT" if s.v1 else "0.3 §3.2.2: A2A errors map to appropriate gRPC status codes")
+        s.record(check_id, Status.PASS, f"{what}: {err.describe()} [no ErrorInfo names the error; {err.code} is "
+                 f"{fits}'s status, {why}]")
     else:
         s.record(check_id, Status.FAIL, f"{what}: expected {expected}, got {describe_answer(answer)}")

@@ -12,8 +12,10 @@ it). The agent behind each SDK server is its conformance-kit agent (e2e/tck in a
 text artifact, COMPLETED; `message_reply=True` is the SDKs' hello-world agent instead, which answers with a
 Message.
 
-Lines replayed (`LINES`): go-1.0-jsonrpc, go-1.0-rest (a2a-go v2.3.1), go-0.3-jsonrpc (a2a-go v0.3.15),
-java-1.0-jsonrpc, java-1.0-rest (a2a-java v1.2.0.Final), java-0.3-jsonrpc, java-0.3-rest (a2a-java v0.3.3.Final).
+Lines replayed (`LINES`): go-1.0-jsonrpc, go-1.0-rest, go-1.0-grpc (a2a-go v2.3.1), go-0.3-jsonrpc (a2a-go
+v0.3.15), java-1.0-jsonrpc, java-1.0-rest (a2a-java v1.2.0.Final), java-0.3-jsonrpc, java-0.3-rest (a2a-java
+v0.3.3.Final). The gRPC lines are served by grpc.aio with a2a-sdk's lf.a2a.v1 stubs (the wire is protobuf, so the
+shapes are the messages' field values and the statuses: code, message, grpc-status-details-bin), the card over HTTP.
 """
 
 from __future__ import annotations
@@ -28,14 +30,19 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
+import grpc.aio
 from a2a.compat.v0_3 import a2a_v0_3_pb2
+from a2a.types import a2a_pb2, a2a_pb2_grpc
 from aiohttp import web
-from google.protobuf import json_format
+from google.protobuf import any_pb2, json_format, struct_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from tests.agents.server import serve
 
-LINES = ("go-1.0-jsonrpc", "go-1.0-rest", "go-0.3-jsonrpc", "java-1.0-jsonrpc", "java-1.0-rest", "java-0.3-jsonrpc",
-         "java-0.3-rest")
+LINES = ("go-1.0-jsonrpc", "go-1.0-rest", "go-1.0-grpc", "go-0.3-jsonrpc", "java-1.0-jsonrpc", "java-1.0-rest",
+         "java-0.3-jsonrpc", "java-0.3-rest")
+_BINDINGS = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "GRPC"}
 GO_TEXT = "Hello, world!"
 JAVA_TEXT = "Hello World"
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -118,7 +125,7 @@ class Call:
 
 @dataclass
 class Replay:
-    """One SDK server line: `sdk` go|java, `version` 1.0|0.3, `binding` JSONRPC|HTTP+JSON."""
+    """One SDK server line: `sdk` go|java, `version` 1.0|0.3, `binding` JSONRPC|HTTP+JSON|GRPC."""
 
     sdk: str
     version: str
@@ -127,11 +134,12 @@ class Replay:
     tz_offset: str | None = None  # Go on a host whose local zone is not UTC
     card_overrides: dict[str, Any] = field(default_factory=dict)
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> the SDK-shaped task (without defaults)
+    grpc_target: str = ""  # a gRPC line's host:port, once its server listens
 
     @classmethod
     def of(cls, line: str, **kw: Any) -> Replay:
         sdk, version, binding = line.split("-")
-        return cls(sdk, version, "JSONRPC" if binding == "jsonrpc" else "HTTP+JSON", **kw)
+        return cls(sdk, version, _BINDINGS[binding], **kw)
 
     @property
     def path(self) -> str:
@@ -145,7 +153,19 @@ class Replay:
 
     def card(self, origin: str) -> tuple[str, dict[str, str]]:
         url = origin + (self.path or ("/" if self.sdk == "java" and self.binding == "JSONRPC" else ""))
-        if self.sdk == "go" and self.version == "1.0":
+        if self.sdk == "go" and self.binding == "GRPC":
+            # examples/helloworld/server/grpc/main.go:92-111: NewAgentInterface("127.0.0.1:<port>", GRPC), no
+            # Version (a2a/agent.go:75 has no omitempty: "version":""); served by NewStaticAgentCardHandler
+            doc = {
+                "supportedInterfaces": [{"url": self.grpc_target, "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
+                "capabilities": {"streaming": True},
+                "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
+                "description": "Just a hello world agent", "name": "Hello World Agent",
+                "skills": [{"description": "Returns a 'Hello, world!'", "examples": ["hi", "hello"],
+                            "id": "hello_world", "name": "Hello, world!", "tags": ["hello world"]}],
+                "version": ""}
+            headers = {"Content-Type": "application/json", "Access-Control-Allow-Origin": "*"}
+        elif self.sdk == "go" and self.version == "1.0":
             # a2a/agent.go AgentCard, struct order; omitempty on capabilities' booleans, skill examples
             doc: dict[str, Any] = {
                 "supportedInterfaces": [{"url": url, "protocolBinding": self.binding, "protocolVersion": "1.0"}],
@@ -831,6 +851,8 @@ def build_app(replay: Replay, where: dict[str, str]) -> web.Application:
 
     app = web.Application()
     app.router.add_get("/.well-known/agent-card.json", card)
+    if replay.binding == "GRPC":  # the card server only (the hello-world example serves it on its own port)
+        return app
     if replay.binding == "JSONRPC":
         app.router.add_post(replay.path or "/", rpc)
     elif replay.sdk == "java" and replay.version == "0.3":
@@ -954,12 +976,227 @@ _METHODS: dict[str, dict[str, Any]] = {
                      "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete"}},
 }
 
+# ---------------------------------------------------------------- gRPC: a2a-go v2.3.1's a2agrpc/v1 Handler
+
+# internal/grpcutil/errors.go:34-62 errorMappings (the first match wins: ErrUnsupportedOperation and
+# ErrExtendedCardNotConfigured are FAILED_PRECONDITION, ErrVersionNotSupported too); reasons a2a/errors.go:93-111
+GO_GRPC = {
+    "parse": ("INVALID_ARGUMENT", "PARSE_ERROR"), "invalid_request": ("INVALID_ARGUMENT", "INVALID_REQUEST"),
+    "method": ("UNIMPLEMENTED", "METHOD_NOT_FOUND"), "params": ("INVALID_ARGUMENT", "INVALID_PARAMS"),
+    "not_found": ("NOT_FOUND", "TASK_NOT_FOUND"), "not_cancelable": ("FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
+    "push": ("FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED"),
+    "unsupported": ("FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"),
+    "extended_card": ("FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+    "version": ("FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"),
+    "unauthenticated": ("UNAUTHENTICATED", "UNAUTHENTICATED"), "internal": ("INTERNAL", "INTERNAL_ERROR"),
+}
+
+
+def go_grpc_status(kind: str, message: str, details: dict[str, Any] | None = None,
+                   info_metadata: dict[str, str] | None = None) -> tuple[grpc.StatusCode, str, bytes]:
+    """grpcutil.ToGRPCError (errors.go:65-129): status.New(code, err.Error()) with details: an *a2a.Error's
+    `Details` map as a google.protobuf.Struct first (and any other typed detail as a Struct), then the ErrorInfo
+    {reason, domain "a2a-protocol.org", metadata only when the error carries some: no timestamp, unlike
+    JSON-RPC and REST}. The handler's own refusals are fmt.Errorf wraps of a sentinel, no *a2a.Error: ErrorInfo
+    only. grpc-go writes the google.rpc.Status to grpc-status-details-bin."""
+    code_name, reason = GO_GRPC[kind]
+    code = getattr(grpc.StatusCode, code_name)
+    packed: list[any_pb2.Any] = []
+    if details:
+        struct = struct_pb2.Struct()
+        struct.update(details)
+        packed.append(any_pb2.Any())
+        packed[-1].Pack(struct)
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=info_metadata or {})
+    packed.append(any_pb2.Any())
+    packed[-1].Pack(info)
+    status = status_pb2.Status(code=code.value[0], message=message, details=packed)
+    return code, message, status.SerializeToString()
+
+
+_GO_EXEC = "executor setup failed: failed to load exec ctx: "  # local_manager.go:276-281, agentexec.go:141-144
+
+
+def go_grpc_send_refusal(replay: Replay, req: a2a_pb2.SendMessageRequest) -> tuple[str | None, str] | None:
+    """Why a2a-go refuses a SendMessage/SendStreamingMessage: (None, text) for pbconv's conversion errors, which
+    the handler answers `status.Errorf(codes.InvalidArgument, "failed to convert request: %v")` with no details
+    (handler.go:52-55); (kind, err.Error()) for the request handler's, through ToGRPCError."""
+    msg = req.message
+    for part in msg.parts:  # FromProtoMessage: the parts first (from_proto.go:62-67, 99-121)
+        if part.WhichOneof("content") is None:
+            return None, "failed to convert part: unsupported part type: <nil>"
+    if not req.HasField("message"):
+        return None, "message cannot be nil"  # FromProtoSendMessageRequest (from_proto.go:40-47)
+    if not msg.message_id:
+        return None, "message id cannot be empty"
+    if msg.role == a2a_pb2.ROLE_UNSPECIFIED:
+        return None, "message role cannot be unspecified"
+    push = req.configuration.task_push_notification_config if req.HasField("configuration") and \
+        req.configuration.HasField("task_push_notification_config") else None
+    if push is not None:  # fromProtoSendMessageConfig -> FromProtoTaskPushConfig (from_proto.go:534-555)
+        if push.HasField("authentication") and not push.authentication.scheme:
+            return None, ("failed to convert push config: failed to convert authentication info: authentication "
+                          "scheme cannot be empty")
+        if not push.url:
+            return None, "failed to convert push config: url cannot be empty"
+    if not msg.parts:  # handleSendMessage (a2asrv/handler.go:385-397)
+        return "params", "message parts is required: invalid params"
+    if msg.task_id:  # factory.loadExecutionContext (agentexec.go:178-212)
+        task = replay.tasks.get(msg.task_id)
+        if task is None:
+            return "not_found", _GO_EXEC + "task loading failed: task not found"
+        if msg.context_id and msg.context_id != task["contextId"]:
+            return "params", _GO_EXEC + "message contextID different from task contextID: invalid params"
+        # every task the replay keeps is COMPLETED
+        return "params", _GO_EXEC + f'task in a terminal state "{task["status"]["state"]}": invalid params'
+    if push is not None:  # CreateExecutor: no push store configured (agentexec.go:152-155)
+        return "push", ("executor setup failed: bug: message with push config received bug push is not configured: "
+                        "push notification not supported")
+    return None
+
+
+class GoGrpcServicer(a2a_pb2_grpc.A2AServiceServicer):
+    """a2agrpc/v1 Handler (handler.go) over a2asrv's default request handler as the hello-world gRPC example builds
+    it (examples/helloworld/server/grpc/main.go:61: NewHandler(executor, WithExtendedAgentCard(card)); no push
+    store, no capability checks, no auth middleware). The `a2a-version` metadata becomes a ServiceParams entry
+    (handler.go:299-305) that nothing reads."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.replay = replay
+
+    @staticmethod
+    async def refuse(context: grpc.aio.ServicerContext, kind: str | None, message: str) -> None:
+        if kind is None:  # status.Errorf(codes.InvalidArgument, "failed to convert request: %v", err): no details
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"failed to convert request: {message}")
+        code, text, status = go_grpc_status(kind, message)
+        await context.abort(code, text, trailing_metadata=(("grpc-status-details-bin", status),))
+
+    def _events(self, req: a2a_pb2.SendMessageRequest) -> list[tuple[str, dict[str, Any]]]:
+        return self.replay.run({"message": json_format.MessageToDict(req.message)})
+
+    async def SendMessage(self, request: a2a_pb2.SendMessageRequest,
+                          context: grpc.aio.ServicerContext) -> a2a_pb2.SendMessageResponse:
+        refused = go_grpc_send_refusal(self.replay, request)
+        if refused is not None:
+            await self.refuse(context, *refused)
+        events = self._events(request)
+        # returnImmediately: shouldInterruptNonStreaming (handler.go:463-472) answers the stored task at its first
+        # event (SUBMITTED), a Message as it comes; else the final Task, or the hello-world agent's Message
+        # (pbconv.ToProtoSendMessageResponse)
+        kind, payload = events[0 if request.configuration.return_immediately else -1]
+        return json_format.ParseDict({"message" if kind == "message" else "task": payload},
+                                     a2a_pb2.SendMessageResponse())
+
+    async def SendStreamingMessage(self, request: a2a_pb2.SendMessageRequest,
+                                   context: grpc.aio.ServicerContext) -> AsyncIterator[a2a_pb2.StreamResponse]:
+        refused = go_grpc_send_refusal(self.replay, request)
+        if refused is not None:
+            await self.refuse(context, *refused)
+        for kind, payload in self._events(request):  # one stream.Send per event, then OK (handler.go:75-98)
+            if kind == "final":
+                continue
+            doc = {kind: payload} if kind in ("task", "message") else payload
+            yield json_format.ParseDict(doc, a2a_pb2.StreamResponse())
+
+    async def GetTask(self, request: a2a_pb2.GetTaskRequest,
+                      context: grpc.aio.ServicerContext) -> a2a_pb2.Task:
+        if not request.id:  # FromProtoGetTaskRequest (from_proto.go:177-195)
+            await self.refuse(context, None, "task id cannot be empty")
+        task = self.replay.tasks.get(request.id)
+        if task is None:  # handler.go:258-262 over the in-memory store's ErrTaskNotFound
+            await self.refuse(context, "not_found", "failed to get task: task not found")
+        assert task is not None
+        if request.HasField("history_length") and request.history_length >= 0:  # handler.go:264-273
+            length, history = request.history_length, task["history"]
+            task = task | {"history": [] if length == 0 else history[-length:] if length < len(history) else history}
+        return json_format.ParseDict(task, a2a_pb2.Task())
+
+    async def ListTasks(self, request: a2a_pb2.ListTasksRequest,
+                        context: grpc.aio.ServicerContext) -> a2a_pb2.ListTasksResponse:
+        # taskstore.InMemory.List (inmemory.go:170-176) needs a user name, and with no auth middleware the call
+        # context's User is {Authenticated: false, Name: ""} (middleware.go:36-39): ErrUnauthenticated, always
+        await self.refuse(context, "unauthenticated", "failed to list tasks: unauthenticated")
+        return a2a_pb2.ListTasksResponse()
+
+    async def CancelTask(self, request: a2a_pb2.CancelTaskRequest,
+                         context: grpc.aio.ServicerContext) -> a2a_pb2.Task:
+        if not request.id:  # handler.go:289-291: the bare sentinel
+            await self.refuse(context, "params", "invalid params")
+        task = self.replay.tasks.get(request.id)
+        # localManager.Cancel -> factory.CreateCanceler (agentexec.go:259-269), convertToCancelationResult
+        # (promise.go:59-62), handler.go:293-296
+        prefix = "failed to cancel: cancelation failed: canceler setup failed: "
+        if task is None:
+            await self.refuse(context, "not_found", prefix + "failed to load a task: task not found")
+        assert task is not None
+        await self.refuse(context, "not_cancelable",
+                          prefix + f"task in non-cancelable state {task['status']['state']}: task cannot be canceled")
+        return a2a_pb2.Task()
+
+    async def SubscribeToTask(self, request: a2a_pb2.SubscribeToTaskRequest,
+                              context: grpc.aio.ServicerContext) -> AsyncIterator[a2a_pb2.StreamResponse]:
+        # every replayed task has finished: localManager.Resubscribe finds no execution (local_manager.go:134-140),
+        # wrapped "%w: %w" with ErrTaskNotFound (handler.go:369-374), the stream's status before any message
+        await self.refuse(context, "not_found", "task not found: no active execution")
+        yield a2a_pb2.StreamResponse()
+
+    async def _push(self, context: grpc.aio.ServicerContext, converted: str | None) -> None:
+        if converted is not None:
+            await self.refuse(context, None, converted)
+        # checkPushNotificationSupport: no push store or sender configured (handler.go:485-498)
+        await self.refuse(context, "push", "push notification not supported")
+
+    async def CreateTaskPushNotificationConfig(self, request: a2a_pb2.TaskPushNotificationConfig,
+                                               context: grpc.aio.ServicerContext) -> a2a_pb2.TaskPushNotificationConfig:
+        converted = None  # FromProtoTaskPushConfig (from_proto.go:534-555)
+        if request.HasField("authentication") and not request.authentication.scheme:
+            converted = "failed to convert authentication info: authentication scheme cannot be empty"
+        elif not request.url:
+            converted = "url cannot be empty"
+        await self._push(context, converted)
+        return request
+
+    async def GetTaskPushNotificationConfig(self, request: a2a_pb2.GetTaskPushNotificationConfigRequest,
+                                            context: grpc.aio.ServicerContext) -> a2a_pb2.TaskPushNotificationConfig:
+        await self._push(context, "task id cannot be empty" if not request.task_id else
+                         "config id cannot be empty" if not request.id else None)
+        return a2a_pb2.TaskPushNotificationConfig()
+
+    async def ListTaskPushNotificationConfigs(
+            self, request: a2a_pb2.ListTaskPushNotificationConfigsRequest,
+            context: grpc.aio.ServicerContext) -> a2a_pb2.ListTaskPushNotificationConfigsResponse:
+        await self._push(context, "task id cannot be empty" if not request.task_id else None)
+        return a2a_pb2.ListTaskPushNotificationConfigsResponse()
+
+    async def DeleteTaskPushNotificationConfig(
+            self, request: a2a_pb2.DeleteTaskPushNotificationConfigRequest,
+            context: grpc.aio.ServicerContext) -> Any:
+        await self._push(context, "task id cannot be empty" if not request.task_id else
+                         "config id cannot be empty" if not request.id else None)
+
+    async def GetExtendedAgentCard(self, request: a2a_pb2.GetExtendedAgentCardRequest,
+                                   context: grpc.aio.ServicerContext) -> a2a_pb2.AgentCard:
+        # WithExtendedAgentCard(card) and no capability checks (handler.go:454-461): the public card itself, though
+        # the card does not declare capabilities.extendedAgentCard
+        body, _ = self.replay.card("")
+        return json_format.ParseDict(json.loads(body), a2a_pb2.AgentCard())
+
 
 @asynccontextmanager
 async def replay_agent(line: str, **kw: Any) -> AsyncIterator[str]:
     """Serve the replay of one SDK line (`LINES`); yields its origin (the card is at the well-known path)."""
     replay = Replay.of(line, **kw)
     where = {"origin": ""}
-    async with serve(build_app(replay, where)) as origin:
-        where["origin"] = origin
-        yield origin
+    server = None
+    if replay.binding == "GRPC":
+        server = grpc.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GoGrpcServicer(replay), server)
+        replay.grpc_target = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
+        await server.start()
+    try:
+        async with serve(build_app(replay, where)) as origin:
+            where["origin"] = origin
+            yield origin
+    finally:
+        if server is not None:
+            await server.stop(grace=None)

@@ -17,6 +17,12 @@ SendStreamingMessage only, so GetTask with 99.0 or without the header is served 
 `id` member, errors.response_id), a2a-java 0.3.3's JSON-RPC server that one (errors.response_id); a2a-java 0.3.3's
 REST server accepts a message to a terminal task (0.3 §7.1) and, at SHOULD, one naming an unknown task and a part
 of a media type the card does not accept.
+
+gRPC (go-1.0-grpc, a2a-go v2.3.1's a2agrpc/v1 Handler): a2a-sdk's own GrpcTransport reads every answer and names
+every refusal that carries an ErrorInfo. The hello-world example's card has "version": "" (a MUST finding, 1.0 §5.7;
+the calls decide); with a Version, `check` passes with two SHOULD findings (no cache headers, a host:port URL) and
+the suite finds the five MUSTs of the JSON lines plus ListTasks (always UNAUTHENTICATED) and SendMessage's ignored
+historyLength.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from a2a.types import a2a_pb2
 from google.protobuf import json_format
 
 from probe.engine import run_interfaces
+from probe.levels import Level, level
 from probe.results import ProbeResult, Severity, Status
 from probe.suite import SuiteOptions, run_suite_interfaces
 from probe.target import Target
@@ -40,7 +47,9 @@ from probe.wire.http import HttpClient
 from tests.agents.replays import LINES, replay_agent
 
 M, S = Severity.MUST, Severity.SHOULD
-V1_LINES = [line for line in LINES if "-1.0-" in line]
+GRPC_LINES = [line for line in LINES if line.endswith("grpc")]
+HTTP_LINES = [line for line in LINES if line not in GRPC_LINES]
+V1_LINES = [line for line in HTTP_LINES if "-1.0-" in line]
 V03_LINES = [line for line in LINES if "-0.3-" in line]
 V03_RPC_LINES = [line for line in V03_LINES if line.endswith("jsonrpc")]
 
@@ -188,7 +197,7 @@ CHECK_FINDINGS: dict[str, set[tuple[str, Severity]]] = {
 }
 
 
-@pytest.mark.parametrize("line", LINES)
+@pytest.mark.parametrize("line", HTTP_LINES)
 async def test_check_verdict_on_each_sdk_server(client: HttpClient, line: str) -> None:
     result = await _check(client, line)
     assert result.success and result.reason is None, (result.reason, result.failed_checks())
@@ -381,9 +390,9 @@ async def test_suite_findings_on_java_0_3_rest(client: HttpClient) -> None:
     for cid, words in JAVA_0_3_REST_PASS.items():
         check = result.check(cid)
         assert check is not None and check.status is Status.PASS and words in check.message, (cid, check)
-    for (cid, level), words in JAVA_0_3_REST_FAIL.items():
+    for (cid, sev), words in JAVA_0_3_REST_FAIL.items():
         check = result.check(cid)
-        assert check is not None and check.status is Status.FAIL and check.severity is level, (cid, check)
+        assert check is not None and check.status is Status.FAIL and check.severity is sev, (cid, check)
         assert words in check.message, check.message
     for cid in ("errors.parse_error", "errors.invalid_request", "errors.unknown_method",  # JSON-RPC only
                 "errors.version_not_supported", "errors.error_info", "errors.missing_version_is_0_3",
@@ -430,3 +439,157 @@ async def test_a_go_parse_error_has_its_null_id(client: HttpClient, line: str) -
     rid = result.check("errors.response_id")
     assert rid is not None and rid.status is Status.PASS, rid
     assert "JSON-RPC error answer(s), each with the id due" in rid.message
+
+
+# ---- gRPC: a2a-go v2.3.1's a2agrpc/v1 Handler behind the hello-world gRPC example's card ----------------------
+
+# examples/helloworld/server/grpc/main.go sets no Version (the card says "version": ""); a deployment that sets one
+# (as the TCK server does, e2e/tck/sut.go:87) is what the invocation checks and the suite are judged on
+VERSIONED = {"card_overrides": {"version": "1.0.0"}}
+
+
+async def _grpc_card(origin: str) -> a2a_pb2.AgentCard:
+    async with aiohttp.ClientSession() as http, http.get(f"{origin}/.well-known/agent-card.json") as resp:
+        return json_format.ParseDict(json.loads(await resp.read()), a2a_pb2.AgentCard())
+
+
+@pytest.mark.parametrize("message_reply", [False, True])
+async def test_the_official_grpc_client_reads_every_go_answer(message_reply: bool) -> None:
+    """a2a-sdk 1.3's GrpcTransport (what its Client calls gRPC agents with) reads the card's host:port interface,
+    SendMessage (Task or Message), the stream's events and GetTask, and names each refusal a2a-go sends with an
+    ErrorInfo (reason, domain a2a-protocol.org) by its A2A error; pbconv's conversion errors carry no details, and
+    its client reads them as a bare gRPC error, as it does UNAUTHENTICATED (no A2A reason of its own)."""
+    import grpc.aio
+    from a2a.client.errors import A2AClientError
+    from a2a.client.transports.grpc import GrpcTransport
+    from a2a.utils import errors as sdk_errors
+
+    async with replay_agent("go-1.0-grpc", message_reply=message_reply) as origin:
+        card = await _grpc_card(origin)
+        iface = card.supported_interfaces[0]
+        assert (iface.protocol_binding, iface.protocol_version, card.version) == ("GRPC", "1.0", "")
+        assert "://" not in iface.url  # "127.0.0.1:<port>", NewAgentInterface(addr, GRPC)
+        transport = GrpcTransport(grpc.aio.insecure_channel(iface.url), card)
+        try:
+            message = a2a_pb2.Message(message_id="m1", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="hi")])
+            sent = await transport.send_message(a2a_pb2.SendMessageRequest(message=message))
+            assert sent.WhichOneof("payload") == ("message" if message_reply else "task")
+            kinds = [e.WhichOneof("payload") async for e in transport.send_message_streaming(
+                a2a_pb2.SendMessageRequest(message=message))]
+            if message_reply:
+                assert kinds == ["message"]
+                return
+            assert kinds == ["task", "status_update", "artifact_update", "status_update"]
+            task = await transport.get_task(a2a_pb2.GetTaskRequest(id=sent.task.id))
+            assert task.status.state == a2a_pb2.TASK_STATE_COMPLETED and task.artifacts[0].parts[0].text
+            refusals = {
+                "unknown task": (transport.get_task(a2a_pb2.GetTaskRequest(id="nope")), sdk_errors.TaskNotFoundError),
+                "cancel": (transport.cancel_task(a2a_pb2.CancelTaskRequest(id=task.id)),
+                           sdk_errors.TaskNotCancelableError),
+                "follow-up": (transport.send_message(a2a_pb2.SendMessageRequest(message=a2a_pb2.Message(
+                    message_id="m2", role=a2a_pb2.ROLE_USER, task_id=task.id, parts=[a2a_pb2.Part(text="more")]))),
+                    sdk_errors.InvalidParamsError),
+                "push": (transport.create_task_push_notification_config(a2a_pb2.TaskPushNotificationConfig(
+                    task_id=task.id, url="https://example.com/hook")), sdk_errors.PushNotificationNotSupportedError),
+            }
+            for call, expected in refusals.values():
+                with pytest.raises(expected):
+                    await call
+            with pytest.raises(sdk_errors.TaskNotFoundError, match="no active execution"):
+                _ = [e async for e in transport.subscribe(a2a_pb2.SubscribeToTaskRequest(id=task.id))]
+            with pytest.raises(A2AClientError, match="gRPC Error INVALID_ARGUMENT: failed to convert request: "
+                               "message id cannot be empty") as bare:
+                await transport.send_message(a2a_pb2.SendMessageRequest(message=a2a_pb2.Message(
+                    role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="x")])))
+            assert type(bare.value) is A2AClientError  # no InvalidParamsError: no ErrorInfo to name it
+            with pytest.raises(A2AClientError, match="gRPC Error UNAUTHENTICATED: failed to list tasks"):
+                await transport.list_tasks(a2a_pb2.ListTasksRequest())
+        finally:
+            await transport.close()
+
+
+async def test_the_go_hello_world_grpc_card_fails_a_must_the_client_reads_past(client: HttpClient) -> None:
+    """The hello-world gRPC example's card has no Version: `"version": ""` (a2a/agent.go:75, no omitempty). 1.0
+    §5.7: a REQUIRED field "MUST be present and set"; "" is ProtoJSON's unset default, and a2a-sdk 1.3 reads it so
+    too (proto_utils._check_required_field_violation: a value equal to the default is "Field is required."), yet its
+    client does not validate a card it fetches and calls the agent: the MUST is graded (non-conformant), and the
+    verdict is the calls' (docs/conformance-audit.md); plus the SHOULDs below."""
+    result = await _check(client, "go-1.0-grpc")
+    assert result.success and result.reason is None, result.reason
+    assert level(result) is Level.NON_CONFORMANT
+    assert {(c.id, c.severity) for c in result.failed_checks() if c.severity is M} == {("card.required_fields", M)}
+    assert result.check("card.required_fields").message == "version is empty"  # type: ignore[union-attr]
+
+
+GO_GRPC_CHECK_FINDINGS = {
+    # a2asrv.NewStaticAgentCardHandler: Content-Type and CORS only (agentcard.go:166-172), 1.0 §8.6.1 SHOULD
+    ("card.cache_headers", S),
+    # "127.0.0.1:<port>": the proto's AgentInterface.url "Must be a valid absolute HTTPS URL in production"
+    # (a2a.proto:337); graded SHOULD (registry.py interface.grpc_url): TLS or not, the scheme would say
+    ("interface.grpc_url", S),
+}
+
+
+@pytest.mark.parametrize("message_reply", [False, True])
+async def test_check_verdict_on_the_go_grpc_server(client: HttpClient, message_reply: bool) -> None:
+    result = await _check(client, "go-1.0-grpc", message_reply=message_reply, **VERSIONED)
+    assert result.success and result.reason is None, (result.reason, result.failed_checks())
+    assert [(i.binding, i.protocol_version, i.success) for i in result.interfaces] == [("grpc", "1.0", True)]
+    assert _failed(result) == GO_GRPC_CHECK_FINDINGS
+    for cid in ("invoke.framing", "invoke.schema", "invoke.result_shape", "stream.events_parse", "stream.schema",
+                "stream.first_event", "stream.terminal", "stream.closes_after_terminal"):
+        check = result.check(cid)
+        assert check is not None and check.status is Status.PASS, (cid, check)
+    if not message_reply:
+        for cid in ("invoke.task_completed", "stream.task_completed"):
+            assert result.check(cid).status is Status.PASS, cid  # type: ignore[union-attr]
+
+
+GO_GRPC_BREAKS = GO_1_0 | {
+    # ListTasks: taskstore.InMemory.List needs a user name (inmemory.go:170-176), and without auth middleware the
+    # call context's User has none (a2asrv/middleware.go:36-39): every ListTasks is UNAUTHENTICATED, on a card that
+    # declares no security. §3.1.4 is a core operation (§3: "all A2A implementations must support")
+    "lifecycle.list_tasks",
+    # SendMessageConfiguration.historyLength is converted (pbconv from_proto.go:165-169) and never applied: only
+    # GetTask and ListTasks read it (a2asrv/handler.go:264-273). a2a.proto:150-153: "The server MUST NOT return
+    # more messages than the provided value"
+    "lifecycle.history_on_send",
+}
+GO_GRPC_JUDGED = (*(cid for cid in JUDGED if cid not in _JSONRPC_ONLY and cid != "errors.details_typed"),
+                  "lifecycle.list_tasks", "lifecycle.history_on_send", "lifecycle.history_length",
+                  "lifecycle.return_immediately")
+
+
+async def test_suite_findings_on_the_go_grpc_server(client: HttpClient) -> None:
+    result = await _suite(client, "go-1.0-grpc", **VERSIONED)
+    assert result.success and result.protocol_version == "1.0", result.reason
+    statuses = {cid: result.check(cid) for cid in GO_GRPC_JUDGED}
+    expected = {cid: Status.FAIL if cid in GO_GRPC_BREAKS or cid == "card.cache_headers" else Status.PASS
+                for cid in GO_GRPC_JUDGED}
+    got = {cid: c.status if c is not None else None for cid, c in statuses.items()}
+    assert got == expected, {cid: statuses[cid].message for cid in got if got[cid] != expected[cid]}  # type: ignore[union-attr]
+    for cid in GO_GRPC_BREAKS:
+        assert statuses[cid].severity is M, cid  # type: ignore[union-attr]
+    for cid in _JSONRPC_ONLY:
+        assert result.check(cid).status is Status.SKIP  # type: ignore[union-attr]
+    # gRPC details are binary google.protobuf.Any: typed by construction
+    assert result.check("errors.details_typed").status is Status.SKIP  # type: ignore[union-attr]
+    unsupported = result.check("errors.content_type_not_supported")  # a2a-go checks no input mode: §3.3.2 SHOULD
+    assert unsupported is not None and unsupported.status is Status.FAIL and unsupported.severity is S
+    assert "failed to list tasks: unauthenticated" in statuses["lifecycle.list_tasks"].message  # type: ignore[union-attr]
+
+
+async def test_a_bare_invalid_argument_is_invalid_params_on_1_0_grpc(client: HttpClient) -> None:
+    """a2a-go refuses a message without messageId in pbconv, before its handler: `status.Errorf(codes.
+    InvalidArgument, "failed to convert request: message id cannot be empty")`, no details (a2agrpc/v1
+    handler.go:52-55). 1.0 §10.6 asks an ErrorInfo of A2A-specific errors (§5.4's table) only, and its own
+    "standard gRPC invalid argument error" example has none; §3.3.2 makes INVALID_ARGUMENT the validation
+    status. Before: errors.invalid_params failed (MUST) "expected InvalidParamsError (-32602), got gRPC
+    INVALID_ARGUMENT, gRPC INVALID_ARGUMENT error: …", the status named twice as well."""
+    result = await _suite(client, "go-1.0-grpc", **VERSIONED)
+    check = result.check("errors.invalid_params")
+    assert check is not None and check.status is Status.PASS, check
+    assert "no ErrorInfo names the error; INVALID_ARGUMENT is InvalidParamsError's status" in check.message
+    terminal = result.check("lifecycle.message_to_terminal")
+    assert terminal is not None and "got gRPC INVALID_ARGUMENT InvalidParamsError (INVALID_PARAMS)" in terminal.message
+    assert "INVALID_ARGUMENT, gRPC" not in terminal.message

@@ -131,7 +131,8 @@ class Answer:
         if self.problem is not None and self.problem.kind is ProblemKind.FRAMING:
             return f"{self.exchange.outcome}, {self.problem.detail}"  # names the error too, when it has one
         if self.error is not None:
-            return f"{self.exchange.outcome}, {self.error.describe()}"
+            said = self.error.describe()  # an HTTP+JSON or gRPC error names its status itself: not twice
+            return said if said.startswith(f"{self.exchange.outcome} ") else f"{self.exchange.outcome}, {said}"
         if self.problem is not None:
             return self.problem.detail
         return f"{self.exchange.outcome} with a result"
