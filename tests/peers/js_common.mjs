@@ -44,3 +44,45 @@ export async function slowWork(running, taskId) {
     running.delete(taskId);
   }
 }
+
+// The echo model of the framework peers (tests/peers/voltagent, tests/peers/mastra): the AI SDK's own test model
+// (ai/test MockLanguageModelV3, passed in with `ai`'s simulateReadableStream from the peer's own node_modules)
+// answering "echo: <the user's text>", keyed on the behaviour table: "fail"/"raise" throw, "slow" works SLOW_MS
+// (aborted with the call). No LLM, no network.
+export function echoModel(MockLanguageModelV3, simulateReadableStream) {
+  const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+                  outputTokens: { total: 1, text: 1, reasoning: 0 } };
+  const finishReason = { unified: 'stop', raw: 'stop' };
+  const userText = (prompt) => {
+    const user = [...prompt].reverse().find((m) => m.role === 'user');
+    return (user?.content ?? []).filter((p) => p.type === 'text').map((p) => p.text).join(' ');
+  };
+  const answer = async ({ prompt, abortSignal }) => {
+    const text = userText(prompt);
+    const mode = classify(text);
+    if (mode === 'fail' || mode === 'raise') throw new Error('failed on request');
+    if (mode === 'slow') await sleep(SLOW_MS, undefined, { signal: abortSignal });
+    return `echo: ${text}`;
+  };
+  return new MockLanguageModelV3({
+    provider: 'a2a-probe',
+    modelId: 'echo',
+    doGenerate: async (options) => ({
+      content: [{ type: 'text', text: await answer(options) }], finishReason, usage, warnings: [],
+    }),
+    doStream: async (options) => {
+      const text = await answer(options);
+      return {
+        stream: simulateReadableStream({
+          chunks: [
+            { type: 'stream-start', warnings: [] },
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: text },
+            { type: 'text-end', id: 't' },
+            { type: 'finish', finishReason, usage },
+          ],
+        }),
+      };
+    },
+  });
+}

@@ -10,7 +10,6 @@
 // it: "fail" makes the model throw, "slow" keeps it working SLOW_MS (aborted by tasks/cancel), anything else is
 // echoed and completed.
 import { parseArgs } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 process.env.MASTRA_TELEMETRY_DISABLED = '1';
 process.env.MASTRA_OFFLINE = '1';
@@ -24,47 +23,10 @@ const { Hono } = await import('hono');
 const { serve } = await import('@hono/node-server');
 const { simulateReadableStream } = await import('ai');
 const { MockLanguageModelV3 } = await import('ai/test');
-const { SLOW_MS, classify } = await import('../js_common.mjs');
+const { echoModel } = await import('../js_common.mjs');
 
 const { values } = parseArgs({ options: { port: { type: 'string' } } });
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-                outputTokens: { total: 1, text: 1, reasoning: 0 } };
-const finishReason = { unified: 'stop', raw: 'stop' };
-
-function userText(prompt) {
-  const user = [...prompt].reverse().find((m) => m.role === 'user');
-  return (user?.content ?? []).filter((p) => p.type === 'text').map((p) => p.text).join(' ');
-}
-
-async function answer({ prompt, abortSignal }) {
-  const text = userText(prompt);
-  const mode = classify(text);
-  if (mode === 'fail' || mode === 'raise') throw new Error('failed on request');
-  if (mode === 'slow') await sleep(SLOW_MS, undefined, { signal: abortSignal });
-  return `echo: ${text}`;
-}
-
-const model = new MockLanguageModelV3({
-  provider: 'a2a-probe',
-  modelId: 'echo',
-  doGenerate: async (options) => ({
-    content: [{ type: 'text', text: await answer(options) }], finishReason, usage, warnings: [],
-  }),
-  doStream: async (options) => {
-    const text = await answer(options);
-    return {
-      stream: simulateReadableStream({
-        chunks: [
-          { type: 'stream-start', warnings: [] },
-          { type: 'text-start', id: 't' },
-          { type: 'text-delta', id: 't', delta: text },
-          { type: 'text-end', id: 't' },
-          { type: 'finish', finishReason, usage },
-        ],
-      }),
-    };
-  },
-});
+const model = echoModel(MockLanguageModelV3, simulateReadableStream);
 
 const echo = new Agent({ id: 'echo', name: 'echo', instructions: "Echoes the user's text.", model });
 const mastra = new Mastra({ agents: { echo } });
