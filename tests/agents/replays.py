@@ -13,9 +13,10 @@ text artifact, COMPLETED; `message_reply=True` is the SDKs' hello-world agent in
 Message.
 
 Lines replayed (`LINES`): go-1.0-jsonrpc, go-1.0-rest, go-1.0-grpc (a2a-go v2.3.1), go-0.3-jsonrpc (a2a-go
-v0.3.15), java-1.0-jsonrpc, java-1.0-rest (a2a-java v1.2.0.Final), java-0.3-jsonrpc, java-0.3-rest (a2a-java
-v0.3.3.Final). The gRPC lines are served by grpc.aio with a2a-sdk's lf.a2a.v1 stubs (the wire is protobuf, so the
-shapes are the messages' field values and the statuses: code, message, grpc-status-details-bin), the card over HTTP.
+v0.3.15), java-1.0-jsonrpc, java-1.0-rest, java-1.0-grpc (a2a-java v1.2.0.Final), java-0.3-jsonrpc,
+java-0.3-rest (a2a-java v0.3.3.Final). The gRPC lines are served by grpc.aio with a2a-sdk's lf.a2a.v1 stubs (the
+wire is protobuf, so the shapes are the messages' field values and the statuses: code, message,
+grpc-status-details-bin), the card over HTTP.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from google.rpc import error_details_pb2, status_pb2
 from tests.agents.server import serve
 
 LINES = ("go-1.0-jsonrpc", "go-1.0-rest", "go-1.0-grpc", "go-0.3-jsonrpc", "java-1.0-jsonrpc", "java-1.0-rest",
-         "java-0.3-jsonrpc", "java-0.3-rest")
+         "java-1.0-grpc", "java-0.3-jsonrpc", "java-0.3-rest")
 _BINDINGS = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "GRPC"}
 GO_TEXT = "Hello, world!"
 JAVA_TEXT = "Hello World"
@@ -198,7 +199,10 @@ class Replay:
                    "skills": [{"id": "hello_world", "name": "Returns hello world",
                                "description": "just returns hello world", "tags": ["hello world"],
                                "examples": ["hi", "hello world"]}],
-                   "supportedInterfaces": [{"protocolBinding": self.binding, "url": url, "protocolVersion": "1.0"}]}
+                   "supportedInterfaces": [{"protocolBinding": self.binding,
+                                            # examples/helloworld AgentCardProducer.java:39-46: GRPC "localhost:9000"
+                                            "url": self.grpc_target if self.binding == "GRPC" else url,
+                                            "protocolVersion": "1.0"}]}
             headers = {"Content-Type": "application/json"}
         else:
             # v0.3.3 AgentCard record through Jackson NON_ABSENT; the builder fills protocolVersion 0.3.0,
@@ -1182,6 +1186,242 @@ class GoGrpcServicer(a2a_pb2_grpc.A2AServiceServicer):
         return json_format.ParseDict(json.loads(body), a2a_pb2.AgentCard())
 
 
+# ---------------------------------------------------------------- gRPC: a2a-java v1.2.0.Final's GrpcHandler
+
+
+def java_grpc_status(kind: str, message: str = "",
+                     metadata: dict[str, str] | None = None) -> tuple[grpc.StatusCode, str, bytes]:
+    """GrpcHandler.handleError (transport/grpc GrpcHandler.java:758-779): the code is A2AErrorCodes' grpcStatus for
+    the error's code (spec A2AErrorCodes.java:19-61: PushNotificationNotSupported, UnsupportedOperation and
+    VersionNotSupported UNIMPLEMENTED, MethodNotFound NOT_FOUND), the message the error's, and the
+    google.rpc.Status carries one ErrorInfo {reason: the A2AErrorCodes name, domain "a2a-protocol.org", metadata:
+    the error's details (a string as it is, anything else as JSON)} (StatusProto.toStatusRuntimeException:
+    grpc-status-details-bin)."""
+    _, reason, code_name, _, default = JAVA_1_0[kind]
+    code = getattr(grpc.StatusCode, code_name)
+    text = message or default
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata or {})
+    packed = any_pb2.Any()
+    packed.Pack(info)
+    status = status_pb2.Status(code=code.value[0], message=text, details=[packed])
+    return code, text, status.SerializeToString()
+
+
+def java_grpc_send_refusal(replay: Replay, req: a2a_pb2.SendMessageRequest,
+                           version: str | None) -> tuple[str, str] | None:
+    """Why a2a-java refuses a SendMessage/SendStreamingMessage, in GrpcHandler's order (GrpcHandler.java:198-216,
+    388-410): A2A-Version first (A2AVersionValidator), then FromProto.messageSendParams (ProtoUtils.java:232-237:
+    an IllegalArgumentException becomes InvalidParamsError(its message); the mappers' own A2A errors pass as they
+    are), then the request handler (a follow-up naming a task: DefaultRequestHandler.java:1195-1221)."""
+    bad = _java_version_error(replay, Call(None, {}, version))
+    if bad is not None:
+        return "version", bad
+    if not req.HasField("message"):  # MessageSendParams: Assert.checkNotNullParam("message") (MessageSendParams:38)
+        return "params", "Parameter 'message' may not be null"
+    msg = req.message
+    if not msg.message_id:  # MessageMapper.java:39 requireNonEmpty (A2ACommonFieldMapper.java:61-67)
+        return "params", "Required field cannot be null or empty"
+    if any(part.WhichOneof("content") is None for part in msg.parts):  # PartMapper.java:88-115
+        return "invalid_request", ""
+    if msg.role == a2a_pb2.ROLE_UNSPECIFIED:  # RoleMapper.java:42-45 null; Message.Builder.build Assert (Message:290)
+        return "params", "Parameter 'role' may not be null"
+    if not msg.parts:  # the Message record (Message.java:69-70)
+        return "params", "Parts cannot be empty"
+    refused = _follow_up_refusal(replay, {"taskId": msg.task_id})
+    return refused
+
+
+def _limit_history(task: dict[str, Any], length: int | None) -> dict[str, Any]:
+    """DefaultRequestHandler.limitTaskHistory (DefaultRequestHandler.java:422-434): None keeps all, N the last N."""
+    history = task.get("history", [])
+    if length is None or length >= len(history):
+        return task
+    return task | {"history": history[len(history) - length:]}
+
+
+def _stamp_millis(task: dict[str, Any]) -> int:
+    when = dt.datetime.fromisoformat(task["status"]["timestamp"].replace("Z", "+00:00"))
+    return int(when.timestamp() * 1000)
+
+
+class JavaGrpcServicer(a2a_pb2_grpc.A2AServiceServicer):
+    """transport/grpc GrpcHandler as reference/grpc's QuarkusGrpcHandler deploys it (QuarkusGrpcHandler.java:71-73
+    registers A2AExtensionsInterceptor, which puts the `a2a-version` metadata in the call's context,
+    A2AExtensionsInterceptor.java:62-129), over server-common's DefaultRequestHandler and InMemoryTaskStore,
+    behind the java-1.0 lines' card with a GRPC interface (no push notifications, no extended card)."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.replay = replay
+
+    @staticmethod
+    async def refuse(context: grpc.aio.ServicerContext, kind: str, message: str = "",
+                     metadata: dict[str, str] | None = None) -> None:
+        code, text, status = java_grpc_status(kind, message, metadata)
+        await context.abort(code, text, trailing_metadata=(("grpc-status-details-bin", status),))
+
+    @staticmethod
+    def _version(context: grpc.aio.ServicerContext) -> str | None:
+        for key, value in context.invocation_metadata() or ():
+            if key == "a2a-version":  # metadata.get(VERSION_KEY): the first value
+                return str(value)
+        return None
+
+    def _events(self, req: a2a_pb2.SendMessageRequest) -> list[tuple[str, dict[str, Any]]]:
+        return self.replay.run({"message": json_format.MessageToDict(req.message)})
+
+    @staticmethod
+    def _send_history(req: a2a_pb2.SendMessageRequest) -> int | None:
+        config = req.configuration
+        return config.history_length if req.HasField("configuration") and config.HasField("history_length") \
+            else None
+
+    async def SendMessage(self, request: a2a_pb2.SendMessageRequest,
+                          context: grpc.aio.ServicerContext) -> a2a_pb2.SendMessageResponse:
+        refused = java_grpc_send_refusal(self.replay, request, self._version(context))
+        if refused is not None:
+            await self.refuse(context, *refused)
+        events = self._events(request)
+        # returnImmediately: blocking=false, the first event (DefaultRequestHandler.java:561-563, 589), the
+        # SUBMITTED task; else the final task. Either way limitTaskHistory with the configuration's historyLength
+        # (DefaultRequestHandler.java:735-738)
+        kind, payload = events[0 if request.configuration.return_immediately else -1]
+        if kind != "message":
+            payload = _limit_history(payload, self._send_history(request))
+        return json_format.ParseDict({"message" if kind == "message" else "task": payload},
+                                     a2a_pb2.SendMessageResponse())
+
+    async def SendStreamingMessage(self, request: a2a_pb2.SendMessageRequest,
+                                   context: grpc.aio.ServicerContext) -> AsyncIterator[a2a_pb2.StreamResponse]:
+        refused = java_grpc_send_refusal(self.replay, request, self._version(context))
+        if refused is not None:
+            await self.refuse(context, *refused)
+        # convertToStreamResponse (GrpcHandler.java:472-561): one onNext per event, onCompleted after a final
+        # status update; a Task event's history limited as on SendMessage (DefaultRequestHandler.java:844-849)
+        for kind, payload in self._events(request):
+            if kind == "final":
+                continue
+            if kind == "task":
+                payload = _limit_history(payload, self._send_history(request))
+            doc = {kind: payload} if kind in ("task", "message") else payload
+            yield json_format.ParseDict(doc, a2a_pb2.StreamResponse())
+
+    async def GetTask(self, request: a2a_pb2.GetTaskRequest,
+                      context: grpc.aio.ServicerContext) -> a2a_pb2.Task:
+        length = request.history_length if request.HasField("history_length") else None
+        if length is not None and length < 0:  # TaskQueryParams.java:25-27, through FromProto.convert
+            await self.refuse(context, "params", "Invalid history length")
+        task = self.replay.tasks.get(request.id)
+        if task is None:  # onGetTask (DefaultRequestHandler.java:403-413)
+            await self.refuse(context, "not_found")
+        assert task is not None
+        return json_format.ParseDict(_limit_history(task, length), a2a_pb2.Task())
+
+    async def ListTasks(self, request: a2a_pb2.ListTasksRequest,
+                        context: grpc.aio.ServicerContext) -> a2a_pb2.ListTasksResponse:
+        # ListTasksParamsMapper.java:39-47 (unset page size / history length: null; an empty context id, an
+        # UNSPECIFIED status, include_artifacts false: null), the ListTasksParams record's checks (ListTasksParams
+        # .java:47-58), onListTasks' timestamp checks (DefaultRequestHandler.java:436-462), InMemoryTaskStore.list
+        # (InMemoryTaskStore.java:138-250) and PageToken (PageToken.java:33-66)
+        page_size = request.page_size if request.HasField("page_size") else None
+        history = request.history_length if request.HasField("history_length") else None
+        if page_size is not None and not 1 <= page_size <= 100:
+            await self.refuse(context, "params", f"pageSize must be between 1 and 100, got: {page_size}")
+        if history is not None and history < 0:
+            await self.refuse(context, "params", f"historyLength must be non-negative, got: {history}")
+        after: int | None = None
+        if request.HasField("status_timestamp_after"):
+            after = request.status_timestamp_after.ToMilliseconds()
+            if after > int(dt.datetime.now(dt.UTC).timestamp() * 1000):
+                await self.refuse(context, "params", "Invalid params",
+                                  {"parameter": "statusTimestampAfter", "reason": "Timestamp cannot be in the future"})
+            if after < 0:
+                await self.refuse(context, "params", "Invalid params",
+                                  {"parameter": "statusTimestampAfter",
+                                   "reason": f"Must be a non-negative timestamp value, got: {after}"})
+        state = a2a_pb2.TaskState.Name(request.status) if request.status else None
+        tasks = [t for t in self.replay.tasks.values()
+                 if (not request.context_id or t["contextId"] == request.context_id)
+                 and (state is None or t["status"]["state"] == state)
+                 and (after is None or _stamp_millis(t) > after)]
+        tasks.sort(key=lambda t: t["id"])
+        tasks.sort(key=_stamp_millis, reverse=True)  # timestamp (ms) descending, then id ascending
+        start = 0
+        if request.page_token:
+            millis, sep, tid = request.page_token.partition(":")
+            if not sep:
+                await self.refuse(context, "params", "Invalid pageToken format: expected 'timestamp:id'")
+            if not millis.lstrip("-").isdigit():
+                await self.refuse(context, "params", "Invalid pageToken format: timestamp must be numeric milliseconds")
+            if not tid:
+                await self.refuse(context, "params", "Invalid pageToken format: id part cannot be empty")
+            start = next((i for i, t in enumerate(tasks)
+                          if _stamp_millis(t) < int(millis) or (_stamp_millis(t) == int(millis) and t["id"] > tid)),
+                         len(tasks))
+        size = page_size or 50
+        page = tasks[start:start + size]
+        following = ""
+        if start + size < len(tasks):
+            last = page[-1]
+            following = f"{_stamp_millis(last)}:{last['id']}"
+        keep = history or 0  # getEffectiveHistoryLength: 0 when unset, and 0 is an empty history
+        shown = [t | {"history": t["history"][len(t["history"]) - keep:] if keep else [],
+                      "artifacts": t["artifacts"] if request.include_artifacts else []} for t in page]
+        return a2a_pb2.ListTasksResponse(tasks=[json_format.ParseDict(t, a2a_pb2.Task()) for t in shown],
+                                         next_page_token=following, page_size=len(shown), total_size=len(tasks))
+
+    async def CancelTask(self, request: a2a_pb2.CancelTaskRequest,
+                         context: grpc.aio.ServicerContext) -> a2a_pb2.Task:
+        task = self.replay.tasks.get(request.id)
+        if task is None:  # onCancelTask (DefaultRequestHandler.java:466-476)
+            await self.refuse(context, "not_found")
+        assert task is not None
+        await self.refuse(context, "not_cancelable",
+                          f"Task cannot be canceled - current state: {task['status']['state']}")
+        return a2a_pb2.Task()
+
+    async def SubscribeToTask(self, request: a2a_pb2.SubscribeToTaskRequest,
+                              context: grpc.aio.ServicerContext) -> AsyncIterator[a2a_pb2.StreamResponse]:
+        task = self.replay.tasks.get(request.id)
+        if task is None:  # onSubscribeToTask (DefaultRequestHandler.java:948-964); every replayed task finished
+            await self.refuse(context, "not_found")
+        assert task is not None
+        await self.refuse(context, "unsupported", f"Cannot subscribe to task {task['id']} - task is in terminal "
+                                                  f"state: {task['status']['state']}")
+        yield a2a_pb2.StreamResponse()
+
+    async def _push(self, context: grpc.aio.ServicerContext) -> None:
+        # every push rpc checks capabilities.pushNotifications first (GrpcHandler.java:283-286, 306-309, 329-332,
+        # 587-590)
+        await self.refuse(context, "push")
+
+    async def CreateTaskPushNotificationConfig(self, request: a2a_pb2.TaskPushNotificationConfig,
+                                               context: grpc.aio.ServicerContext) -> a2a_pb2.TaskPushNotificationConfig:
+        await self._push(context)
+        return request
+
+    async def GetTaskPushNotificationConfig(self, request: a2a_pb2.GetTaskPushNotificationConfigRequest,
+                                            context: grpc.aio.ServicerContext) -> a2a_pb2.TaskPushNotificationConfig:
+        await self._push(context)
+        return a2a_pb2.TaskPushNotificationConfig()
+
+    async def ListTaskPushNotificationConfigs(
+            self, request: a2a_pb2.ListTaskPushNotificationConfigsRequest,
+            context: grpc.aio.ServicerContext) -> a2a_pb2.ListTaskPushNotificationConfigsResponse:
+        await self._push(context)
+        return a2a_pb2.ListTaskPushNotificationConfigsResponse()
+
+    async def DeleteTaskPushNotificationConfig(
+            self, request: a2a_pb2.DeleteTaskPushNotificationConfigRequest,
+            context: grpc.aio.ServicerContext) -> Any:
+        await self._push(context)
+
+    async def GetExtendedAgentCard(self, request: a2a_pb2.GetExtendedAgentCardRequest,
+                                   context: grpc.aio.ServicerContext) -> a2a_pb2.AgentCard:
+        # capabilities.extendedAgentCard false: UnsupportedOperationError() (GrpcHandler.java:566-569)
+        await self.refuse(context, "unsupported")
+        return a2a_pb2.AgentCard()
+
+
 @asynccontextmanager
 async def replay_agent(line: str, **kw: Any) -> AsyncIterator[str]:
     """Serve the replay of one SDK line (`LINES`); yields its origin (the card is at the well-known path)."""
@@ -1190,8 +1430,12 @@ async def replay_agent(line: str, **kw: Any) -> AsyncIterator[str]:
     server = None
     if replay.binding == "GRPC":
         server = grpc.aio.server()
-        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GoGrpcServicer(replay), server)
-        replay.grpc_target = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
+        servicer = GoGrpcServicer(replay) if replay.sdk == "go" else JavaGrpcServicer(replay)
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        # a2a-go's example: "127.0.0.1:<port>"; a2a-java's: "localhost:<port>" (the gRPC channel tries ::1, then
+        # 127.0.0.1, where the replay listens)
+        replay.grpc_target = f"{'127.0.0.1' if replay.sdk == 'go' else 'localhost'}:{port}"
         await server.start()
     try:
         async with serve(build_app(replay, where)) as origin:

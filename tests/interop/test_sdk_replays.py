@@ -23,6 +23,11 @@ every refusal that carries an ErrorInfo. The hello-world example's card has "ver
 the calls decide); with a Version, `check` passes with two SHOULD findings (no cache headers, a host:port URL) and
 the suite finds the five MUSTs of the JSON lines plus ListTasks (always UNAUTHENTICATED) and SendMessage's ignored
 historyLength.
+
+gRPC (java-1.0-grpc, a2a-java v1.2.0.Final's GrpcHandler): the same transport reads every answer and names every
+refusal (each carries an ErrorInfo). `check` passes with one SHOULD finding (the card's localhost:<port> url); the
+suite finds the two MUSTs of a2a-java's JSON lines (A2A-Version read on SendMessage/SendStreamingMessage only) and
+the unchecked input modes (SHOULD).
 """
 
 from __future__ import annotations
@@ -593,3 +598,125 @@ async def test_a_bare_invalid_argument_is_invalid_params_on_1_0_grpc(client: Htt
     terminal = result.check("lifecycle.message_to_terminal")
     assert terminal is not None and "got gRPC INVALID_ARGUMENT InvalidParamsError (INVALID_PARAMS)" in terminal.message
     assert "INVALID_ARGUMENT, gRPC" not in terminal.message
+
+
+# ---- gRPC: a2a-java v1.2.0.Final's GrpcHandler (reference/grpc QuarkusGrpcHandler) -----------------------------
+
+
+@pytest.mark.parametrize("message_reply", [False, True])
+async def test_the_official_grpc_client_reads_every_java_answer(message_reply: bool) -> None:
+    """a2a-sdk 1.3's GrpcTransport reads the card's `localhost:<port>` interface (the hello-world example's GRPC
+    form, AgentCardProducer.java:39-46), SendMessage (Task or Message), the stream's events, GetTask and ListTasks,
+    and names every refusal by its ErrorInfo: a2a-java puts one in every A2A error it answers (GrpcHandler.
+    handleError), InvalidParams from its proto mappers and VersionNotSupported included."""
+    import grpc.aio
+    from a2a.client.transports.grpc import GrpcTransport, _map_grpc_error
+    from a2a.types import a2a_pb2_grpc
+    from a2a.utils import errors as sdk_errors
+
+    async with replay_agent("java-1.0-grpc", message_reply=message_reply) as origin:
+        card = await _grpc_card(origin)
+        iface = card.supported_interfaces[0]
+        assert (iface.protocol_binding, iface.protocol_version, card.version) == ("GRPC", "1.0", "1.0.0")
+        assert iface.url.startswith("localhost:")
+        channel = grpc.aio.insecure_channel(iface.url)
+        transport = GrpcTransport(channel, card)
+        try:
+            message = a2a_pb2.Message(message_id="m1", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="hi")])
+            sent = await transport.send_message(a2a_pb2.SendMessageRequest(message=message))
+            assert sent.WhichOneof("payload") == ("message" if message_reply else "task")
+            kinds = [e.WhichOneof("payload") async for e in transport.send_message_streaming(
+                a2a_pb2.SendMessageRequest(message=message))]
+            if message_reply:
+                assert kinds == ["message"]
+                return
+            assert kinds == ["task", "status_update", "artifact_update", "status_update"]
+            task = await transport.get_task(a2a_pb2.GetTaskRequest(id=sent.task.id))
+            assert task.status.state == a2a_pb2.TASK_STATE_COMPLETED and task.artifacts[0].parts[0].text
+            listed = await transport.list_tasks(a2a_pb2.ListTasksRequest())
+            # InMemoryTaskStore.list: newest first, no history (historyLength 0 by default), no artifacts
+            assert listed.total_size == 2 and len(listed.tasks) == 2 and not listed.next_page_token
+            assert all(not t.history and not t.artifacts for t in listed.tasks)
+            refusals = {
+                "unknown task": (transport.get_task(a2a_pb2.GetTaskRequest(id="nope")), sdk_errors.TaskNotFoundError),
+                "cancel": (transport.cancel_task(a2a_pb2.CancelTaskRequest(id=task.id)),
+                           sdk_errors.TaskNotCancelableError),
+                "follow-up": (transport.send_message(a2a_pb2.SendMessageRequest(message=a2a_pb2.Message(
+                    message_id="m2", role=a2a_pb2.ROLE_USER, task_id=task.id, parts=[a2a_pb2.Part(text="more")]))),
+                    sdk_errors.UnsupportedOperationError),
+                "no messageId": (transport.send_message(a2a_pb2.SendMessageRequest(message=a2a_pb2.Message(
+                    role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="x")]))), sdk_errors.InvalidParamsError),
+                "push": (transport.create_task_push_notification_config(a2a_pb2.TaskPushNotificationConfig(
+                    task_id=task.id, url="https://example.com/hook")), sdk_errors.PushNotificationNotSupportedError),
+                "page size": (transport.list_tasks(a2a_pb2.ListTasksRequest(page_size=0)),
+                              sdk_errors.InvalidParamsError),
+            }
+            for call, expected in refusals.values():
+                with pytest.raises(expected):
+                    await call
+            with pytest.raises(sdk_errors.UnsupportedOperationError, match="terminal state"):
+                _ = [e async for e in transport.subscribe(a2a_pb2.SubscribeToTaskRequest(id=task.id))]
+            # Calls the transport does not make as such (it always sends a2a-version 1.0, and answers
+            # GetExtendedAgentCard with the card it has when the card declares no extended one): raw stub calls,
+            # their statuses read by the transport's own _map_grpc_error
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            raw = {
+                "version": (stub.SendMessage(a2a_pb2.SendMessageRequest(message=message),
+                                             metadata=(("a2a-version", "99.0"),)),
+                            sdk_errors.VersionNotSupportedError, r"Protocol version '99\.0' is not supported"),
+                "extended card": (stub.GetExtendedAgentCard(a2a_pb2.GetExtendedAgentCardRequest()),
+                                  sdk_errors.UnsupportedOperationError, "This operation is not supported"),
+            }
+            for call, expected, text in raw.values():
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call
+                assert refused.value.code() is grpc.StatusCode.UNIMPLEMENTED  # 1.0.0's mapping
+                with pytest.raises(expected, match=text):
+                    _map_grpc_error(refused.value)
+        finally:
+            await transport.close()
+
+
+async def test_check_verdict_on_the_java_grpc_server(client: HttpClient) -> None:
+    """`check`: passes; one SHOULD finding, the card's `localhost:<port>` url (no scheme: a2a.proto AgentInterface.url
+    "Must be a valid absolute HTTPS URL in production"). a2a-java serves its card with the cache headers (§8.6.1)."""
+    for message_reply in (False, True):
+        result = await _check(client, "java-1.0-grpc", message_reply=message_reply)
+        assert result.success and result.reason is None, (result.reason, result.failed_checks())
+        assert [(i.binding, i.protocol_version, i.success) for i in result.interfaces] == [("grpc", "1.0", True)]
+        assert _failed(result) == {("interface.grpc_url", S)}
+        assert level(result) is not Level.NON_CONFORMANT
+        for cid in ("invoke.framing", "invoke.schema", "invoke.result_shape", "stream.events_parse", "stream.schema",
+                    "stream.first_event", "stream.terminal", "stream.closes_after_terminal", "card.cache_headers"):
+            check = result.check(cid)
+            assert check is not None and check.status is Status.PASS, (cid, check)
+
+
+JAVA_GRPC_JUDGED = (*GO_GRPC_JUDGED, "lifecycle.list_pagination")
+
+
+async def test_suite_findings_on_the_java_grpc_server(client: HttpClient) -> None:
+    """The suite: a2a-java's gRPC handler breaks the two MUSTs of its JSON lines (A2A-Version is validated on
+    SendMessage and SendStreamingMessage only, GrpcHandler.java:202, 398: GetTask with 99.0 or with no
+    `a2a-version` is served) and, at SHOULD, checks no input mode (§3.3.2). Everything else judged passes:
+    UNIMPLEMENTED for UnsupportedOperation, PushNotificationNotSupported and VersionNotSupported is 1.0.0's mapping
+    (1.0.1's is FAILED_PRECONDITION; both accepted), every A2A error carries its ErrorInfo, ListTasks pages,
+    historyLength is honoured on GetTask and SendMessage, returnImmediately answers SUBMITTED."""
+    result = await _suite(client, "java-1.0-grpc")
+    assert result.success and result.protocol_version == "1.0", result.reason
+    statuses = {cid: result.check(cid) for cid in JAVA_GRPC_JUDGED}
+    expected = {cid: Status.FAIL if cid in JAVA_1_0 else Status.PASS for cid in JAVA_GRPC_JUDGED}
+    got = {cid: c.status if c is not None else None for cid, c in statuses.items()}
+    assert got == expected, {cid: statuses[cid].message for cid in got if got[cid] != expected[cid]}  # type: ignore[union-attr]
+    for cid in JAVA_1_0:
+        assert statuses[cid].severity is M, cid  # type: ignore[union-attr]
+    for cid in _JSONRPC_ONLY:
+        assert result.check(cid).status is Status.SKIP  # type: ignore[union-attr]
+    assert result.check("errors.details_typed").status is Status.SKIP  # type: ignore[union-attr]
+    unsupported = result.check("errors.content_type_not_supported")
+    assert unsupported is not None and unsupported.status is Status.FAIL and unsupported.severity is S
+    # FromProto's InvalidParamsError carries its ErrorInfo (GrpcHandler.handleError): read as such, by its reason
+    assert "INVALID_PARAMS" in statuses["errors.invalid_params"].message  # type: ignore[union-attr]
+    assert {(c.id, c.severity) for c in result.failed_checks()} == {
+        ("errors.version_not_supported", M), ("errors.missing_version_is_0_3", M),
+        ("errors.content_type_not_supported", S), ("interface.grpc_url", S)}
