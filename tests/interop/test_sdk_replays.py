@@ -457,6 +457,23 @@ async def _grpc_card(origin: str) -> a2a_pb2.AgentCard:
     async with aiohttp.ClientSession() as http, http.get(f"{origin}/.well-known/agent-card.json") as resp:
         return json_format.ParseDict(json.loads(await resp.read()), a2a_pb2.AgentCard())
 
+async def _grpc_round_trip(transport: Any, message_reply: bool) -> a2a_pb2.Task | None:
+    """SendMessage, the stream's events and GetTask through a2a-sdk 1.3's GrpcTransport, as every gRPC replay answers
+    them: the completed task, or None for an agent that answers with a Message (nothing more to ask it)."""
+    message = a2a_pb2.Message(message_id="m1", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="hi")])
+    sent = await transport.send_message(a2a_pb2.SendMessageRequest(message=message))
+    assert sent.WhichOneof("payload") == ("message" if message_reply else "task")
+    kinds = [e.WhichOneof("payload") async for e in transport.send_message_streaming(
+        a2a_pb2.SendMessageRequest(message=message))]
+    if message_reply:
+        assert kinds == ["message"]
+        return None
+    assert kinds == ["task", "status_update", "artifact_update", "status_update"]
+    task = await transport.get_task(a2a_pb2.GetTaskRequest(id=sent.task.id))
+    assert task.status.state == a2a_pb2.TASK_STATE_COMPLETED and task.artifacts[0].parts[0].text
+    return task
+
+
 
 @pytest.mark.parametrize("message_reply", [False, True])
 async def test_the_official_grpc_client_reads_every_go_answer(message_reply: bool) -> None:
@@ -476,17 +493,9 @@ async def test_the_official_grpc_client_reads_every_go_answer(message_reply: boo
         assert "://" not in iface.url  # "127.0.0.1:<port>", NewAgentInterface(addr, GRPC)
         transport = GrpcTransport(grpc.aio.insecure_channel(iface.url), card)
         try:
-            message = a2a_pb2.Message(message_id="m1", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="hi")])
-            sent = await transport.send_message(a2a_pb2.SendMessageRequest(message=message))
-            assert sent.WhichOneof("payload") == ("message" if message_reply else "task")
-            kinds = [e.WhichOneof("payload") async for e in transport.send_message_streaming(
-                a2a_pb2.SendMessageRequest(message=message))]
-            if message_reply:
-                assert kinds == ["message"]
+            task = await _grpc_round_trip(transport, message_reply)
+            if task is None:
                 return
-            assert kinds == ["task", "status_update", "artifact_update", "status_update"]
-            task = await transport.get_task(a2a_pb2.GetTaskRequest(id=sent.task.id))
-            assert task.status.state == a2a_pb2.TASK_STATE_COMPLETED and task.artifacts[0].parts[0].text
             refusals = {
                 "unknown task": (transport.get_task(a2a_pb2.GetTaskRequest(id="nope")), sdk_errors.TaskNotFoundError),
                 "cancel": (transport.cancel_task(a2a_pb2.CancelTaskRequest(id=task.id)),
@@ -622,17 +631,9 @@ async def test_the_official_grpc_client_reads_every_java_answer(message_reply: b
         channel = grpc.aio.insecure_channel(iface.url)
         transport = GrpcTransport(channel, card)
         try:
-            message = a2a_pb2.Message(message_id="m1", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="hi")])
-            sent = await transport.send_message(a2a_pb2.SendMessageRequest(message=message))
-            assert sent.WhichOneof("payload") == ("message" if message_reply else "task")
-            kinds = [e.WhichOneof("payload") async for e in transport.send_message_streaming(
-                a2a_pb2.SendMessageRequest(message=message))]
-            if message_reply:
-                assert kinds == ["message"]
+            task = await _grpc_round_trip(transport, message_reply)
+            if task is None:
                 return
-            assert kinds == ["task", "status_update", "artifact_update", "status_update"]
-            task = await transport.get_task(a2a_pb2.GetTaskRequest(id=sent.task.id))
-            assert task.status.state == a2a_pb2.TASK_STATE_COMPLETED and task.artifacts[0].parts[0].text
             listed = await transport.list_tasks(a2a_pb2.ListTasksRequest())
             # InMemoryTaskStore.list: newest first, no history (historyLength 0 by default), no artifacts
             assert listed.total_size == 2 and len(listed.tasks) == 2 and not listed.next_page_token
@@ -661,7 +662,8 @@ async def test_the_official_grpc_client_reads_every_java_answer(message_reply: b
             # their statuses read by the transport's own _map_grpc_error
             stub = a2a_pb2_grpc.A2AServiceStub(channel)
             raw = {
-                "version": (stub.SendMessage(a2a_pb2.SendMessageRequest(message=message),
+                "version": (stub.SendMessage(a2a_pb2.SendMessageRequest(message=a2a_pb2.Message(
+                    message_id="m9", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="hi")])),
                                              metadata=(("a2a-version", "99.0"),)),
                             sdk_errors.VersionNotSupportedError, r"Protocol version '99\.0' is not supported"),
                 "extended card": (stub.GetExtendedAgentCard(a2a_pb2.GetExtendedAgentCardRequest()),
