@@ -311,11 +311,6 @@ _INTERNED: dict[tuple[object, ...], CheckResult] = {}
 _MAX_INTERNED = 4_096  # admitted while there is room, like catalogue.shared_check's table
 
 
-def validate_cached(card: Card) -> list[CheckResult]:
-    """`validate`, memoised on the card's URL and body digest; the shared results must never be mutated."""
-    return judge_cached(card)[0]
-
-
 def judge_cached(card: Card) -> tuple[list[CheckResult], bool | None]:
     """`judge`, memoised on the card's URL and body digest; the shared results must never be mutated."""
     body = card.response.body if card.response is not None else None

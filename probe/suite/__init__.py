@@ -124,7 +124,7 @@ async def _run_check(s: Suite, fn: CheckFn, ids: tuple[str, ...]) -> None:
     except Skip as exc:
         _skip(s, ids, str(exc))
     except WireError as exc:  # no answer at all: errors.no_server_errors counts it, the one root cause
-        if isinstance(exc, ConnectionReset | ProtocolError) and id(exc) not in s.told:
+        if isinstance(exc, ConnectionReset | ProtocolError) and exc not in s.told:
             # a stream the agent broke after its headers (a unary call's error the client's hooks counted): e.g.
             # Mastra's tasks/resubscribe of an unknown task, HTTP 200 text/event-stream, then the connection closed
             # mid-chunk (its handler's error aborts the body): a dropped connection as a2a-sdk's clients meet it

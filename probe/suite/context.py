@@ -55,8 +55,9 @@ class Suite:
     deadline: Deadline
     server_errors: list[str] = field(default_factory=list)
     # the WireErrors of calls the client's hooks told `_watch` about (already in server_errors): a stream's broken
-    # answer reaches `probe.suite._run_check` untold, and is counted there
-    told: set[int] = field(default_factory=set)
+    # answer reaches `probe.suite._run_check` untold, and is counted there. The errors themselves (compared by
+    # identity), not their ids: an id is another object's once the error is collected
+    told: set[WireError] = field(default_factory=set)
     # the answers a gateway in front of the agent gave itself (its 502/503/504 page, a size limit): never the
     # agent's crash, and a check whose call got one is not judged (probe.suite._run_check)
     gateway_answers: list[str] = field(default_factory=list)
@@ -129,7 +130,7 @@ class Suite:
         if answer is not None and answer.problem is not None and answer.problem.kind in SET_ASIDE:
             self.gateway_answers.append(answer.problem.detail)
         elif exc is not None:
-            self.told.add(id(exc))
+            self.told.add(exc)
             self.server_errors.append(f"{label}: {exc}")
         elif answer is not None and answer.status is not None and answer.status >= 500 and not _mapped_501(answer):
             self.server_errors.append(f"{label}: HTTP {answer.status} {answer.snippet[:80]}")

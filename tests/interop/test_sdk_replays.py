@@ -33,6 +33,7 @@ the unchecked input modes (SHOULD).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import aiohttp
@@ -573,23 +574,29 @@ GO_GRPC_JUDGED = (*(cid for cid in JUDGED if cid not in _JSONRPC_ONLY and cid !=
                   "lifecycle.list_tasks", "lifecycle.history_on_send", "lifecycle.history_length",
                   "lifecycle.return_immediately")
 
+def _grpc_suite(result: ProbeResult, judged: Iterable[str], failing: set[str],
+                musts: Iterable[str]) -> dict[str, Any]:
+    """The suite's verdict on a gRPC replay: a 1.0 success; each judged check fails where listed (the `musts` among
+    them at MUST) and passes otherwise; the JSON-RPC-only checks and errors.details_typed skipped (gRPC details are
+    binary google.protobuf.Any: typed by construction); an unaccepted media type accepted (neither SDK checks input
+    modes: §3.3.2 SHOULD). Returns the judged checks by id."""
+    assert result.success and result.protocol_version == "1.0", result.reason
+    statuses = {cid: result.check(cid) for cid in judged}
+    expected = {cid: Status.FAIL if cid in failing else Status.PASS for cid in statuses}
+    got = {cid: c.status if c is not None else None for cid, c in statuses.items()}
+    assert got == expected, {cid: statuses[cid].message for cid in got if got[cid] != expected[cid]}  # type: ignore[union-attr]
+    for cid in musts:
+        assert statuses[cid].severity is M, cid  # type: ignore[union-attr]
+    for cid in (*_JSONRPC_ONLY, "errors.details_typed"):
+        assert result.check(cid).status is Status.SKIP, cid  # type: ignore[union-attr]
+    unsupported = result.check("errors.content_type_not_supported")
+    assert unsupported is not None and unsupported.status is Status.FAIL and unsupported.severity is S
+    return statuses
+
 
 async def test_suite_findings_on_the_go_grpc_server(client: HttpClient) -> None:
     result = await _suite(client, "go-1.0-grpc", **VERSIONED)
-    assert result.success and result.protocol_version == "1.0", result.reason
-    statuses = {cid: result.check(cid) for cid in GO_GRPC_JUDGED}
-    expected = {cid: Status.FAIL if cid in GO_GRPC_BREAKS or cid == "card.cache_headers" else Status.PASS
-                for cid in GO_GRPC_JUDGED}
-    got = {cid: c.status if c is not None else None for cid, c in statuses.items()}
-    assert got == expected, {cid: statuses[cid].message for cid in got if got[cid] != expected[cid]}  # type: ignore[union-attr]
-    for cid in GO_GRPC_BREAKS:
-        assert statuses[cid].severity is M, cid  # type: ignore[union-attr]
-    for cid in _JSONRPC_ONLY:
-        assert result.check(cid).status is Status.SKIP  # type: ignore[union-attr]
-    # gRPC details are binary google.protobuf.Any: typed by construction
-    assert result.check("errors.details_typed").status is Status.SKIP  # type: ignore[union-attr]
-    unsupported = result.check("errors.content_type_not_supported")  # a2a-go checks no input mode: §3.3.2 SHOULD
-    assert unsupported is not None and unsupported.status is Status.FAIL and unsupported.severity is S
+    statuses = _grpc_suite(result, GO_GRPC_JUDGED, {*GO_GRPC_BREAKS, "card.cache_headers"}, GO_GRPC_BREAKS)
     assert "failed to list tasks: unauthenticated" in statuses["lifecycle.list_tasks"].message  # type: ignore[union-attr]
 
 
@@ -705,18 +712,7 @@ async def test_suite_findings_on_the_java_grpc_server(client: HttpClient) -> Non
     (1.0.1's is FAILED_PRECONDITION; both accepted), every A2A error carries its ErrorInfo, ListTasks pages,
     historyLength is honoured on GetTask and SendMessage, returnImmediately answers SUBMITTED."""
     result = await _suite(client, "java-1.0-grpc")
-    assert result.success and result.protocol_version == "1.0", result.reason
-    statuses = {cid: result.check(cid) for cid in JAVA_GRPC_JUDGED}
-    expected = {cid: Status.FAIL if cid in JAVA_1_0 else Status.PASS for cid in JAVA_GRPC_JUDGED}
-    got = {cid: c.status if c is not None else None for cid, c in statuses.items()}
-    assert got == expected, {cid: statuses[cid].message for cid in got if got[cid] != expected[cid]}  # type: ignore[union-attr]
-    for cid in JAVA_1_0:
-        assert statuses[cid].severity is M, cid  # type: ignore[union-attr]
-    for cid in _JSONRPC_ONLY:
-        assert result.check(cid).status is Status.SKIP  # type: ignore[union-attr]
-    assert result.check("errors.details_typed").status is Status.SKIP  # type: ignore[union-attr]
-    unsupported = result.check("errors.content_type_not_supported")
-    assert unsupported is not None and unsupported.status is Status.FAIL and unsupported.severity is S
+    statuses = _grpc_suite(result, JAVA_GRPC_JUDGED, set(JAVA_1_0), JAVA_1_0)
     # FromProto's InvalidParamsError carries its ErrorInfo (GrpcHandler.handleError): read as such, by its reason
     assert "INVALID_PARAMS" in statuses["errors.invalid_params"].message  # type: ignore[union-attr]
     assert {(c.id, c.severity) for c in result.failed_checks()} == {

@@ -60,26 +60,26 @@ def test_a_secret_registered_later_is_scrubbed_from_shared_checks_too() -> None:
 
 
 def test_cached_card_checks_never_carry_another_agents_text() -> None:
-    a = card_checks.validate_cached(_card("http://a.example/.well-known/agent-card.json", "http://a.example/AAA/rpc"))
-    b = card_checks.validate_cached(_card("http://b.example/.well-known/agent-card.json", "http://b.example/BBB/rpc"))
+    a = card_checks.judge_cached(_card("http://a.example/.well-known/agent-card.json", "http://a.example/AAA/rpc"))[0]
+    b = card_checks.judge_cached(_card("http://b.example/.well-known/agent-card.json", "http://b.example/BBB/rpc"))[0]
     https_a, https_b = (next(c for c in checks if c.id == "card.https") for checks in (a, b))
     assert "AAA" in https_a.message and "BBB" in https_b.message
     assert all("AAA" not in c.message for c in b) and all("BBB" not in c.message for c in a)
     # the same card again: the same shared objects, scrubbed once
-    again = card_checks.validate_cached(_card("http://a.example/.well-known/agent-card.json", "http://a.example/AAA/rpc"))
+    again = card_checks.judge_cached(_card("http://a.example/.well-known/agent-card.json", "http://a.example/AAA/rpc"))[0]
     assert all(x is y for x, y in zip(a, again, strict=True)) and all(redact.is_shared(c) for c in again)
     # cards that differ only in their URL share the results that are equal (the interned objects)
-    c = card_checks.validate_cached(_card("http://c.example/.well-known/agent-card.json", "http://b.example/BBB/rpc"))
+    c = card_checks.judge_cached(_card("http://c.example/.well-known/agent-card.json", "http://b.example/BBB/rpc"))[0]
     assert [x is y for x, y in zip(b, c, strict=True)] == [True] * len(b)
 
 
 def test_a_cached_card_check_is_scrubbed_after_its_secret_is_registered() -> None:
     secret = _secret()
     card = _card("http://s.example/.well-known/agent-card.json", f"http://s.example/{secret}/rpc")
-    before = card_checks.validate_cached(card)
+    before = card_checks.judge_cached(card)[0]
     assert any(secret in c.message for c in before)
     redact.register(secret)
-    after = card_checks.validate_cached(card)
+    after = card_checks.judge_cached(card)[0]
     assert all(secret not in c.message for c in after)
     r = ProbeResult(agent="s", target_url="http://s.example/")
     r.checks += before  # a result that took the results before the secret was known
@@ -131,14 +131,14 @@ def test_past_the_interning_bound_cached_card_checks_are_handed_out_as_copies(mo
     monkeypatch.setattr(card_checks, "_MAX_INTERNED", 0)
     secret = _secret()
     card = _card("http://p.example/.well-known/agent-card.json", f"http://p.example/{secret}/rpc")
-    first = card_checks.validate_cached(card)
-    second = card_checks.validate_cached(card)
+    first = card_checks.judge_cached(card)[0]
+    second = card_checks.judge_cached(card)[0]
     unshared = [(x, y) for x, y in zip(first, second, strict=True) if not redact.is_shared(x)]
     assert unshared and all(x is not y and x == y for x, y in unshared)  # copies: a walk's scrub stays in its result
     assert any(secret in c.message for c in second)
     redact.register(secret)
     r = ProbeResult(agent="p", target_url="http://p.example/")
-    r.checks += card_checks.validate_cached(card)
+    r.checks += card_checks.judge_cached(card)[0]
     redact.result(r)
     assert all(secret not in c.message for c in r.checks)
     assert any(secret in c.message for c in second)  # the walk scrubbed the result's copies, nobody else's
