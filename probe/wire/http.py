@@ -8,6 +8,7 @@ cross-origin ones refused unless allowed, and then never with credentials.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import errno
@@ -17,7 +18,6 @@ import re
 import socket
 import ssl
 import time
-import weakref
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -149,7 +149,7 @@ class Deadline:
 
 @dataclass(slots=True)
 class _Timer:
-    """The phase stamps of one request, taken by _TimedConnector, _TimedResolver and HttpClient._open."""
+    """The phase stamps of one request, taken by HttpClient's send paths, _TimedResolver and HttpClient._open."""
 
     start: float = 0.0
     dns_start: float = 0.0
@@ -159,7 +159,7 @@ class _Timer:
     sent: float = 0.0
     headers: float = 0.0
     reused: float = 0.0  # set when the request went out on a pooled (kept-alive) connection
-    tcp_end: float = 0.0  # TCP connected, TLS handshake not yet started (https only; see _TimedConnector)
+    tcp_end: float = 0.0  # TCP connected, TLS handshake not yet started (https only; see _connect_fresh)
     tls: TlsInfo | None = None  # what a new TLS connection negotiated (a reused one was measured before)
     cert_requested: bool = False  # the server asked for a TLS client certificate (see _watch_handshake)
     queued: bool = False  # waiting for a free connection in the probe's pool (or a fresh-connection slot)
@@ -197,106 +197,12 @@ class _CountingHandler(ResponseHandler):
     headers) failed that request, as Go's net/http tells them apart (errServerClosedIdle: nothing read)."""
 
     received = 0
+    tls: TlsInfo | None = None  # what the connection's TLS handshake negotiated: a request reusing it reports it
 
     def data_received(self, data: bytes,
                       _base: Callable[[ResponseHandler, bytes], None] = ResponseHandler.data_received) -> None:
         self.received += len(data)
         _base(self, data)  # bound at definition: no super() lookup per chunk
-
-
-class _TimedConnector(aiohttp.TCPConnector):
-    """Times connection setup without aiohttp's TraceConfig signals (an awaited callback per event and per request
-    cost more than the stamps themselves). The request's `_Timer` is found in the task's context (`_TIMER`):
-    a connection made for the request stamps conn_start/conn_end around its creation, one taken from the pool
-    stamps `reused`, and either way `sent` marks the request going out on it. asyncio builds the protocol once
-    the socket is connected and before the TLS handshake starts, so wrapping the protocol factory marks the
-    end of TCP connect."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._factory = functools.partial(_CountingHandler, loop=self._loop)  # type: ignore[assignment]
-
-    async def connect(self, req: Any, traces: Any, timeout: Any) -> Any:
-        timer = _TIMER.get()
-        conn = await super().connect(req, traces, timeout)
-        if timer is not None:
-            now = time.monotonic()
-            if not timer.conn_start and not timer.reused:
-                timer.reused = now  # no connection was made for this request: it came from the pool
-                timer.protocol = conn.protocol
-                timer.received = getattr(conn.protocol, "received", 0)
-            timer.sent = now
-        return conn
-
-    async def _wait_for_available_connection(self, key: Any, traces: Any) -> None:
-        """aiohttp's wait for a free connection (its limit or the per-origin one reached), marked on the timer: a
-        deadline that passes in it is the probe's own overload (ProbePoolFull), not the agent's slowness."""
-        timer = _TIMER.get()
-        if timer is not None:
-            timer.queued = True
-        since = time.monotonic()
-        try:
-            await super()._wait_for_available_connection(key, traces)
-        finally:
-            _pool_waited(since)
-        if timer is not None:
-            timer.queued = False
-
-    async def _create_connection(self, req: Any, traces: Any, timeout: Any) -> Any:
-        timer = _TIMER.get()
-        if timer is None:
-            return await super()._create_connection(req, traces, timeout)
-        if not timer.conn_start:
-            timer.conn_start = time.monotonic()
-        proto = await super()._create_connection(req, traces, timeout)
-        if not timer.conn_end:
-            timer.conn_end = time.monotonic()
-        return proto
-
-    async def _wrap_create_connection(self, *args: Any, addr_infos: list[Any], req: Any,
-                                      timeout: aiohttp.ClientTimeout,
-                                      client_error: type[Exception] = aiohttp.ClientConnectorError,
-                                      **kwargs: Any) -> Any:
-        """aiohttp's `_wrap_create_connection`, timed, and for one address (an IP literal, or a name with one
-        address) without aiohappyeyeballs and the `ceil_timeout(None)` around it: the socket is made and connected
-        as aiohappyeyeballs does for a single address (no race, nothing to interleave), the sessions set no socket
-        timeout (the request's deadline bounds it), and the errors are aiohttp's. Several addresses, a local
-        address, a socket factory or a socket timeout: aiohttp's own path."""
-        timer = _TIMER.get()
-        context = kwargs.get("ssl")
-        if timer is not None and context and args:
-            factory: Callable[[], Any] = args[0]
-
-            def timed_factory() -> Any:
-                timer.tcp_end = time.monotonic()
-                return factory()
-
-            args = (timed_factory, *args[1:])
-        # looked up with getattr: older aiohttp releases of the supported range (>= 3.10) lack some of them
-        if (len(addr_infos) != 1 or timeout.sock_connect or getattr(self, "_local_addr_infos", None)
-                or getattr(self, "_socket_factory", None) is not None):
-            transport, protocol = await super()._wrap_create_connection(
-                *args, addr_infos=addr_infos, req=req, timeout=timeout, client_error=client_error, **kwargs)
-        else:
-            try:
-                sock = await _connect_one(self._loop, addr_infos[0])
-                if context and (shutdown := getattr(self, "_ssl_shutdown_timeout", None)):
-                    kwargs["ssl_shutdown_timeout"] = shutdown
-                transport, protocol = await self._loop.create_connection(*args, **kwargs, sock=sock)
-            except _CERT_ERRORS as exc:
-                raise aiohttp.ClientConnectorCertificateError(req.connection_key, exc) from exc
-            except _SSL_ERRORS as exc:
-                raise aiohttp.ClientConnectorSSLError(req.connection_key, exc) from exc
-            except OSError as exc:
-                if exc.errno is None and isinstance(exc, asyncio.TimeoutError):
-                    raise
-                raise client_error(req.connection_key, exc) from exc
-        if timer is not None and context:
-            timer.tls = tls_info(transport, verified=not (isinstance(context, ssl.SSLContext)
-                                                          and context.verify_mode == ssl.CERT_NONE))
-            if timer.tls is not None:
-                _CONNECTION_TLS[protocol] = timer.tls  # a request that reuses this connection reports it too
-        return transport, protocol
 
 
 async def _connect_one(loop: asyncio.AbstractEventLoop, addr_info: Any) -> socket.socket:
@@ -337,9 +243,6 @@ class _TimedResolver(AbstractResolver):
 
     async def close(self) -> None:
         await self._inner.close()
-
-
-_CONNECTION_TLS: weakref.WeakKeyDictionary[Any, TlsInfo] = weakref.WeakKeyDictionary()
 
 
 _CERTIFICATE_REQUEST = getattr(getattr(ssl, "_TLSMessageType", None), "CERTIFICATE_REQUEST", None)
@@ -534,22 +437,23 @@ class Response:
         return self.headers.get("Content-Type", "")
 
 
-class _FreshResponse:
-    """What the client reads of an aiohttp ClientResponse, for a request on a connection of its own (`_send_fresh`):
-    the status and headers from aiohttp's parser, the body as its StreamReader (decoded by it, bounded by the
-    reader's limit). Releasing or closing it closes the connection: it is never pooled."""
+class Answered:
+    """What the client reads of a response, on a connection of the pool's or of its own: the status and headers from
+    aiohttp's parser, the body as its StreamReader (decoded by it, bounded by the reader's limit). Releasing or
+    closing it hands the connection back (`done`): the pool keeps it only when the body was read to its end and
+    the connection can carry another request; a connection of its own is closed."""
 
-    __slots__ = ("_protocol", "_slots", "content", "headers", "reason", "status", "url")
+    __slots__ = ("_done", "content", "headers", "protocol", "reason", "status", "url")
 
     def __init__(self, url: str, protocol: ResponseHandler, message: Any, payload: StreamReader,
-                 slots: asyncio.Semaphore | None) -> None:
+                 done: Callable[[], None]) -> None:
         self.url = url
         self.status: int = message.code
         self.reason: str = message.reason
         self.headers: CIMultiDictProxy[str] = message.headers
         self.content = payload
-        self._protocol = protocol
-        self._slots = slots  # the client's fresh-connection slot this connection holds until it is closed
+        self.protocol = protocol
+        self._done: Callable[[], None] | None = done
 
     @property
     def content_length(self) -> int | None:
@@ -557,15 +461,123 @@ class _FreshResponse:
         return None if value is None else int(value)
 
     def release(self) -> None:
-        self._protocol.close()
-        if (slots := self._slots) is not None:
-            self._slots = None
-            slots.release()
+        if (done := self._done) is not None:
+            self._done = None
+            done()
 
     close = release
 
 
-Answered = aiohttp.ClientResponse | _FreshResponse
+class _Pool:
+    """The probe's kept-alive connections, per origin (the ConnectionKey, TLS context included), kept as aiohttp's
+    TCPConnector keeps them for a ClientSession: at most `limit` requests on them at once and `per_host` per origin
+    (0: no bound), an idle connection reused first in, first out within `keepalive` seconds and closed after it.
+    A request that finds no free slot waits in line; a slot given back goes to the first one in line its origin
+    admits, so no later request overtakes it."""
+
+    def __init__(self, limit: int, per_host: int, keepalive: float = 30.0) -> None:
+        self.limit, self.per_host, self.keepalive = limit, per_host, keepalive
+        self._idle: dict[ConnectionKey, collections.deque[tuple[ResponseHandler, float]]] = {}
+        self._busy = 0
+        self._busy_at: dict[ConnectionKey, int] = {}
+        self._line: collections.deque[tuple[ConnectionKey, asyncio.Future[None]]] = collections.deque()
+        self._sweep: asyncio.TimerHandle | None = None
+        self._closed = False  # the client closed: a connection given back is closed, not kept
+
+    def _admits(self, key: ConnectionKey) -> bool:
+        return ((not self.limit or self._busy < self.limit)
+                and (not self.per_host or self._busy_at.get(key, 0) < self.per_host))
+
+    def _take(self, key: ConnectionKey) -> None:
+        self._busy += 1
+        self._busy_at[key] = self._busy_at.get(key, 0) + 1
+
+    async def acquire(self, key: ConnectionKey, timer: _Timer) -> ResponseHandler | None:
+        """A slot for one request to `key`, and the idle connection to send it on (None: make one)."""
+        if self._admits(key):
+            self._take(key)
+        else:  # a deadline passing here is the probe's overload (see ProbePoolFull)
+            await self._wait(key, timer)
+        conns = self._idle.get(key)
+        if conns is None:
+            return None
+        now = time.monotonic()
+        while conns:
+            protocol, since = conns.popleft()
+            if protocol.is_connected() and now - since <= self.keepalive:
+                break
+            protocol.close()
+        else:
+            protocol = None
+        if not conns:
+            del self._idle[key]
+        return protocol
+
+    async def _wait(self, key: ConnectionKey, timer: _Timer) -> None:
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (key, turn)
+        self._line.append(entry)
+        timer.queued, since = True, time.monotonic()
+        try:
+            await turn
+        except BaseException:
+            if turn.done() and not turn.cancelled():  # given a slot as it was cancelled: pass it on
+                self.release(key, None)
+            else:
+                with contextlib.suppress(ValueError):
+                    self._line.remove(entry)
+            raise
+        finally:
+            _pool_waited(since)
+        timer.queued = False
+
+    def release(self, key: ConnectionKey, protocol: ResponseHandler | None) -> None:
+        """Give a slot back, and its connection to the idle ones when it can carry another request (the body read
+        to its end, no `Connection: close`, nothing unread, still open); any other connection is closed."""
+        left = self._busy_at[key] - 1
+        if left:
+            self._busy_at[key] = left
+        else:
+            del self._busy_at[key]
+        self._busy -= 1
+        if protocol is not None:
+            if self._closed or protocol.should_close or not protocol.is_connected():
+                protocol.close()
+            else:
+                self._idle.setdefault(key, collections.deque()).append((protocol, time.monotonic()))
+                if self._sweep is None:
+                    self._sweep = asyncio.get_running_loop().call_later(self.keepalive, self._swept)
+        for i, (waiting, turn) in enumerate(self._line):
+            if self._admits(waiting):
+                del self._line[i]
+                self._take(waiting)
+                turn.set_result(None)
+                return
+
+    def _swept(self) -> None:
+        """Close the connections idle past the keep-alive (aiohttp's connector cleans up on the same period)."""
+        self._sweep = None
+        stale = time.monotonic() - self.keepalive
+        for key in list(self._idle):
+            conns = self._idle[key]
+            while conns and (conns[0][1] < stale or not conns[0][0].is_connected()):
+                conns.popleft()[0].close()
+            if not conns:
+                del self._idle[key]
+        if self._idle:
+            self._sweep = asyncio.get_running_loop().call_later(self.keepalive, self._swept)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        for conns in self._idle.values():
+            for protocol, _since in conns:
+                protocol.close()
+        self._idle.clear()
+
+
 
 # aiohttp's request defaults, read from it so a request of ours looks like one of its ClientSession's
 _AUTO_HEADERS = tuple(aiohttp.ClientRequest.DEFAULT_HEADERS.items())
@@ -585,9 +597,9 @@ def _ip_literal(host: str) -> bool | None:
     return True if ":" in host or _canonical_ipv4(host) else None
 
 
-def _request_head(method: str, url: URL, headers: Mapping[str, str], body: bytes | None) -> bytes:
-    """The request line and headers aiohttp's ClientSession (our defaults, force_close) writes for this request, in
-    its order, serialised by its writer (which refuses CR and LF in a name or value)."""
+def _request_head(method: str, url: URL, headers: Mapping[str, str], body: bytes | None, close: bool) -> bytes:
+    """The request line and headers aiohttp's ClientSession (our defaults; `close`: its connector's force_close)
+    writes for this request, in its order, serialised by its writer (which refuses CR and LF in a name or value)."""
     out: CIMultiDict[str] = CIMultiDict()
     out["Host"] = url.host_port_subcomponent or ""
     out["User-Agent"] = USER_AGENT  # the session's default header: a caller's own replaces it
@@ -605,9 +617,39 @@ def _request_head(method: str, url: URL, headers: Mapping[str, str], body: bytes
         out["Content-Length"] = "0"
     if method in _TYPED and "Content-Type" not in out:
         out["Content-Type"] = "application/octet-stream"
-    if "Connection" not in out:
+    if close and "Connection" not in out:
         out["Connection"] = "close"
     return _serialize_headers(f"{method} {url.raw_path_qs} HTTP/1.1", out)
+
+
+def _connection_key(target: URL, tls: ssl.SSLContext) -> ConnectionKey:
+    """The origin a connection serves, as aiohttp keys its pool (a trailing ".." folded as its connector does)."""
+    host = target.raw_host or ""
+    if host.endswith(".."):
+        host = host.rstrip(".") + "."
+    return ConnectionKey(host, target.port, target.scheme == "https", tls, None, None, None)
+
+
+async def _exchange(protocol: ResponseHandler, method: str, target: URL, headers: Mapping[str, str],
+                    body: bytes | None, timer: _Timer, *, close: bool) -> tuple[Any, StreamReader]:
+    """Write the request on the connection and wait for its response's head (past any 1xx but 101): what
+    ClientRequest.send and ClientResponse.start do, with the session's parser settings."""
+    protocol.set_response_params(read_until_eof=True, skip_payload=method == "HEAD", auto_decompress=True,
+                                 read_bufsize=2**16, max_line_size=8190, max_field_size=8190)
+    transport = protocol.transport
+    assert transport is not None
+    head = _request_head(method, target, headers, body, close)
+    transport.write(head + body if body else head)
+    timer.sent = time.monotonic()
+    while True:
+        try:
+            message, payload = await protocol.read()
+        except aiohttp.http.HttpProcessingError as exc:  # as ClientResponse.start raises it
+            info = RequestInfo(target, method, CIMultiDictProxy(CIMultiDict(headers)), target)
+            raise aiohttp.ClientResponseError(info, (), status=exc.code, message=exc.message,
+                                              headers=exc.headers) from exc
+        if not 100 <= message.code <= 199 or message.code == 101:
+            return message, payload
 
 
 # URLs check_url accepted (a pure function of the string): each agent's card and interface URLs come back every
@@ -617,54 +659,22 @@ _CHECKED_MAX = 1 << 17
 
 
 class HttpClient:
-    """Owns the process's single ClientSession; create it inside the running loop."""
+    """The process's HTTP client: the kept-alive pool and connections made for one request. Create it inside the
+    running loop."""
 
     def __init__(self, *, limit: int = 100, limit_per_host: int = 8, egress: Egress | None = None) -> None:
         self.egress = egress  # set for probes of caller-chosen URLs (the SSRF guard)
-        self._session: aiohttp.ClientSession | None = None
         self._limit = limit
         self._limit_per_host = limit_per_host
-        self._resolvers: list[AbstractResolver] = []  # ours to close: a connector closes only one it made
-        self._fresh_resolver: AbstractResolver | None = None  # the one of connections made for one request
-        # at most `limit` fresh connections open at once, as the pool's connector bounds its own (MAX_CONNECTIONS)
+        self._pool = _Pool(limit, limit_per_host)
+        self._resolver: AbstractResolver | None = None  # made on the first name to resolve
+        # at most `limit` fresh connections open at once, as the pool bounds its own (MAX_CONNECTIONS)
         self._fresh_slots = asyncio.Semaphore(limit) if limit else None
 
-    def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
-        session = aiohttp.ClientSession(
-            connector=connector, auto_decompress=True,
-            headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(total=None),
-            cookie_jar=aiohttp.DummyCookieJar(),  # never carry state between probes or agents
-        )
-        # aiohttp retries a GET (any idempotent method) whose pooled connection failed, even after part of the
-        # answer arrived, and says nothing: `_open` retries every method itself, only when nothing arrived, and
-        # records it (aiohttp's own test client turns it off the same way)
-        if hasattr(session, "_retry_connection"):
-            session._retry_connection = False
-        return session
-
-    @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            # a response with `Connection: close` is never pooled: aiohttp closes that connection after it
-            self._session = self._new_session(_TimedConnector(
-                limit=self._limit, limit_per_host=self._limit_per_host, keepalive_timeout=30, ttl_dns_cache=60,
-                resolver=self._resolver()))
-        return self._session
-
-    def _resolver(self) -> AbstractResolver:
-        inner: AbstractResolver = DefaultResolver()
-        resolver = _TimedResolver(inner if self.egress is None else EgressResolver(self.egress, inner))
-        self._resolvers.append(resolver)
-        return resolver
-
     async def _send_fresh(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
-                          tls: ssl.SSLContext, timer: _Timer) -> _FreshResponse:
-        """One request on a connection made for it and closed after it, through aiohttp's own layers (its resolver,
-        ResponseHandler protocol, C response parser and header writer) without a ClientSession: no cookie jar,
-        trace signals, redirect loop, timeout objects, connector bookkeeping or pool, none of which a connection
-        used once needs. The request's bytes, the errors raised and the parser's limits are the session's (force_close,
-        `_new_session`'s settings): `_guard` maps them as it maps the session's. Stamps the timer as
-        _TimedConnector does. The connection holds one of the client's fresh-connection slots until it is closed."""
+                          tls: ssl.SSLContext, timer: _Timer) -> Answered:
+        """One request on a connection made for it and closed after it, which holds one of the client's
+        fresh-connection slots until it is closed."""
         target = URL(url)
         if (slots := self._fresh_slots) is not None:
             if slots.locked():  # a deadline passing here is the probe's overload (see ProbePoolFull)
@@ -679,23 +689,7 @@ class HttpClient:
         try:
             protocol = await self._fresh_connection(target, tls, timer)
             try:
-                protocol.set_response_params(read_until_eof=True, skip_payload=method == "HEAD",
-                                             auto_decompress=True, read_bufsize=2**16, max_line_size=8190,
-                                             max_field_size=8190)
-                transport = protocol.transport
-                assert transport is not None
-                head = _request_head(method, target, headers, body)
-                transport.write(head + body if body else head)
-                timer.sent = time.monotonic()
-                while True:
-                    try:
-                        message, payload = await protocol.read()
-                    except aiohttp.http.HttpProcessingError as exc:  # as ClientResponse.start raises it
-                        info = RequestInfo(target, method, CIMultiDictProxy(CIMultiDict(headers)), target)
-                        raise aiohttp.ClientResponseError(info, (), status=exc.code, message=exc.message,
-                                                          headers=exc.headers) from exc
-                    if not 100 <= message.code <= 199 or message.code == 101:
-                        break
+                message, payload = await _exchange(protocol, method, target, headers, body, timer, close=True)
             except BaseException:
                 protocol.close()
                 raise
@@ -703,24 +697,54 @@ class HttpClient:
             if slots is not None:
                 slots.release()
             raise
-        return _FreshResponse(url, protocol, message, payload, slots)
+
+        def done() -> None:
+            protocol.close()
+            if slots is not None:
+                slots.release()
+
+        return Answered(url, protocol, message, payload, done)
+
+    async def _send_pooled(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
+                           tls: ssl.SSLContext, timer: _Timer) -> Answered:
+        """One request on a kept-alive connection of the pool (an idle one, or one made for it and kept after it).
+        Both paths go through aiohttp's own layers (its resolver, ResponseHandler protocol, C response parser and
+        header writer) without a ClientSession: no cookie jar, trace signals, redirect loop or timeout objects, none
+        of which the probe uses. The request's bytes, the errors raised and the parser's limits are a session's
+        (`tests/unit/test_http_fresh.py` holds them to one): `_guard` maps them as it mapped the session's."""
+        target = URL(url)
+        key = _connection_key(target, tls)
+        pool = self._pool
+        protocol = await pool.acquire(key, timer)
+        try:
+            if protocol is None:
+                protocol = await self._fresh_connection(target, tls, timer)
+            else:  # a failure before a byte of the answer came is retried once, fresh (`_open`)
+                timer.reused = time.monotonic()
+                timer.protocol, timer.received = protocol, getattr(protocol, "received", 0)
+            message, payload = await _exchange(protocol, method, target, headers, body, timer, close=False)
+        except BaseException:
+            if protocol is not None:
+                protocol.close()
+            pool.release(key, None)
+            raise
+        return Answered(url, protocol, message, payload, functools.partial(pool.release, key, protocol))
 
     async def _fresh_connection(self, target: URL, tls: ssl.SSLContext, timer: _Timer) -> ResponseHandler:
         """Resolve and connect as TCPConnector's `_create_direct_connection` does, stamping conn_start/conn_end."""
-        host, port, secure = target.raw_host or "", target.port, target.scheme == "https"
-        if host.endswith(".."):
-            host = host.rstrip(".") + "."
-        key = ConnectionKey(host, port, secure, tls, None, None, None)
+        key = _connection_key(target, tls)
+        host, port, secure = key.host, key.port, key.is_ssl
         timer.conn_start = time.monotonic()
         if (literal := _ip_literal(host)) is None:
             raise aiohttp.InvalidUrlClientError(host, "is not a canonical IPv4 address")
         if literal:
             found: list[tuple[str, int]] = [(host, port or 0)]
         else:
-            if self._fresh_resolver is None:
-                self._fresh_resolver = self._resolver()
+            if self._resolver is None:
+                inner: AbstractResolver = DefaultResolver()
+                self._resolver = _TimedResolver(inner if self.egress is None else EgressResolver(self.egress, inner))
             try:
-                found = [(h["host"], h["port"]) for h in await self._fresh_resolver.resolve(
+                found = [(h["host"], h["port"]) for h in await self._resolver.resolve(
                     host, port or 0, family=socket.AF_UNSPEC)]
             except OSError as exc:
                 if exc.errno is None and isinstance(exc, asyncio.TimeoutError):
@@ -739,7 +763,7 @@ class HttpClient:
     @staticmethod
     async def _connect_fresh(loop: asyncio.AbstractEventLoop, addr_infos: list[Any], key: ConnectionKey,
                              context: ssl.SSLContext | None, server_hostname: str | None,
-                             timer: _Timer) -> ResponseHandler:
+                             timer: _Timer) -> _CountingHandler:
         """TCPConnector's `_create_direct_connection` for a connection of our own: the addresses raced as
         aiohappyeyeballs does (one: a plain connect), TLS on the connected socket; an address that fails is
         dropped and the next tried; the errors aiohttp's connector raises."""
@@ -753,7 +777,7 @@ class HttpClient:
                     if context is not None:
                         timer.tcp_end = time.monotonic()
                     transport, protocol = await loop.create_connection(
-                        functools.partial(ResponseHandler, loop), sock=sock, ssl=context,
+                        functools.partial(_CountingHandler, loop), sock=sock, ssl=context,
                         server_hostname=server_hostname)
                 except _CERT_ERRORS as exc:
                     raise aiohttp.ClientConnectorCertificateError(key, exc) from exc
@@ -768,7 +792,7 @@ class HttpClient:
                 aiohappyeyeballs.pop_addr_infos_interleave(addr_infos, None)
                 continue
             if context is not None:
-                timer.tls = tls_info(transport, verified=context.verify_mode != ssl.CERT_NONE)
+                timer.tls = protocol.tls = tls_info(transport, verified=context.verify_mode != ssl.CERT_NONE)
             return protocol
         assert last is not None
         raise last
@@ -784,11 +808,9 @@ class HttpClient:
                              HttpExchange(method=method, url=redact.url(url)))
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-        self._session = self._fresh_resolver = None
-        resolvers, self._resolvers = self._resolvers, []
-        for resolver in resolvers:
+        self._pool.close()
+        resolver, self._resolver = self._resolver, None
+        if resolver is not None:
             await resolver.close()
 
     async def __aenter__(self) -> HttpClient:
@@ -880,17 +902,14 @@ class HttpClient:
             url, headers = with_credentials(url, headers, config.auth)
         tls = _watch_handshake(config.ssl) if config.ssl is not None else _default_ssl()
         timer = _Timer()
-        _TIMER.set(timer)  # the connector and resolver stamp it (see _TimedConnector)
+        _TIMER.set(timer)  # the resolver and the TLS handshake's observer stamp it
         resp: Answered | None = None
         try:
             async with _guard(deadline, exchange, "response headers", method, url):
                 try:
                     timer.start = time.monotonic()
-                    if config.fresh:
-                        resp = await self._send_fresh(method, url, headers, body, tls, timer)
-                    else:
-                        resp = await self.session.request(method, url, headers=headers, data=body, ssl=tls,
-                                                          allow_redirects=False)
+                    send = self._send_fresh if config.fresh else self._send_pooled
+                    resp = await send(method, url, headers, body, tls, timer)
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
                     if not timer.reused or getattr(timer.protocol, "received", 0) != timer.received:
                         raise  # a fresh connection failed, or part of the answer came: the agent's (or network's)
@@ -902,7 +921,7 @@ class HttpClient:
                     _TIMER.set(timer)
                     timer.start = time.monotonic()
                     resp = await self._send_fresh(method, url, headers, body, tls, timer)
-                timer.headers = time.monotonic()  # session.request returns once the response headers are in
+                timer.headers = time.monotonic()  # the response headers are in
         except ConnectFailed as exc:
             _finish(exchange, timer, t0)
             if resp is not None:  # the deadline passed as the headers came: never left open
@@ -924,9 +943,9 @@ class HttpClient:
             raise
         finally:
             _TIMER.set(None)
-        # aiohttp keeps the connection's protocol on the response; a pooled connection was measured when made
+        # a reused connection's TLS was measured when it was made
         _fill(exchange, status=resp.status, content_type=resp.headers.get("Content-Type"),
-              tls=timer.tls or _CONNECTION_TLS.get(getattr(resp, "_protocol", None)))
+              tls=timer.tls or getattr(resp.protocol, "tls", None))
         return resp, exchange, timer, t0
 
     def stream(self, method: str, url: str, *, deadline: Deadline, headers: Mapping[str, str],

@@ -1,6 +1,6 @@
-"""The client's own connect for one address (`_TimedConnector._wrap_create_connection` on the pool, `_connect_one`
-for a fresh connection): the same connections, phases and errors as aiohttp's path through aiohappyeyeballs, which
-still serves several addresses."""
+"""The client's own connect for one address (`_connect_one`, for a pooled connection and a fresh one alike): the
+same connections, phases and errors as aiohttp's ClientSession through aiohappyeyeballs
+(tests/unit/session_reference.py), which still serves several addresses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohappyeyeballs
-import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -19,9 +18,9 @@ from probe.wire import http as wire_http
 from probe.wire.http import ClientConfig, ConnectFailed, Deadline, HttpClient, TlsFailed
 from tests.agents.server import serve
 from tests.trust.material import CA, server_context
+from tests.unit.session_reference import SessionClient
 
 FRESH = ClientConfig(fresh=True)
-AIOHTTP_OWN = aiohttp.TCPConnector._wrap_create_connection  # through aiohappyeyeballs: the reference
 
 
 def _app() -> web.Application:
@@ -53,8 +52,9 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _failure(url: str, config: ClientConfig = FRESH) -> tuple[type[BaseException], str]:
-    async with HttpClient() as client:
+async def _failure(url: str, config: ClientConfig = FRESH, made: type[HttpClient] = HttpClient,
+                   ) -> tuple[type[BaseException], str]:
+    async with made() as client:
         with pytest.raises(ConnectFailed) as caught:
             await client.request("POST", url, deadline=Deadline.after(5), body=b"{}", config=config)
     return type(caught.value), str(caught.value)
@@ -70,33 +70,31 @@ async def test_an_ip_literal_connects_without_aiohappyeyeballs_and_times_every_p
     assert eyeballs_calls == []
 
 
-async def test_a_refused_connection_fails_as_aiohttps_own_path_fails(eyeballs_calls: list[int],
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_refused_connection_fails_as_aiohttps_own_path_fails(eyeballs_calls: list[int]) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/"
     ours = [await _failure(url), await _failure(url, ClientConfig())]
     assert eyeballs_calls == []
 
-    monkeypatch.setattr(wire_http._TimedConnector, "_wrap_create_connection", AIOHTTP_OWN)
-    reference = await _failure(url, ClientConfig())  # a fresh connection no longer goes through the connector
+    reference = await _failure(url, ClientConfig(), SessionClient)
     assert eyeballs_calls == [1]
     assert ours == [reference, reference]
     assert ours[0][0] is ConnectFailed and "cannot connect to 127.0.0.1" in ours[0][1]
 
 
-async def test_an_unverified_certificate_fails_as_aiohttps_own_path_fails(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_unverified_certificate_fails_as_aiohttps_own_path_fails(tmp_path: Path) -> None:
     ca = CA.create(tmp_path)
     async with serve(_app(), ssl_context=server_context(ca.issue("server"))) as origin:
-        ours = await _failure(origin + "/")  # the system trust store does not know the test CA
+        ours = [await _failure(origin + "/"), await _failure(origin + "/", ClientConfig())]  # an unknown CA
         trusted = ssl.create_default_context(cafile=str(ca.path))
         async with HttpClient() as client:
-            r = await client.request("GET", origin + "/", deadline=Deadline.after(5),
-                                     config=ClientConfig(ssl=trusted, fresh=True))
-            assert r.status == 200 and r.exchange.tls is not None and r.exchange.phases.tls > 0
+            for fresh in (True, False, False):  # the third request reuses the second's connection and its TLS
+                r = await client.request("GET", origin + "/", deadline=Deadline.after(5),
+                                         config=ClientConfig(ssl=trusted, fresh=fresh))
+                assert r.status == 200 and r.exchange.tls is not None
+            assert r.exchange.phases.tls == 0 and r.exchange.tls.version.startswith("TLS")
 
-        monkeypatch.setattr(wire_http._TimedConnector, "_wrap_create_connection", AIOHTTP_OWN)
-        reference = await _failure(origin + "/", ClientConfig())
-    assert ours == reference and ours[0] is TlsFailed, ours
+        reference = await _failure(origin + "/", ClientConfig(), SessionClient)
+    assert ours == [reference, reference] and reference[0] is TlsFailed, ours
 
 
 class _TwoAddresses(AbstractResolver):
@@ -114,14 +112,14 @@ class _TwoAddresses(AbstractResolver):
         return None
 
 
-async def test_a_name_with_several_addresses_goes_through_aiohappyeyeballs(eyeballs_calls: list[int],
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_name_with_several_addresses_goes_through_aiohappyeyeballs(eyeballs_calls: list[int]) -> None:
     async with serve(_app()) as origin:
         port = int(origin.rsplit(":", 1)[1])
-        client = HttpClient()
-        monkeypatch.setattr(client, "_resolver", lambda: wire_http._TimedResolver(_TwoAddresses(_closed_port(), port)))
-        async with client:
-            r = await client.request("GET", f"http://several.invalid:{port}/", deadline=Deadline.after(5),
-                                     config=FRESH)
-            assert r.status == 200 and r.exchange.phases.resolve > 0
-    assert eyeballs_calls == [2]
+        for config in (FRESH, ClientConfig()):
+            client = HttpClient()
+            client._resolver = wire_http._TimedResolver(_TwoAddresses(_closed_port(), port))
+            async with client:
+                r = await client.request("GET", f"http://several.invalid:{port}/", deadline=Deadline.after(5),
+                                         config=config)
+                assert r.status == 200 and r.exchange.phases.resolve > 0
+    assert eyeballs_calls == [2, 2]

@@ -1,7 +1,8 @@
-"""A request on a connection of its own (`HttpClient._send_fresh`, what ping sends by default): aiohttp's protocol,
-parser and writer without its ClientSession. Against real loopback servers, every outcome is the one the pooled
-session path gives for the same bytes (the error class and its text), and the request's bytes are the ones a
-ClientSession with `force_close` writes."""
+"""The client's own connections, on its pool (`HttpClient._send_pooled`) and made for one request (`_send_fresh`,
+what ping sends by default): aiohttp's protocol, parser and writer without its ClientSession. Against real loopback
+servers, every outcome is the one aiohttp's ClientSession gives for the same bytes (the error class and its text;
+tests/unit/session_reference.py), and the request's bytes are the ones a ClientSession writes (with `force_close`
+for a fresh connection)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import aiohttp
 import pytest
 
 from probe.wire import http as wire_http
@@ -30,6 +30,7 @@ from probe.wire.http import (
     WireError,
 )
 from tests.hostile.servers import Hostile, Request, Writer, chunk, gzip_bomb, hostile_agent, raw, reset, response
+from tests.unit.session_reference import SessionClient, session
 
 FRESH = ClientConfig(fresh=True)
 POOL = ClientConfig()
@@ -100,9 +101,9 @@ CASES: dict[str, tuple[Handler, type[WireError] | None, bytes | None]] = {
 }
 
 
-async def _outcome(url: str, config: ClientConfig, method: str = "POST",
+async def _outcome(url: str, config: ClientConfig, method: str = "POST", client_class: type[HttpClient] = HttpClient,
                    ) -> tuple[str, str | bytes, int | None]:
-    async with HttpClient() as client:
+    async with client_class() as client:
         try:
             r = await client.request(method, url, deadline=Deadline.after(1.5),
                                      body=b"{}" if method == "POST" else None, max_bytes=4096, config=config)
@@ -111,13 +112,18 @@ async def _outcome(url: str, config: ClientConfig, method: str = "POST",
     return "ok", r.body, r.status
 
 
+async def _four(url: str, method: str = "POST") -> list[tuple[str, str | bytes, int | None]]:
+    """The outcome on the client's fresh and pooled connections, then aiohttp's session's (force_close, pooled)."""
+    return [await _outcome(url, config, method, made)
+            for made in (HttpClient, SessionClient) for config in (FRESH, POOL)]
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-async def test_a_fresh_connection_gives_what_the_pooled_session_gives(case: str) -> None:
+async def test_the_clients_connections_give_what_aiohttps_session_gives(case: str) -> None:
     handler, error, body = CASES[case]
     async with hostile_agent(Hostile(rpc=handler)) as agent:
-        fresh = await _outcome(agent.origin + "/rpc", FRESH)
-        pooled = await _outcome(agent.origin + "/rpc", POOL)
-    assert fresh == pooled, (fresh, pooled)
+        fresh, pooled, reference_fresh, reference_pooled = await _four(agent.origin + "/rpc")
+    assert fresh == pooled == reference_fresh == reference_pooled, (fresh, pooled, reference_fresh, reference_pooled)
     if error is None:
         assert fresh == ("ok", body, 200)
     else:
@@ -133,9 +139,7 @@ async def test_head_and_no_content_answers_have_no_body() -> None:
 
     async with hostile_agent(Hostile(card=head, rpc=head)) as agent:
         for method in ("HEAD", "POST"):
-            for config in (FRESH, POOL):
-                assert await _outcome(agent.origin + "/", config, method) == (
-                    "ok", b"", 200 if method == "HEAD" else 204)
+            assert await _four(agent.origin + "/", method) == [("ok", b"", 200 if method == "HEAD" else 204)] * 4
 
 
 @asynccontextmanager
@@ -169,22 +173,22 @@ REQUESTS: list[tuple[str, str, dict[str, str], bytes | None]] = [
 ]
 
 
-async def test_the_request_bytes_are_a_force_close_sessions() -> None:
+@pytest.mark.parametrize("config", [FRESH, POOL], ids=["fresh", "pool"])
+async def test_the_request_bytes_are_a_sessions(config: ClientConfig) -> None:
     async with _recorder() as (origin, heads):
         async with HttpClient() as client:
             for method, path, headers, body in REQUESTS:
                 await client.request(method, origin + path, deadline=Deadline.after(5), headers=headers, body=body,
-                                     config=FRESH)
+                                     config=config)
         ours = list(heads)
         heads.clear()
-        reference = HttpClient()
-        session = reference._new_session(aiohttp.TCPConnector(force_close=True))  # what the fresh path replaced
-        async with session:
+        async with session(force_close=config.fresh) as reference:  # what the client's own connections replaced
             for method, path, headers, body in REQUESTS:
-                async with session.request(method, origin + path, headers=headers, data=body) as r:
+                async with reference.request(method, origin + path, headers=headers, data=body) as r:
                     await r.read()
     assert len(ours) == len(heads) == len(REQUESTS)
     assert ours == heads, "\n".join(f"{a!r}\n{b!r}" for a, b in zip(ours, heads, strict=True) if a != b)
+    assert all((b"Connection: close" in head) == config.fresh for head in ours if b"keep-alive" not in head)
 
 
 @pytest.mark.parametrize("config", [FRESH, POOL], ids=["fresh", "pool"])
@@ -236,18 +240,19 @@ async def test_a_refused_connection_and_a_failed_lookup_are_unreachable() -> Non
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    refused = await _outcome(f"http://127.0.0.1:{port}/rpc", FRESH)
-    assert refused == await _outcome(f"http://127.0.0.1:{port}/rpc", POOL)
-    assert refused[0] == "ConnectFailed" and "cannot connect to 127.0.0.1" in str(refused[1])
-    lookup = await _outcome("http://no-such-host.invalid/rpc", FRESH)
-    assert lookup == await _outcome("http://no-such-host.invalid/rpc", POOL)
-    assert lookup[0] == "ConnectFailed" and "no-such-host.invalid" in str(lookup[1])
+    refused = await _four(f"http://127.0.0.1:{port}/rpc")
+    assert refused == [refused[0]] * 4
+    assert refused[0][0] == "ConnectFailed" and "cannot connect to 127.0.0.1" in str(refused[0][1])
+    lookup = await _four("http://no-such-host.invalid/rpc")
+    assert lookup == [lookup[0]] * 4
+    assert lookup[0][0] == "ConnectFailed" and "no-such-host.invalid" in str(lookup[0][1])
 
 
 async def test_a_legacy_ipv4_form_is_refused_as_the_session_refuses_it() -> None:
     # 127.1 is 127.0.0.1 to socket, but aiohttp refuses it (a policy on the raw host would not see the address)
-    fresh = await _outcome("http://127.1:9/rpc", FRESH)
-    assert fresh == await _outcome("http://127.1:9/rpc", POOL)
+    outcomes = await _four("http://127.1:9/rpc")
+    fresh = outcomes[0]
+    assert outcomes == [fresh] * 4
     assert fresh[0] in ("ConnectFailed", "InvalidTarget") and "127.1" in str(fresh[1]), fresh
 
 
@@ -259,15 +264,15 @@ async def test_a_stream_on_a_fresh_connection_reads_as_on_the_pool() -> None:
         await asyncio.sleep(0.05)  # the second event needs a read that waits
         w.write(chunk(b"data: 2\n\n") + b"0\r\n\r\n")
 
-    async def read(config: ClientConfig) -> tuple[int, str, bytes, float]:
-        async with HttpClient() as client, client.stream("POST", agent.origin + "/rpc", deadline=Deadline.after(5),
+    async def read(config: ClientConfig, made: type[HttpClient] = HttpClient) -> tuple[int, str, bytes, float]:
+        async with made() as client, client.stream("POST", agent.origin + "/rpc", deadline=Deadline.after(5),
                                                          headers={}, body=b"{}", config=config) as stream:
             data = b"".join([c async for c in stream.chunks()])
         return stream.status, stream.content_type, data, stream.exchange.phases.connect  # timed at the exit
 
     async with hostile_agent(Hostile(rpc=sse)) as agent:
-        fresh, pooled = await read(FRESH), await read(POOL)
-    assert fresh[:3] == pooled[:3] == (200, "text/event-stream", b"data: 1\n\ndata: 2\n\n")
+        fresh, pooled, reference = await read(FRESH), await read(POOL), await read(POOL, SessionClient)
+    assert fresh[:3] == pooled[:3] == reference[:3] == (200, "text/event-stream", b"data: 1\n\ndata: 2\n\n")
     assert fresh[3] > 0
 
 
