@@ -20,7 +20,8 @@ The call's POST alone (the probe's main HTTP cost once the card is cached, RFC 9
 * `asyncio_post`: no HTTP library: `loop.create_connection`, the request bytes written, the response read up to
   its Content-Length, the transport closed: the event loop's and the kernel's floor for a fresh connection.
 
-`--baseline FILE` adds `baseline` and `baseline_post`: the `client` loops on another probe/wire/http.py.
+`--baseline FILE` adds `baseline`, `baseline_post` and `baseline_pool_post`: the `client` loops on another
+probe/wire/http.py.
 
 CPU is `time.process_time()` of this process around each batch, interleaved rounds (order rotating and
 alternating), `gc.collect()` untimed before each batch; the table shows the median round, min-max and the
@@ -143,7 +144,7 @@ async def make_bare_post(urls: Sequence[str], pool: bool = False) -> Loop:
 
 async def make_client_post(urls: Sequence[str], module: Any = None, pool: bool = False) -> Loop:
     client = (module or sys.modules[HttpClient.__module__]).HttpClient()
-    fresh = (FRESH if module is None else module.ClientConfig(fresh=True)) if not pool else ClientConfig()
+    fresh = (module or sys.modules[HttpClient.__module__]).ClientConfig(fresh=not pool)
 
     async def probe(i: int) -> None:
         r = await client.request("POST", f"{urls[i % len(urls)]}/rpc", deadline=Deadline.after(10),
@@ -220,6 +221,7 @@ async def run(urls: Sequence[str], probes: int, rounds: int, concurrency: int, l
         "bare_post": lambda: make_bare_post(urls), "client_post": lambda: make_client_post(urls),
         "wire_post": lambda: make_wire_post(urls), "asyncio_post": lambda: make_asyncio_post(urls),
         "baseline_post": lambda: make_client_post(urls, baseline),
+        "baseline_pool_post": lambda: make_client_post(urls, baseline, pool=True),
         "bare_pool_post": lambda: make_bare_post(urls, pool=True),
         "client_pool_post": lambda: make_client_post(urls, pool=True),
         "wire_pool_post": lambda: make_wire_post(urls, pool=True)}
@@ -235,7 +237,8 @@ def main() -> None:
     ap.add_argument("--agents", type=int, default=8)
     ap.add_argument("--loops", default="bare,bare_fresh,client,wire,bare_post,client_post,wire_post,asyncio_post")
     ap.add_argument("--baseline", type=Path, help="another probe/wire/http.py (e.g. `git show main:probe/wire/http.py "
-                    "> /tmp/http_main.py`): adds loops baseline, baseline_post (client, client_post on it)")
+                    "> /tmp/http_main.py`): adds loops baseline, baseline_post, baseline_pool_post (client, "
+                    "client_post, client_pool_post on it)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     loops = args.loops.split(",")
@@ -245,7 +248,7 @@ def main() -> None:
         assert spec is not None and spec.loader is not None
         baseline = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # dataclasses look it up
         spec.loader.exec_module(baseline)
-        loops += [name for name in ("baseline", "baseline_post")
+        loops += [name for name in ("baseline", "baseline_post", "baseline_pool_post")
                   if name.replace("baseline", "client") in loops]
     fleet = FleetProc(0.0)
     try:
