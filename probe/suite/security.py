@@ -10,6 +10,7 @@ from urllib.parse import urljoin
 from probe.checks import grading
 from probe.checks.auth import Anonymous, anonymous_headers, anonymous_outcome, declares_security
 from probe.results import Status
+from probe.suite import push
 from probe.suite.context import Skip, Suite, describe_answer
 from probe.suite.streaming import refusal
 from probe.trust import auth as authflows
@@ -127,8 +128,9 @@ class _Scope:
 
     def compare(self, op: str, unknown: Answer | None, got: Answer | None, *, reached: bool) -> None:
         if reached:
-            verb = "opened a stream of" if got is None else "listed" if op.startswith("ListTasks") else "answered"
-            self.seen.append(f"{op} {verb} it")
+            verb = ("opened a stream of it" if got is None else "listed it" if op.startswith("ListTasks")
+                    else "listed its push configs" if op.startswith("ListTaskPush") else "answered it")
+            self.seen.append(f"{op} {verb}")
         elif _shape(unknown) != _shape(got):
             self.revealed.append(f"{op}: {_said(got)}, where an id that does not exist gets {_said(unknown)}")
         else:
@@ -136,8 +138,8 @@ class _Scope:
 
 
 async def scoped_access(s: Suite) -> None:
-    """1.0 §13.1 / §3.3.2: a second caller gets, cancels, subscribes to and lists the first caller's task exactly as
-    a task that does not exist; never the task, never a refusal that says it exists."""
+    """1.0 §13.1 / §3.3.2: a second caller gets, cancels, lists the push configs of, subscribes to and lists the first
+    caller's task exactly as a task that does not exist; never the task, never a refusal that says it exists."""
     other = s.target.other_auth
     if other is None:
         raise Skip(NO_OTHER_IDENTITY)
@@ -196,6 +198,11 @@ async def _as_other(s: Suite, b: A2AClient, tid: str, ctx: str | None) -> _Scope
     unknown, _ = await b.cancel(_missing())
     got, item = await b.cancel(tid)
     scope.compare("CancelTask", unknown, got, reached=item is not None and item.task_id == tid)
+    if push.declared(s.card.doc):  # a task's push configs are the task's: another caller's listing is its own
+        unknown = await b.push_list(_missing())
+        got = await b.push_list(tid)
+        served = got.error is None and got.problem is None and got.has_result and unknown.error is not None
+        scope.compare("ListTaskPushNotificationConfigs", unknown, got, reached=served)
     if s.card.streaming:
         async with b.subscribe(_missing()) as es:
             unknown_sub = await refusal(es)

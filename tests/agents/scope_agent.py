@@ -1,12 +1,14 @@
 """An agent with two callers (bearer tokens mapped to users) whose tasks it keeps apart, or does not: the fault
 agents of security.scoped_access (1.0 §13.1, §3.3.2).
 
-JSON-RPC 1.0 at /rpc and HTTP+JSON 1.0 at /rest on one card that declares a Bearer scheme; SendMessage completes a
-task at once, owned by its caller. `mode`:
+JSON-RPC 1.0 at /rpc and HTTP+JSON 1.0 at /rest on one card that declares a Bearer scheme and push notifications;
+SendMessage completes a task at once, owned by its caller; a task's push configs are listed (none is ever set).
+`mode`:
 
 - ``scoped``: another caller's task is what an unknown id is (TaskNotFoundError; HTTP 404 on REST), and ListTasks
   lists the caller's own tasks only: it passes;
-- ``shared``: every caller gets, cancels and lists every task: results are not scoped (MUST);
+- ``shared``: every caller gets, cancels, lists the push configs of and lists every task: results are not scoped
+  (MUST);
 - ``forbidden``: another caller's task is refused as forbidden (HTTP 403; REST: PERMISSION_DENIED), an unknown id
   gets TaskNotFoundError: the refusal reveals that the task exists (MUST NOT).
 
@@ -75,6 +77,7 @@ async def scope_agent(mode: Mode, users: dict[str, str]) -> AsyncIterator[str]:
         origin = f"http://{request.host}"
         doc = valid_card(f"{origin}/rpc", (f"{origin}/rest", "HTTP+JSON", "1.0"), name=f"scope-{mode}",
                          streaming=False, **BEARER)
+        doc["capabilities"]["pushNotifications"] = True
         return web.json_response(doc, headers={"Cache-Control": "max-age=60", "ETag": '"s"'})
 
     def unauthenticated() -> web.Response:
@@ -103,12 +106,14 @@ async def scope_agent(mode: Mode, users: dict[str, str]) -> AsyncIterator[str]:
             listed = visible(user, params.get("contextId"))
             return answer({"tasks": [{k: v for k, v in t.items() if k != "artifacts"} for t in listed],
                            "nextPageToken": "", "pageSize": 50, "totalSize": len(listed)})
-        if method in ("GetTask", "CancelTask"):
-            found, task = lookup(user, str(params.get("id")))
+        if method in ("GetTask", "CancelTask", "ListTaskPushNotificationConfigs"):
+            found, task = lookup(user, str(params.get("taskId" if method.startswith("ListTaskPush") else "id")))
             if found == "forbidden":
                 return answer(error={"code": -32010, "message": "permission denied"}, status=403)
             if task is None:
                 return answer(error=_NOT_FOUND)
+            if method == "ListTaskPushNotificationConfigs":
+                return answer({"configs": [], "nextPageToken": ""})
             return answer(task) if method == "GetTask" else answer(error=_NOT_CANCELABLE)
         return answer(error={"code": -32601, "message": "Method not found"})
 
@@ -139,6 +144,8 @@ async def scope_agent(mode: Mode, users: dict[str, str]) -> AsyncIterator[str]:
             return _rest_error(404, "NOT_FOUND", "TASK_NOT_FOUND", "Task not found")
         if cancel:
             return _rest_error(409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE", "Task cannot be canceled")
+        if request.path.endswith("/pushNotificationConfigs"):
+            return web.json_response({"configs": [], "nextPageToken": ""})
         return web.json_response(task)
 
     app = web.Application()
@@ -148,5 +155,6 @@ async def scope_agent(mode: Mode, users: dict[str, str]) -> AsyncIterator[str]:
     app.router.add_get("/rest/tasks", rest_list)
     app.router.add_get("/rest/tasks/{id}", rest_task)
     app.router.add_post("/rest/tasks/{id}", rest_task)  # {id}:cancel (aiohttp cannot split on the colon)
+    app.router.add_get("/rest/tasks/{id}/pushNotificationConfigs", rest_task)
     async with serve(app) as origin:
         yield origin

@@ -66,7 +66,8 @@ async def test_a_scoped_agent_passes(client: HttpClient, monkeypatch: pytest.Mon
         r, status, message = await _scoped(client, _target(monkeypatch, url, BINDINGS[binding]))
     assert r.binding == BINDINGS[binding]
     assert status is Status.PASS, message
-    assert message.startswith("as the second identity, GetTask, CancelTask, ListTasks, ListTasks(contextId="), message
+    assert message.startswith("as the second identity, GetTask, CancelTask, ListTaskPushNotificationConfigs, "
+                              "ListTasks, ListTasks(contextId="), message
     _no_secrets(r)
 
 
@@ -84,7 +85,8 @@ async def test_an_agent_that_shares_tasks_fails_the_must(client: HttpClient, mon
     assert c is not None and c.severity is Severity.MUST
     assert status is Status.FAIL and message.startswith(SHARED), message
     assert message.count("not scoped") == 1  # the root cause, once
-    assert "(GetTask answered it; ListTasks without a filter listed it; ListTasks(contextId=" in message, message
+    assert ("(GetTask answered it; ListTaskPushNotificationConfigs listed its push configs; ListTasks without a "
+            "filter listed it; ListTasks(contextId=") in message, message
     assert "CancelTask" in message  # TaskNotCancelable where an unknown id is not found: the same cause's trace
     _no_secrets(r)  # the task's status message quotes the first identity's token, which the second one read
 
@@ -99,6 +101,7 @@ async def test_an_agent_that_answers_forbidden_reveals_the_task(client: HttpClie
     tid = message.split("the first identity's task ")[1].split(" ")[0]
     assert REVEALED.format(tid=tid) in message
     assert "GetTask: HTTP 403" in message and "CancelTask: HTTP 403" in message, message
+    assert "ListTaskPushNotificationConfigs: HTTP 403" in message, message
     assert "where an id that does not exist gets HTTP 404" in message if binding == "http_json" else \
         "TaskNotFoundError -32001" in message
     assert "ListTasks" not in message  # its listing held only the second identity's own tasks
@@ -132,13 +135,13 @@ async def test_safe_only_never_runs_it(client: HttpClient, monkeypatch: pytest.M
 
 @pytest.fixture(scope="module")
 def two_users() -> Iterator[Peer]:
-    with start_peer("python", extra_args=("--users", f"{ALICE}=alice,{BOB}=bob")) as peer:
+    with start_peer("python", extra_args=("--users", f"{ALICE}=alice,{BOB}=bob", "--push")) as peer:
         yield peer
 
 
 @pytest.fixture(scope="module")
 def one_user() -> Iterator[Peer]:
-    with start_peer("python", extra_args=("--users", f"{ALICE}=alice,{BOB}=alice")) as peer:
+    with start_peer("python", extra_args=("--users", f"{ALICE}=alice,{BOB}=alice", "--push")) as peer:
         yield peer
 
 
@@ -168,8 +171,8 @@ def test_the_sdk_server_keeps_two_users_apart(capsys: pytest.CaptureFixture[str]
     found = _scoped_json(out)
     assert json.loads(out)["binding"] == {**BINDINGS, "grpc": "GRPC"}[binding]
     assert found["status"] == "pass", found["message"]
-    assert found["message"].startswith("as the second identity, GetTask, CancelTask, SubscribeToTask, ListTasks, "
-                                       "ListTasks(contextId="), found["message"]
+    assert found["message"].startswith("as the second identity, GetTask, CancelTask, ListTaskPushNotificationConfigs, "
+                                       "SubscribeToTask, ListTasks, ListTasks(contextId="), found["message"]
     assert found["requirement"]["tck"] == ["AUTH-SCOPE-001", "AUTH-SCOPE-002", "AUTH-SCOPE-003"]  # type: ignore
 
 
@@ -180,6 +183,7 @@ def test_the_sdk_server_with_one_user_behind_two_tokens_fails(capsys: pytest.Cap
     code, out = _cli(capsys, monkeypatch, one_user, "grpc")
     found = _scoped_json(out)
     assert found["status"] == "fail" and found["message"].startswith(SHARED), found["message"]
+    assert "ListTaskPushNotificationConfigs listed its push configs" in found["message"], found["message"]
     assert found["severity"] == "MUST" and code == 1  # --suite full fails on a MUST
     for fmt in ("markdown", "junit"):
         _, rendered = _cli(capsys, monkeypatch, one_user, "jsonrpc", fmt)
