@@ -504,7 +504,9 @@ class _Pool:
         now = time.monotonic()
         while conns:
             protocol, since = conns.popleft()
-            if protocol.is_connected() and now - since <= self.keepalive:
+            # should_close: bytes the server sent while the connection sat idle (an answer nobody asked for, which
+            # the next request would read as its own) make it unusable, as a close does
+            if protocol.is_connected() and not protocol.should_close and now - since <= self.keepalive:
                 break
             protocol.close()
         else:
@@ -560,7 +562,7 @@ class _Pool:
         stale = time.monotonic() - self.keepalive
         for key in list(self._idle):
             conns = self._idle[key]
-            while conns and (conns[0][1] < stale or not conns[0][0].is_connected()):
+            while conns and (conns[0][1] < stale or not conns[0][0].is_connected() or conns[0][0].should_close):
                 conns.popleft()[0].close()
             if not conns:
                 del self._idle[key]

@@ -193,3 +193,24 @@ async def test_a_connection_given_back_after_the_client_closed_is_closed_not_kep
     assert kept.closed and pool._idle == {}
     pool.release(key, late)  # type: ignore[arg-type]
     assert late.closed and pool._idle == {} and pool._busy == 0
+
+
+async def test_an_answer_sent_on_an_idle_connection_is_never_read_as_the_next_requests() -> None:
+    # a hostile or broken server writes a second, unsolicited answer after the first, while the connection sits in
+    # the pool: the next request must get its own answer on another connection, never the stale one (aiohttp's
+    # ClientSession, the client's pool before 2026-12-06, read the stale 500 as the second request's answer)
+    async def twice(conn: int, nth: int, _r: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        writer.write(_answer(200))
+        await writer.drain()
+        if conn == 0:
+            await asyncio.sleep(0.05)
+            writer.write(_answer(500))  # nobody asked
+            await writer.drain()
+        return True
+
+    async with raw_server(twice) as (url, connections), HttpClient() as client:
+        assert (await _get(client, url)).status == 200
+        await asyncio.sleep(0.2)
+        second = await _get(client, url)
+    assert second.status == 200 and second.exchange.retried is None
+    assert connections == [1, 1]
