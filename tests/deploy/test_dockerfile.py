@@ -189,10 +189,14 @@ def image_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for step in steps:
         proc = subprocess.run(step, cwd=src, env=env, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # from the image's own empty directory, as the builder stage runs it: in a checkout, the target interpreter
+    # would find the editable install's a2a_probe.egg-info on its path and pip would call a2a-probe installed
+    env.pop("PYTHONPATH", None)
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
                            "--no-cache-dir", "--no-index", "--find-links", str(wheels),
                            f"a2a-probe[grpc]=={_project_version()}"],
-                          env=env, capture_output=True, text=True, timeout=900)
+                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    assert (venv / "bin" / "a2a-probe").exists(), proc.stdout[-3000:]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     # the default config the builder writes
     etc = root / "etc" / "a2a-probe"
