@@ -550,7 +550,8 @@ class _Pool:
                 if self._sweep is None:
                     self._sweep = asyncio.get_running_loop().call_later(self.keepalive, self._swept)
         for i, (waiting, turn) in enumerate(self._line):
-            if self._admits(waiting):
+            # a wait cancelled whose task has not run yet is still in line: it leaves it itself (`_wait`)
+            if not turn.done() and self._admits(waiting):
                 del self._line[i]
                 self._take(waiting)
                 turn.set_result(None)

@@ -214,3 +214,20 @@ async def test_an_answer_sent_on_an_idle_connection_is_never_read_as_the_next_re
         second = await _get(client, url)
     assert second.status == 200 and second.exchange.retried is None
     assert connections == [1, 1]
+
+
+async def test_a_slot_freed_while_a_cancelled_wait_is_still_in_line_goes_to_the_next() -> None:
+    # a deadline cancels one waiting request; before its task runs (and leaves the line), another request gives its
+    # slot back: the slot goes past the cancelled wait to the next one (before: InvalidStateError, an internal error)
+    pool = wire_http._Pool(limit=1, per_host=1)
+    key = wire_http._connection_key(wire_http.URL("http://127.0.0.1:9/"), wire_http._default_ssl())
+    assert await pool.acquire(key, wire_http._Timer()) is None
+    cancelled = asyncio.create_task(pool.acquire(key, wire_http._Timer()))
+    waiting = asyncio.create_task(pool.acquire(key, wire_http._Timer()))
+    await asyncio.sleep(0)
+    cancelled.cancel()  # its future is cancelled at once; the task resumes (and leaves the line) later
+    pool.release(key, None)
+    with contextlib.suppress(asyncio.CancelledError):
+        await cancelled
+    assert await asyncio.wait_for(waiting, 1) is None
+    assert pool._busy == 1 and not pool._line
