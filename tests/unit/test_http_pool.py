@@ -119,14 +119,23 @@ async def test_failures_and_deadlines_give_their_slot_back() -> None:
         assert client._pool._busy == 0
 
 
-async def test_a_wait_cancelled_as_its_turn_came_passes_the_slot_on() -> None:
+Waiting = asyncio.Task[wire_http.ResponseHandler | None]
+
+
+async def _two_in_line() -> tuple[wire_http._Pool, wire_http.ConnectionKey, Waiting, Waiting]:
+    """A pool of one slot, taken, and two requests waiting in line for it."""
     pool = wire_http._Pool(limit=1, per_host=1)
     key = wire_http._connection_key(wire_http.URL("http://127.0.0.1:9/"), wire_http._default_ssl())
     assert await pool.acquire(key, wire_http._Timer()) is None
+    first = asyncio.create_task(pool.acquire(key, wire_http._Timer()))
     second = asyncio.create_task(pool.acquire(key, wire_http._Timer()))
-    third = asyncio.create_task(pool.acquire(key, wire_http._Timer()))
     await asyncio.sleep(0)
     assert len(pool._line) == 2
+    return pool, key, first, second
+
+
+async def test_a_wait_cancelled_as_its_turn_came_passes_the_slot_on() -> None:
+    pool, key, second, third = await _two_in_line()
     pool.release(key, None)  # the second's turn: the slot is handed to it ...
     second.cancel()  # ... and it is cancelled before it runs
     with contextlib.suppress(asyncio.CancelledError):
@@ -219,12 +228,7 @@ async def test_an_answer_sent_on_an_idle_connection_is_never_read_as_the_next_re
 async def test_a_slot_freed_while_a_cancelled_wait_is_still_in_line_goes_to_the_next() -> None:
     # a deadline cancels one waiting request; before its task runs (and leaves the line), another request gives its
     # slot back: the slot goes past the cancelled wait to the next one (before: InvalidStateError, an internal error)
-    pool = wire_http._Pool(limit=1, per_host=1)
-    key = wire_http._connection_key(wire_http.URL("http://127.0.0.1:9/"), wire_http._default_ssl())
-    assert await pool.acquire(key, wire_http._Timer()) is None
-    cancelled = asyncio.create_task(pool.acquire(key, wire_http._Timer()))
-    waiting = asyncio.create_task(pool.acquire(key, wire_http._Timer()))
-    await asyncio.sleep(0)
+    pool, key, cancelled, waiting = await _two_in_line()
     cancelled.cancel()  # its future is cancelled at once; the task resumes (and leaves the line) later
     pool.release(key, None)
     with contextlib.suppress(asyncio.CancelledError):
