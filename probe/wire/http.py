@@ -198,11 +198,37 @@ class _CountingHandler(ResponseHandler):
 
     received = 0
     tls: TlsInfo | None = None  # what the connection's TLS handshake negotiated: a request reusing it reports it
+    # When the agent's bytes came, stamped as the loop hands them over, not when the request's task next runs: a
+    # busy loop (a fleet's runs ending together, each judged and recorded) runs other work between the two, and
+    # that wait is the probe's, never the agent's latency. `arrived`: the latest bytes, or the close that ended a
+    # body read to the close; `head_at`: the bytes that completed the latest response head.
+    arrived = 0.0
+    head_at = 0.0
 
     def data_received(self, data: bytes,
                       _base: Callable[[ResponseHandler, bytes], None] = ResponseHandler.data_received) -> None:
-        self.received += len(data)
+        if data:  # aiohttp calls it with b"" itself, when the reader resumes (no bytes came)
+            self.arrived = time.monotonic()
+            self.received += len(data)
         _base(self, data)  # bound at definition: no super() lookup per chunk
+
+    def feed_data(self, data: Any, size: int = 0) -> None:
+        self.head_at = self.arrived  # the parser hands over a response head (called from data_received)
+        super().feed_data(data, size)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        payload = getattr(self, "_payload", None)
+        if payload is not None and not payload.is_eof():  # the close ends (or cuts) the body being read
+            self.arrived = time.monotonic()
+        super().connection_lost(exc)
+
+
+def _arrival(protocol: Any, attr: str, since: float) -> float:
+    """A protocol's arrival stamp (`arrived` or `head_at`) when it falls in this request (at or after `since`, its
+    bytes written), else now: a connection of another kind (the tests' aiohttp session) has none."""
+    now = time.monotonic()
+    at: float = getattr(protocol, attr, 0.0)
+    return at if since <= at <= now else now
 
 
 async def _connect_one(loop: asyncio.AbstractEventLoop, addr_info: Any) -> socket.socket:
@@ -870,17 +896,19 @@ class HttpClient:
     async def _once(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
                     deadline: Deadline, max_bytes: int, config: ClientConfig) -> Response:
         resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
+        last: float | None = None  # the body's last byte came (a body that failed ends when it failed)
         try:
             if resp.content.is_eof():  # the whole body came with the headers: reading it never waits
                 data = _read_buffered(resp, max_bytes, exchange, method, url)
             else:
                 async with _guard(deadline, exchange, "body", method, url):
                     data = await read_bounded(resp, max_bytes, exchange)
+            last = _arrival(resp.protocol, "arrived", timer.headers)
             coding = resp.headers.get("Content-Encoding")
             if coding is not None and "," in coding:  # one coding aiohttp decodes itself; a list it leaves to us
                 data = _decode_stacked(data, coding, max_bytes, exchange, f"{method} {redact.url(url)}")
         finally:
-            done = _finish(exchange, timer, t0)
+            done = _finish(exchange, timer, t0, last)
             resp.release()  # back to the pool when fully read; closed when not
         return Response(str(resp.url), resp.status, resp.headers, data, exchange, sent_at=t0, received_at=done)
 
@@ -924,7 +952,7 @@ class HttpClient:
                     _TIMER.set(timer)
                     timer.start = time.monotonic()
                     resp = await self._send_fresh(method, url, headers, body, tls, timer)
-                timer.headers = time.monotonic()  # the response headers are in
+                timer.headers = _arrival(resp.protocol, "head_at", timer.sent)  # the response head came
         except ConnectFailed as exc:
             _finish(exchange, timer, t0)
             if resp is not None:  # the deadline passed as the headers came: never left open
@@ -1318,9 +1346,10 @@ async def _decoded_stream(chunks: AsyncIterator[bytes], coding: str, exchange: H
             raise ProtocolError(f"the stream: body in Content-Encoding {coding!r}: the {c} data ends early", exchange)
 
 
-def _finish(exchange: HttpExchange, timer: _Timer, t0: float) -> float:
-    """Close the exchange's timing; returns its end on the monotonic clock."""
-    done = time.monotonic()
+def _finish(exchange: HttpExchange, timer: _Timer, t0: float, done: float | None = None) -> float:
+    """Close the exchange's timing at `done` (the answer's last byte came; default: now); returns it."""
+    if done is None:
+        done = time.monotonic()
     _fill(exchange, phases=timer.phases(done), duration_s=done - t0)
     return done
 

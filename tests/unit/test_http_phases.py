@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -182,3 +185,74 @@ async def test_a_url_refused_once_is_refused_every_time_and_an_accepted_one_is_r
             with pytest.raises(InvalidTarget, match="port"):
                 await client.request("GET", f"http://127.0.0.1:{port}0000/card", deadline=Deadline.after(5))
     assert good in http._CHECKED and f"http://127.0.0.1:{port}0000/card" not in http._CHECKED
+
+
+# ---- the answer's arrival is stamped as the loop hands its bytes over, not when the request's task next runs
+
+AGENT_S = 0.1  # the agent's latency
+BUSY_S = 0.15  # the loop busy while the answer comes in (the answer waits in the kernel: it counts)
+NEIGHBOUR_S = 0.3  # work the loop runs after the answer came, before the request's task runs again
+
+
+def _answer_then_neighbour(listener: socket.socket, neighbour: socket.socket, chunks: list[bytes]) -> None:
+    """A server thread: read one request, answer it after AGENT_S (in `chunks`), then wake a neighbour."""
+    conn, _ = listener.accept()
+    with conn:
+        seen = b""
+        while b"\r\n\r\n" not in seen:
+            seen += conn.recv(65536)
+        head, _, body = seen.partition(b"\r\n\r\n")
+        length = int(next((line.split(b":")[1] for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), b"0"))
+        while len(body) < length:
+            body += conn.recv(65536)
+        time.sleep(AGENT_S)
+        for chunk in chunks:
+            conn.sendall(chunk)
+        time.sleep(0.02)
+        neighbour.send(b"x")  # after the answer's bytes: the loop sees both at once, the answer's first
+        time.sleep(NEIGHBOUR_S + BUSY_S + 0.5)  # the connection stays open while the client reads
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh", "pooled"])
+@pytest.mark.parametrize("chunks", [
+    [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"],
+    [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+     b"2\r\n{}\r\n0\r\n\r\n"],
+], ids=["length", "chunked"])
+async def test_a_busy_loop_after_the_answer_came_is_not_the_agents_latency(fresh: bool, chunks: list[bytes]) -> None:
+    """A fleet's runs end together: each answer's task waits while the loop judges and records the others. The
+    exchange's duration, its phases and the response's span end where the answer's bytes came in."""
+    loop = asyncio.get_running_loop()
+    listener = socket.create_server(("127.0.0.1", 0))
+    hog_r, hog_w = socket.socketpair()
+    hog_r.setblocking(False)
+
+    def neighbour() -> None:
+        hog_r.recv(1)
+        time.sleep(NEIGHBOUR_S)  # the other runs' judging and recording
+
+    loop.add_reader(hog_r.fileno(), neighbour)
+    server = threading.Thread(target=_answer_then_neighbour, args=(listener, hog_w, chunks), daemon=True)
+    server.start()
+    try:
+        async with HttpClient() as client:
+            loop.call_later(AGENT_S / 2, time.sleep, BUSY_S)  # the loop busy as the answer and the neighbour come
+            port = listener.getsockname()[1]
+            resp = await client.request("POST", f"http://127.0.0.1:{port}/rpc", deadline=Deadline.after(5),
+                                        body=b"{}", config=FRESH if fresh else ClientConfig())
+            ended = time.monotonic()
+    finally:
+        loop.remove_reader(hog_r.fileno())
+        server.join(5)
+        for s in (listener, hog_r, hog_w):
+            s.close()
+    assert resp.status == 200 and resp.body == b"{}"
+    took = resp.exchange.duration_s
+    assert took is not None
+    # the answer was handed over after the busy spell (AGENT_S / 2 + BUSY_S), the neighbour ran NEIGHBOUR_S after
+    assert AGENT_S <= took < AGENT_S / 2 + BUSY_S + NEIGHBOUR_S / 2, took
+    assert ended - resp.sent_at >= took + NEIGHBOUR_S * 0.9  # the task itself did wait for the neighbour
+    assert resp.received_at - resp.sent_at == pytest.approx(took)
+    phases = resp.exchange.phases
+    assert phases is not None and phases.transfer < NEIGHBOUR_S / 2 and phases.processing < took
