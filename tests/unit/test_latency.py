@@ -199,3 +199,29 @@ async def test_building_the_request_and_reading_the_answer_are_the_probes_own_wo
     assert wall >= OWN and r.duration_s < OWN / 2, (r.duration_s, ping.duration_s)
     (exchange,) = ping.exchanges
     assert r.duration_s == pytest.approx(exchange.duration_s)  # exactly the call's exchange
+
+
+async def test_runs_started_together_do_not_carry_each_others_set_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scheduler starts a tick's runs together, on one event loop. A run whose call went out before another
+    run's set-up (card checks, here slowed down) would wait for that set-up to finish before reading its answer's
+    connection: that wait is the probe's, and neither run's duration holds it."""
+    from probe.engine import run_interfaces
+    from tests.agents.catalogue import run_agent
+
+    validate = engine.card_checks.judge_cached
+
+    def slow_validate(card: Any) -> Any:
+        time.sleep(OWN)
+        return validate(card)
+
+    monkeypatch.setattr(engine.card_checks, "judge_cached", slow_validate)
+    async with run_agent("healthy") as agent, HttpClient() as client:
+        t0 = time.monotonic()
+        runs = await asyncio.gather(*(
+            run_interfaces(Target(name=f"a{i}", url=agent.origin or "", fresh_connection=True), client,
+                           steps=(StepName.PING,), agree=False) for i in range(3)))
+        wall = time.monotonic() - t0
+    assert wall >= 3 * OWN  # the set-ups did run one after another
+    for r in runs:
+        assert r.success, r.steps
+        assert r.duration_s < OWN / 2, [x.duration_s for x in runs]
