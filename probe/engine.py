@@ -225,7 +225,7 @@ class ProbeRun:
         factory, context = self.made
         return factory(replace(context, config=replace(context.config, auth=auth)))
 
-    def answer_arrived(self, answer: Answer | None = None) -> None:
+    def answer_arrived(self, answer: Answer | None = None, at: float = 0.0) -> None:
         """Stamp the end of an answer from the agent (its last byte is in): the probe's own work starts here. An
         answer its binding stamped (the exchange's own start and last byte, on the same clock) gives both ends of
         the call exactly: the request's building before it and the answer's reading after it are the probe's."""
@@ -234,7 +234,7 @@ class ProbeRun:
                 self.calls_from = answer.sent_at  # the run's first call: the agent's part starts with its request
             self.answered = answer.received_at
         else:
-            self.answered = time.monotonic()
+            self.answered = at or time.monotonic()
         self.answers += 1
 
     def latency(self) -> float:
@@ -1000,7 +1000,7 @@ class ProbeRun:
                     self._not_a_stream(es.plain, c)
                 judge.opened(es.content_type)
                 await judge.consume(es, self.deadline)
-                self.answer_arrived()
+                self.answer_arrived(at=es.ended_at())  # the stream's end as it came, when the transport knows it
         except (ConnectFailed, DeadlineExceeded, AuthTokenFailed, BodyTooLarge) as exc:  # the last: gRPC's first
             if isinstance(exc, DeadlineExceeded) and judge.started:
                 judge.timed_out(str(exc))

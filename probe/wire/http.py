@@ -1076,8 +1076,15 @@ class StreamResponse:
         async with _guard(self._deadline, self.exchange, "the body"):
             return await read_bounded(self.resp, max_bytes, self.exchange)
 
+    def ended_at(self) -> float:
+        """When the body's end (its last bytes, or the close that ended it) reached the event loop, on the monotonic
+        clock; 0.0 while the body is not read to its end."""
+        if not self.resp.content.at_eof():
+            return 0.0
+        return _arrival(self.resp.protocol, "arrived", self._timer.headers)
+
     def finish(self) -> None:
-        _finish(self.exchange, self._timer, self._t0)
+        _finish(self.exchange, self._timer, self._t0, self.ended_at() or None)
 
 
 class _guard:  # a lower-case name: used as `async with _guard(...)`, like the function it replaced

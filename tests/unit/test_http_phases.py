@@ -256,3 +256,44 @@ async def test_a_busy_loop_after_the_answer_came_is_not_the_agents_latency(fresh
     assert resp.received_at - resp.sent_at == pytest.approx(took)
     phases = resp.exchange.phases
     assert phases is not None and phases.transfer < NEIGHBOUR_S / 2 and phases.processing < took
+
+
+_EVENT = b'data: {"a":1}\n\n'
+
+
+@pytest.mark.parametrize("chunks", [
+    [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+     b"%x\r\n%s\r\n0\r\n\r\n" % (len(_EVENT), _EVENT)],
+    [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 13\r\n\r\n", b"data: {}\n\n\n\n\n"],
+], ids=["chunked", "length"])
+async def test_a_busy_loop_after_a_stream_ended_is_not_the_agents_latency(chunks: list[bytes]) -> None:
+    """The same for a stream: its end is when its last bytes came (`ended_at`), and the exchange ends there."""
+    loop = asyncio.get_running_loop()
+    listener = socket.create_server(("127.0.0.1", 0))
+    hog_r, hog_w = socket.socketpair()
+    hog_r.setblocking(False)
+
+    def neighbour() -> None:
+        hog_r.recv(1)
+        time.sleep(NEIGHBOUR_S)
+
+    loop.add_reader(hog_r.fileno(), neighbour)
+    server = threading.Thread(target=_answer_then_neighbour, args=(listener, hog_w, chunks), daemon=True)
+    server.start()
+    try:
+        async with HttpClient() as client:
+            loop.call_later(AGENT_S / 2, time.sleep, BUSY_S)
+            port = listener.getsockname()[1]
+            async with client.stream("POST", f"http://127.0.0.1:{port}/rpc", deadline=Deadline.after(5),
+                                     headers={}, body=b"{}", config=FRESH) as handle:
+                body = b"".join([c async for c in handle.chunks()])
+                ended, resumed = handle.ended_at(), time.monotonic()
+    finally:
+        loop.remove_reader(hog_r.fileno())
+        server.join(5)
+        for s in (listener, hog_r, hog_w):
+            s.close()
+    assert body.startswith(b"data: {")
+    assert 0 < ended <= resumed - NEIGHBOUR_S * 0.9  # the stream's end came before the neighbour's work
+    took = handle.exchange.duration_s
+    assert took is not None and AGENT_S <= took < AGENT_S / 2 + BUSY_S + NEIGHBOUR_S / 2, took

@@ -225,3 +225,32 @@ async def test_runs_started_together_do_not_carry_each_others_set_up(monkeypatch
     for r in runs:
         assert r.success, r.steps
         assert r.duration_s < OWN / 2, [x.duration_s for x in runs]
+
+
+async def test_a_streams_duration_ends_when_its_end_came_not_when_the_judge_was_done(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over SSE the stream's end is the transport's stamp of its last bytes: the probe's own work after it (here
+    the judging, slowed down once the stream is read) is not the agent's latency."""
+    from probe.checks.stream import StreamJudge
+    from probe.engine import run_interfaces
+    from tests.agents.catalogue import run_agent
+
+    consume = StreamJudge.consume
+
+    def own_work() -> None:  # the probe's own work once the stream has ended (blocking, as CPU work is)
+        time.sleep(OWN)
+
+    async def slow_consume(self: StreamJudge, *args: Any, **kw: Any) -> None:
+        await consume(self, *args, **kw)
+        own_work()
+
+    monkeypatch.setattr(StreamJudge, "consume", slow_consume)
+    async with run_agent("healthy") as agent, HttpClient() as client:
+        t0 = time.monotonic()
+        r = await run_interfaces(Target(name="a", url=agent.origin or ""), client, steps=(StepName.STREAM,),
+                                 agree=False)
+        wall = time.monotonic() - t0
+    assert r.success, r.steps
+    stream = r.step(StepName.STREAM)
+    assert stream is not None and stream.duration_s >= OWN and wall >= OWN  # the step keeps its whole wall time
+    assert r.duration_s < OWN / 2, r.duration_s

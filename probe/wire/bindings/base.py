@@ -179,6 +179,11 @@ class AnswerStream(Protocol):
         """True when the next group is the stream's end, reached without waiting (False when it cannot tell)."""
         ...
 
+    def ended_at(self) -> float:
+        """When the stream's end reached the probe's event loop (monotonic clock); 0.0 when not known (not ended,
+        or a transport that does not stamp it)."""
+        ...
+
     max_bytes: int  # the bound on the bytes read from the stream (the engine sets it per probe)
 
     # framing facts the stream judge reports (SSE only; 0 / empty / False elsewhere)
@@ -215,6 +220,9 @@ class EventByEvent:
 
     def drained(self) -> bool:
         return False
+
+    def ended_at(self) -> float:
+        return 0.0
 
 
 class BindingUnavailable(Exception):

@@ -223,6 +223,9 @@ class SseStream:
         without waiting for anything (so a bound on that wait could never fire)."""
         return not self._breathe and self.raw.at_eof()
 
+    def ended_at(self) -> float:
+        return self.raw.ended_at()
+
     @property
     def comments(self) -> int:
         return self.parser.comments
