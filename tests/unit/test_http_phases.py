@@ -214,6 +214,33 @@ def _answer_then_neighbour(listener: socket.socket, neighbour: socket.socket, ch
         time.sleep(NEIGHBOUR_S + BUSY_S + 0.5)  # the connection stays open while the client reads
 
 
+@asynccontextmanager
+async def _answered_then_busy(chunks: list[bytes]) -> AsyncIterator[str]:
+    """A loopback server (a thread) that answers one request with `chunks` after AGENT_S, while this loop is busy
+    (BUSY_S) as the answer comes; then a neighbour's bytes, whose reader keeps the loop NEIGHBOUR_S more (the other
+    runs' judging and recording) before the request's task runs again. Yields the server's origin."""
+    loop = asyncio.get_running_loop()
+    listener = socket.create_server(("127.0.0.1", 0))
+    hog_r, hog_w = socket.socketpair()
+    hog_r.setblocking(False)
+
+    def neighbour() -> None:
+        hog_r.recv(1)
+        time.sleep(NEIGHBOUR_S)
+
+    loop.add_reader(hog_r.fileno(), neighbour)
+    server = threading.Thread(target=_answer_then_neighbour, args=(listener, hog_w, chunks), daemon=True)
+    server.start()
+    try:
+        loop.call_later(AGENT_S / 2, time.sleep, BUSY_S)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        loop.remove_reader(hog_r.fileno())
+        server.join(5)
+        for s in (listener, hog_r, hog_w):
+            s.close()
+
+
 @pytest.mark.parametrize("fresh", [True, False], ids=["fresh", "pooled"])
 @pytest.mark.parametrize("chunks", [
     [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"],
@@ -223,30 +250,10 @@ def _answer_then_neighbour(listener: socket.socket, neighbour: socket.socket, ch
 async def test_a_busy_loop_after_the_answer_came_is_not_the_agents_latency(fresh: bool, chunks: list[bytes]) -> None:
     """A fleet's runs end together: each answer's task waits while the loop judges and records the others. The
     exchange's duration, its phases and the response's span end where the answer's bytes came in."""
-    loop = asyncio.get_running_loop()
-    listener = socket.create_server(("127.0.0.1", 0))
-    hog_r, hog_w = socket.socketpair()
-    hog_r.setblocking(False)
-
-    def neighbour() -> None:
-        hog_r.recv(1)
-        time.sleep(NEIGHBOUR_S)  # the other runs' judging and recording
-
-    loop.add_reader(hog_r.fileno(), neighbour)
-    server = threading.Thread(target=_answer_then_neighbour, args=(listener, hog_w, chunks), daemon=True)
-    server.start()
-    try:
-        async with HttpClient() as client:
-            loop.call_later(AGENT_S / 2, time.sleep, BUSY_S)  # the loop busy as the answer and the neighbour come
-            port = listener.getsockname()[1]
-            resp = await client.request("POST", f"http://127.0.0.1:{port}/rpc", deadline=Deadline.after(5),
-                                        body=b"{}", config=FRESH if fresh else ClientConfig())
-            ended = time.monotonic()
-    finally:
-        loop.remove_reader(hog_r.fileno())
-        server.join(5)
-        for s in (listener, hog_r, hog_w):
-            s.close()
+    async with HttpClient() as client, _answered_then_busy(chunks) as origin:
+        resp = await client.request("POST", f"{origin}/rpc", deadline=Deadline.after(5), body=b"{}",
+                                    config=FRESH if fresh else ClientConfig())
+        ended = time.monotonic()
     assert resp.status == 200 and resp.body == b"{}"
     took = resp.exchange.duration_s
     assert took is not None
@@ -268,31 +275,11 @@ _EVENT = b'data: {"a":1}\n\n'
 ], ids=["chunked", "length"])
 async def test_a_busy_loop_after_a_stream_ended_is_not_the_agents_latency(chunks: list[bytes]) -> None:
     """The same for a stream: its end is when its last bytes came (`ended_at`), and the exchange ends there."""
-    loop = asyncio.get_running_loop()
-    listener = socket.create_server(("127.0.0.1", 0))
-    hog_r, hog_w = socket.socketpair()
-    hog_r.setblocking(False)
-
-    def neighbour() -> None:
-        hog_r.recv(1)
-        time.sleep(NEIGHBOUR_S)
-
-    loop.add_reader(hog_r.fileno(), neighbour)
-    server = threading.Thread(target=_answer_then_neighbour, args=(listener, hog_w, chunks), daemon=True)
-    server.start()
-    try:
-        async with HttpClient() as client:
-            loop.call_later(AGENT_S / 2, time.sleep, BUSY_S)
-            port = listener.getsockname()[1]
-            async with client.stream("POST", f"http://127.0.0.1:{port}/rpc", deadline=Deadline.after(5),
-                                     headers={}, body=b"{}", config=FRESH) as handle:
-                body = b"".join([c async for c in handle.chunks()])
-                ended, resumed = handle.ended_at(), time.monotonic()
-    finally:
-        loop.remove_reader(hog_r.fileno())
-        server.join(5)
-        for s in (listener, hog_r, hog_w):
-            s.close()
+    async with (HttpClient() as client, _answered_then_busy(chunks) as origin,
+                client.stream("POST", f"{origin}/rpc", deadline=Deadline.after(5), headers={}, body=b"{}",
+                              config=FRESH) as handle):
+        body = b"".join([c async for c in handle.chunks()])
+        ended, resumed = handle.ended_at(), time.monotonic()
     assert body.startswith(b"data: {")
     assert 0 < ended <= resumed - NEIGHBOUR_S * 0.9  # the stream's end came before the neighbour's work
     took = handle.exchange.duration_s
