@@ -896,7 +896,7 @@ class HttpClient:
     async def _once(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None,
                     deadline: Deadline, max_bytes: int, config: ClientConfig) -> Response:
         resp, exchange, timer, t0 = await self._open(method, url, headers, body, deadline, config)
-        last: float | None = None  # the body's last byte came (a body that failed ends when it failed)
+        last = 0.0  # the body's last byte came (0.0: a body that failed ends when it failed)
         try:
             if resp.content.is_eof():  # the whole body came with the headers: reading it never waits
                 data = _read_buffered(resp, max_bytes, exchange, method, url)
@@ -1084,7 +1084,7 @@ class StreamResponse:
         return _arrival(self.resp.protocol, "arrived", self._timer.headers)
 
     def finish(self) -> None:
-        _finish(self.exchange, self._timer, self._t0, self.ended_at() or None)
+        _finish(self.exchange, self._timer, self._t0, self.ended_at())
 
 
 class _guard:  # a lower-case name: used as `async with _guard(...)`, like the function it replaced
@@ -1353,10 +1353,9 @@ async def _decoded_stream(chunks: AsyncIterator[bytes], coding: str, exchange: H
             raise ProtocolError(f"the stream: body in Content-Encoding {coding!r}: the {c} data ends early", exchange)
 
 
-def _finish(exchange: HttpExchange, timer: _Timer, t0: float, done: float | None = None) -> float:
-    """Close the exchange's timing at `done` (the answer's last byte came; default: now); returns it."""
-    if done is None:
-        done = time.monotonic()
+def _finish(exchange: HttpExchange, timer: _Timer, t0: float, done: float = 0.0) -> float:
+    """Close the exchange's timing at `done` (the answer's last byte came; 0.0: now); returns it."""
+    done = done or time.monotonic()
     _fill(exchange, phases=timer.phases(done), duration_s=done - t0)
     return done
 
